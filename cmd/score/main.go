@@ -1,0 +1,133 @@
+// Command score prints, for each source-target pair of token ids, the model's
+// teacher-forced log-probability of the target:
+//
+//	Σ_{t≥1} log p(tgt[t] | tgt[<t], src)
+//
+// Usage:
+//
+//	score -checkpoint FILE [-from torch -heads H] -src SRC -tgt TGT [-batch N]
+//
+// SRC and TGT hold one sequence per line, ids separated by white space; line i
+// of TGT is the target of line i of SRC and starts with the start token. Id 0
+// is padding and may not appear. The checkpoint is one written by cmd/train, or
+// with -from torch a PyTorch model's weights in safetensors (see
+// model.ImportTorch), whose sizes come from the tensor shapes.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "score:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("score", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ckpt := fs.String("checkpoint", "", "model weights (safetensors)")
+	from := fs.String("from", "", `"torch" for PyTorch weights (see the package doc)`)
+	heads := fs.Int("heads", 0, "attention heads, with -from torch")
+	srcPath := fs.String("src", "", "source token ids, one sequence per line")
+	tgtPath := fs.String("tgt", "", "target token ids, one sequence per line, each starting with the start token")
+	batch := fs.Int("batch", 32, "pairs per batch")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *ckpt == "" || *srcPath == "" || *tgtPath == "":
+		return errors.New("-checkpoint, -src and -tgt are required")
+	case *from != "" && *from != "torch":
+		return errors.Errorf("-from %q: the only other format is torch", *from)
+	case *from == "torch" && *heads <= 0:
+		return errors.New("-from torch needs -heads")
+	case *batch <= 0:
+		return errors.New("-batch must be positive")
+	}
+	m, params, err := load(*ckpt, *from, *heads)
+	if err != nil {
+		return err
+	}
+	src, err := readIDs(*srcPath, m.Config().Vocab)
+	if err != nil {
+		return err
+	}
+	tgt, err := readIDs(*tgtPath, m.Config().Vocab)
+	if err != nil {
+		return err
+	}
+	if len(src) != len(tgt) {
+		return errors.Errorf("%s has %d lines but %s has %d", *srcPath, len(src), *tgtPath, len(tgt))
+	}
+	scores, err := model.ScorePairs(m, params, src, tgt, *batch)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(stdout)
+	for _, s := range scores {
+		fmt.Fprintf(w, "%.6f\n", s)
+	}
+	return w.Flush()
+}
+
+// load reads the model and its weights.
+func load(path, from string, heads int) (*model.Transformer, *graph.Params, error) {
+	if from != "torch" {
+		ck, err := model.LoadCheckpoint(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ck.Transformer(tensor.Float32)
+	}
+	cfg, params, err := model.ImportTorch(path, heads, tensor.Float32)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.New(cfg)
+	return m, params, err
+}
+
+// readIDs reads one sequence of ids in [1, vocab) per line.
+func readIDs(path string, vocab int) ([][]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var seqs [][]int
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			return nil, errors.Errorf("%s:%d: empty line", path, line)
+		}
+		seq := make([]int, len(fields))
+		for i, fld := range fields {
+			id, err := strconv.Atoi(fld)
+			if err != nil || id <= 0 || id >= vocab {
+				return nil, errors.Errorf("%s:%d: token %d is %q, want an id in [1, %d)", path, line, i+1, fld, vocab)
+			}
+			seq[i] = id
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs, errors.Wrap(sc.Err(), path)
+}

@@ -1,0 +1,45 @@
+package data
+
+import (
+	"bufio"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// WriteFile saves the merges of b atomically as text, one merge per line in
+// the order they are applied, the two symbols separated by one space.
+func (b *BPE) WriteFile(path string) error {
+	return writeFileAtomic(path, func(w *bufio.Writer) error {
+		for _, m := range b.merges {
+			w.WriteString(m.Left)
+			w.WriteByte(' ')
+			w.WriteString(m.Right)
+			if err := w.WriteByte('\n'); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ReadBPEFile loads merges saved by WriteFile (optionally gzip-compressed).
+// Errors name the file and line; see NewBPE for what makes a merge valid.
+func ReadBPEFile(path string) (*BPE, error) {
+	var merges []Merge
+	err := readLines(path, func(line string, n int) error {
+		left, right, ok := strings.Cut(line, " ")
+		if !ok || left == "" || right == "" || strings.Contains(right, " ") {
+			return errors.Errorf("%s:%d: want two symbols separated by one space, got %q", path, n, line)
+		}
+		merges = append(merges, Merge{left, right})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if i, err := checkMerges(merges); err != nil {
+		return nil, errors.Wrapf(err, "%s:%d", path, i+1)
+	}
+	return newBPE(merges), nil
+}

@@ -1,0 +1,72 @@
+package data
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// Pair is a source sentence and its translation.
+type Pair struct {
+	Src, Tgt string
+}
+
+// ReadOptions selects which pairs the corpus readers keep.
+type ReadOptions struct {
+	// MaxLen, when positive, skips pairs whose source or target is longer
+	// than MaxLen as measured by Length.
+	MaxLen int
+	// Length measures a sentence in tokens; nil means the number of
+	// pieces from Pretokenize. Pass a function of a BPE to measure subwords.
+	Length func(sentence string) int
+	// Strict makes an empty or too long pair an error instead of a skip.
+	Strict bool
+}
+
+// ReadStats counts what a corpus reader did. Read == Kept + SkippedEmpty +
+// SkippedLong.
+type ReadStats struct {
+	Read         int // pairs read
+	Kept         int // pairs returned
+	SkippedEmpty int // pairs with an empty (or all white space) side
+	SkippedLong  int // pairs with a side longer than MaxLen
+}
+
+// pairFilter applies ReadOptions to pairs and keeps the statistics.
+type pairFilter struct {
+	opt   ReadOptions
+	stats ReadStats
+	pairs []Pair
+}
+
+// add counts p and keeps it if it passes the options. where locates p for
+// an error message.
+func (f *pairFilter) add(p Pair, where func() string) error {
+	f.stats.Read++
+	reason := ""
+	switch {
+	case strings.TrimSpace(p.Src) == "" || strings.TrimSpace(p.Tgt) == "":
+		f.stats.SkippedEmpty++
+		reason = "empty sentence"
+	case f.opt.MaxLen > 0 && max(f.length(p.Src), f.length(p.Tgt)) > f.opt.MaxLen:
+		f.stats.SkippedLong++
+		reason = fmt.Sprintf("sentence longer than %d tokens", f.opt.MaxLen)
+	default:
+		f.stats.Kept++
+		f.pairs = append(f.pairs, p)
+		return nil
+	}
+	if f.opt.Strict {
+		return errors.Errorf("%s: %s", where(), reason)
+	}
+	return nil
+}
+
+// length measures s according to the options.
+func (f *pairFilter) length(s string) int {
+	if f.opt.Length != nil {
+		return f.opt.Length(s)
+	}
+	return len(Pretokenize(s))
+}

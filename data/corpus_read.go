@@ -1,0 +1,77 @@
+package data
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pkg/errors"
+)
+
+// ReadParallel reads aligned sentence files: line n of tgtPath translates
+// line n of srcPath. Either file may be gzip-compressed (recognised by its
+// magic bytes). Files of different line counts and invalid UTF-8 are errors
+// naming the files and line; pairs are filtered as opt says.
+func ReadParallel(srcPath, tgtPath string, opt ReadOptions) ([]Pair, ReadStats, error) {
+	src, err := openLines(srcPath)
+	if err != nil {
+		return nil, ReadStats{}, err
+	}
+	defer src.Close()
+	tgt, err := openLines(tgtPath)
+	if err != nil {
+		return nil, ReadStats{}, err
+	}
+	defer tgt.Close()
+	f := pairFilter{opt: opt}
+	for {
+		s, sok, err := src.next()
+		if err != nil {
+			return nil, f.stats, err
+		}
+		t, tok, err := tgt.next()
+		if err != nil {
+			return nil, f.stats, err
+		}
+		if sok != tok {
+			return nil, f.stats, lengthMismatch(src, tgt, sok)
+		}
+		if !sok {
+			return f.pairs, f.stats, nil
+		}
+		where := func() string { return fmt.Sprintf("%s:%d and %s:%d", srcPath, src.line, tgtPath, tgt.line) }
+		if err := f.add(Pair{s, t}, where); err != nil {
+			return nil, f.stats, err
+		}
+	}
+}
+
+// lengthMismatch describes files of different line counts; srcLonger says
+// which one still had a line.
+func lengthMismatch(src, tgt *lineReader, srcLonger bool) error {
+	longer, shorter := src, tgt
+	if !srcLonger {
+		longer, shorter = tgt, src
+	}
+	return errors.Errorf("%s ends after line %d but %s has line %d: line counts differ",
+		shorter.name, shorter.line, longer.name, longer.line)
+}
+
+// ReadTSV reads pairs from a file (optionally gzip-compressed) with one
+// pair per line, source and target separated by a single tab. A blank line
+// is an empty pair; any other line without exactly one tab, and invalid
+// UTF-8, are errors naming the file and line. Pairs are filtered as opt says.
+func ReadTSV(path string, opt ReadOptions) ([]Pair, ReadStats, error) {
+	f := pairFilter{opt: opt}
+	err := readLines(path, func(line string, n int) error {
+		src, tgt, ok := strings.Cut(line, "\t")
+		if strings.TrimSpace(line) != "" && (!ok || strings.Contains(tgt, "\t")) {
+			return errors.Errorf("%s:%d: want source and target separated by one tab, got %d fields",
+				path, n, strings.Count(line, "\t")+1)
+		}
+		return f.add(Pair{src, tgt}, func() string { return fmt.Sprintf("%s:%d", path, n) })
+	})
+	if err != nil {
+		return nil, f.stats, err
+	}
+	return f.pairs, f.stats, nil
+}

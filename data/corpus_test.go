@@ -1,0 +1,110 @@
+package data
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// testdata returns the path of a fixture.
+func testdata(name string) string { return filepath.Join("testdata", name) }
+
+func TestReadParallel(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	all := []Pair{
+		{"Ein Mann.", "A man."},
+		{"Zwei Hunde spielen.", "Two dogs play."},
+		{"Eine Frau liest ein Buch.", "A woman reads a book."},
+		{"Kinder", "Children"},
+	}
+	tests := []struct {
+		name     string
+		src, tgt string
+		opt      ReadOptions
+		want     []Pair
+		stats    ReadStats
+	}{
+		{"plain", "pairs.de", "pairs.en", ReadOptions{}, all, ReadStats{Read: 5, Kept: 4, SkippedEmpty: 1}},
+		{"gzip", "pairs.de.gz", "pairs.en.gz", ReadOptions{}, all, ReadStats{Read: 5, Kept: 4, SkippedEmpty: 1}},
+		{"mixed", "pairs.de.gz", "pairs.en", ReadOptions{}, all, ReadStats{Read: 5, Kept: 4, SkippedEmpty: 1}},
+		// "Zwei Hunde spielen." has 4 pieces, "Two dogs play." 4, "A woman reads a book." 6.
+		{"max pieces", "pairs.de", "pairs.en", ReadOptions{MaxLen: 4},
+			[]Pair{all[0], all[1], all[3]}, ReadStats{Read: 5, Kept: 3, SkippedEmpty: 1, SkippedLong: 1}},
+		{"max words", "pairs.de", "pairs.en", ReadOptions{MaxLen: 2, Length: words},
+			[]Pair{all[0], all[3]}, ReadStats{Read: 5, Kept: 2, SkippedEmpty: 1, SkippedLong: 2}},
+	}
+	for _, tt := range tests {
+		pairs, stats, err := ReadParallel(testdata(tt.src), testdata(tt.tgt), tt.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !slices.Equal(pairs, tt.want) {
+			t.Errorf("%s: pairs %q, want %q", tt.name, pairs, tt.want)
+		}
+		if stats != tt.stats {
+			t.Errorf("%s: stats %+v, want %+v", tt.name, stats, tt.stats)
+		}
+	}
+}
+
+func TestReadParallelErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		src, tgt string
+		opt      ReadOptions
+		want     string
+	}{
+		{"target shorter", "three.de", "two.en", ReadOptions{},
+			"testdata/two.en ends after line 2 but testdata/three.de has line 3"},
+		{"source shorter", "two.en", "three.de", ReadOptions{},
+			"testdata/two.en ends after line 2 but testdata/three.de has line 3"},
+		{"invalid UTF-8", "badutf8.de", "badutf8.en", ReadOptions{}, "testdata/badutf8.de:2: invalid UTF-8"},
+		{"strict empty", "pairs.de", "pairs.en", ReadOptions{Strict: true},
+			"testdata/pairs.de:3 and testdata/pairs.en:3: empty sentence"},
+		{"strict long", "pairs.de", "pairs.en", ReadOptions{Strict: true, MaxLen: 3},
+			"testdata/pairs.de:2 and testdata/pairs.en:2: sentence longer than 3 tokens"},
+		{"missing", "pairs.de", "nonexistent.en", ReadOptions{}, "open testdata/nonexistent.en"},
+		{"truncated gzip", "truncated.gz", "pairs.en", ReadOptions{}, "testdata/truncated.gz:3: unexpected EOF"},
+	}
+	for _, tt := range tests {
+		_, _, err := ReadParallel(testdata(tt.src), testdata(tt.tgt), tt.opt)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestReadTSV(t *testing.T) {
+	pairs, stats, err := ReadTSV(testdata("pairs.tsv"), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pair{{"Ein Mann.", "A man."}, {"Zwei Hunde spielen.", "Two dogs play."}, {"Kinder", "Children"}}
+	if !slices.Equal(pairs, want) {
+		t.Errorf("pairs %q, want %q", pairs, want)
+	}
+	if wantStats := (ReadStats{Read: 5, Kept: 3, SkippedEmpty: 2}); stats != wantStats {
+		t.Errorf("stats %+v, want %+v", stats, wantStats)
+	}
+}
+
+func TestReadTSVErrors(t *testing.T) {
+	tests := []struct {
+		file string
+		opt  ReadOptions
+		want string
+	}{
+		{"threefields.tsv", ReadOptions{}, "testdata/threefields.tsv:2: want source and target separated by one tab, got 3 fields"},
+		{"notab.tsv", ReadOptions{}, "testdata/notab.tsv:2: want source and target separated by one tab, got 1 fields"},
+		{"pairs.tsv", ReadOptions{Strict: true}, "testdata/pairs.tsv:2: empty sentence"},
+		{"badutf8.tsv", ReadOptions{}, "testdata/badutf8.tsv:2: invalid UTF-8"},
+		{"missing.tsv", ReadOptions{}, "open testdata/missing.tsv"},
+	}
+	for _, tt := range tests {
+		_, _, err := ReadTSV(testdata(tt.file), tt.opt)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.file, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package data
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTokenizer(t *testing.T) {
+	bpe, err := NewBPE(sennrichMerges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab, err := BuildVocab([][]string{bpe.Encode("lowest newer widest.")}, VocabOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := Tokenizer{BPE: bpe, Vocab: vocab}
+	ids := tok.Encode("newer lowest.")
+	if want := vocab.Encode([]string{"▁n", "ew", "er", "▁low", "est", "."}); !slices.Equal(ids, want) {
+		t.Fatalf("Encode = %v, want %v", ids, want)
+	}
+	low, est := vocab.ID("▁low"), vocab.ID("est")
+	tests := []struct {
+		ids  []int
+		want string
+	}{
+		{ids, "newer lowest."},
+		{nil, ""},
+		{[]int{BOSID, low, est, EOSID, low}, "lowest"},
+		{[]int{low, PadID, est, PadID}, "lowest"},
+		{[]int{low, BOSID, est}, "low<s>est"},
+		{[]int{low, 999, est}, "low<unk>est"},
+		{[]int{EOSID, low}, ""},
+	}
+	for _, tt := range tests {
+		if got := tok.Decode(tt.ids); got != tt.want {
+			t.Errorf("Decode(%v) = %q, want %q", tt.ids, got, tt.want)
+		}
+	}
+	ex := tok.EncodePairs([]Pair{{"low", "newer"}, {"", "lowest"}})
+	if len(ex) != 2 || !slices.Equal(ex[0].Src, tok.Encode("low")) || !slices.Equal(ex[0].Tgt, tok.Encode("newer")) ||
+		len(ex[1].Src) != 0 || !slices.Equal(ex[1].Tgt, []int{low, est}) {
+		t.Errorf("EncodePairs = %v", ex)
+	}
+}

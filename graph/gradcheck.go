@@ -1,0 +1,171 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GradCheck compares symbolic gradients (gorgonia.Grad through the ops'
+// backward passes) with central finite differences in float64:
+//
+//	∂L/∂θ_i ≈ (L(θ + h·e_i) - L(θ - h·e_i)) / 2h
+//
+// Build adds the graph to check in a float64 scope and returns its output;
+// an output that is not a scalar is reduced to L = Σ output ⊙ R with a fixed
+// random R, so every element's gradient is exercised. Every parameter the graph
+// creates is checked. Set, if not nil, fills the graph's inputs before each run.
+// With Train, the graph is built in training mode and the dropout masks are
+// drawn from the same seed at every run, so they do not change between the
+// runs of one check.
+type GradCheck struct {
+	Build func(s *Scope) *G.Node
+	Set   func(p *Program) error
+	Train bool
+	Seed  uint64
+	// Step is h (default 1e-6); MaxPerParam bounds the elements checked per
+	// parameter (default 64; the first ones and then a random sample).
+	Step        float64
+	MaxPerParam int
+	// RTol and ATol (defaults 1e-5 and 1e-8): an element passes when
+	// |symbolic - numeric| ≤ ATol + RTol·max(|symbolic|, |numeric|).
+	RTol, ATol float64
+}
+
+// Run performs the check and returns an error listing the elements that fail.
+func (c GradCheck) Run() error {
+	c.defaults()
+	rng := rand.New(rand.NewPCG(c.Seed, 1))
+	params, err := NewParams(tensor.Float64, rng)
+	if err != nil {
+		return err
+	}
+	pcg := rand.NewPCG(c.Seed, 2)
+	var opts []Option
+	if c.Train {
+		opts = append(opts, Training(rand.New(pcg)))
+	}
+	s := NewScope(params, opts...)
+	out := c.Build(s)
+	loss := c.scalar(s, out, rng)
+	prog, err := Compile(s, loss, nil)
+	if err != nil {
+		return err
+	}
+	defer prog.Close()
+	run := func() (float64, error) {
+		pcg.Seed(c.Seed, 2)
+		if c.Set != nil {
+			if err := c.Set(prog); err != nil {
+				return 0, err
+			}
+		}
+		err := prog.Run()
+		return prog.Loss(), err
+	}
+	if _, err := run(); err != nil {
+		return err
+	}
+	symbolic := map[string][]float64{}
+	for _, name := range prog.ParamNames() {
+		symbolic[name] = Float64s(prog.Grad(name))
+	}
+	var fails []string
+	for _, name := range prog.ParamNames() {
+		f, err := c.checkParam(params.Value(name).Data().([]float64), symbolic[name], run, rng)
+		if err != nil {
+			return err
+		}
+		for _, msg := range f {
+			fails = append(fails, name+msg)
+		}
+	}
+	if len(fails) > 0 {
+		return errors.Errorf("%d gradient elements differ from finite differences:\n%s", len(fails), strings.Join(fails[:min(len(fails), 10)], "\n"))
+	}
+	return nil
+}
+
+func (c *GradCheck) defaults() {
+	if c.Step == 0 {
+		c.Step = 1e-6
+	}
+	if c.MaxPerParam == 0 {
+		c.MaxPerParam = 64
+	}
+	if c.RTol == 0 {
+		c.RTol = 1e-5
+	}
+	if c.ATol == 0 {
+		c.ATol = 1e-8
+	}
+}
+
+// scalar reduces out to a scalar by a fixed random projection.
+func (c GradCheck) scalar(s *Scope, out *G.Node, rng *rand.Rand) *G.Node {
+	if out == nil || out.IsScalar() {
+		return out
+	}
+	r := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(out.Shape().Clone()...))
+	for i := range r.Data().([]float64) {
+		r.Data().([]float64)[i] = rng.NormFloat64()
+	}
+	proj := s.Constant("gradcheck.projection", r)
+	return s.do(func() (*G.Node, error) {
+		prod, err := G.HadamardProd(out, proj)
+		if err != nil {
+			return nil, err
+		}
+		return G.Sum(prod)
+	}, out)
+}
+
+// checkParam compares the symbolic gradient of one parameter with central
+// differences at up to MaxPerParam of its elements.
+func (c GradCheck) checkParam(theta, symbolic []float64, run func() (float64, error), rng *rand.Rand) ([]string, error) {
+	var fails []string
+	for _, i := range c.sample(len(theta), rng) {
+		orig := theta[i]
+		theta[i] = orig + c.Step
+		up, err := run()
+		if err != nil {
+			return nil, err
+		}
+		theta[i] = orig - c.Step
+		down, err := run()
+		theta[i] = orig
+		if err != nil {
+			return nil, err
+		}
+		numeric := (up - down) / (2 * c.Step)
+		if d := math.Abs(symbolic[i] - numeric); !(d <= c.ATol+c.RTol*math.Max(math.Abs(symbolic[i]), math.Abs(numeric))) {
+			fails = append(fails, fmt.Sprintf("[%d]: symbolic %.8g, numeric %.8g", i, symbolic[i], numeric))
+		}
+	}
+	return fails, nil
+}
+
+// sample picks the element indices to check: all of them if few, else the
+// first MaxPerParam/2 and a random sample of the rest.
+func (c GradCheck) sample(n int, rng *rand.Rand) []int {
+	if n <= c.MaxPerParam {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	idx := make([]int, 0, c.MaxPerParam)
+	for i := range c.MaxPerParam / 2 {
+		idx = append(idx, i)
+	}
+	for len(idx) < c.MaxPerParam {
+		idx = append(idx, c.MaxPerParam/2+rng.IntN(n-c.MaxPerParam/2))
+	}
+	return idx
+}

@@ -1,0 +1,126 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SmoothedCrossEntropy is the label-smoothed cross-entropy of log-probabilities
+// logp [..., vocab] against integer targets [...] (Szegedy et al., 2016, as
+// used by the paper with ε = 0.1), averaged over the targets that are not pad:
+//
+//	q = (1-ε)·onehot(t) + ε/vocab,   loss = (1/N) Σ_{i: t_i ≠ pad} -Σ_v q_v · logp[i, v]
+//
+// With ε = 0 it is the mean negative log-likelihood. A batch of only padding has
+// loss 0. A target outside [0, vocab) is an error when the program runs.
+func SmoothedCrossEntropy(logp, targets *G.Node, eps float64, pad int) (*G.Node, error) {
+	if err := checkTargets(logp, targets); err != nil {
+		return nil, err
+	}
+	if eps < 0 || eps >= 1 {
+		return nil, errors.Errorf("cross-entropy: label smoothing %g not in [0, 1)", eps)
+	}
+	op := &kernelOp{
+		name:    fmt.Sprintf("smoothed_cross_entropy(eps=%g,pad=%d)", eps, pad),
+		arity:   2,
+		sig:     signature(tensorType(0), tensorType(logp.Dims()), intTensorType(targets.Dims())),
+		shape:   func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
+		diffWRT: []bool{true, false},
+	}
+	op.scalar = func(in []*tensor.Dense) (float64, error) {
+		switch lp := in[0].Data().(type) {
+		case []float32:
+			return crossEntropy(lp, in[1].Data().([]int), eps, pad)
+		default:
+			return crossEntropy(lp.([]float64), in[1].Data().([]int), eps, pad)
+		}
+	}
+	op.diff = func(in G.Nodes, _, dl *G.Node) (G.Nodes, error) {
+		d, err := crossEntropyGrad(in[0], in[1], dl, eps, pad)
+		return G.Nodes{d, nil}, err
+	}
+	return apply(op, logp, targets)
+}
+
+// crossEntropyGrad is the gradient of SmoothedCrossEntropy with respect to logp:
+// d[i, v] = -dl · q_v / N for non-pad rows, 0 for pad rows.
+func crossEntropyGrad(logp, targets, dl *G.Node, eps float64, pad int) (*G.Node, error) {
+	op := &kernelOp{
+		name:  fmt.Sprintf("smoothed_cross_entropy_grad(eps=%g,pad=%d)", eps, pad),
+		arity: 3,
+		sig:   signature(tensorType(logp.Dims()), tensorType(logp.Dims()), intTensorType(targets.Dims()), tensorType(0)),
+		shape: sameShape,
+	}
+	op.forward = func(d *tensor.Dense, in []*tensor.Dense) error {
+		dl := scalarOf(in[2])
+		switch dd := d.Data().(type) {
+		case []float32:
+			crossEntropyBackward(dd, in[1].Data().([]int), dl, eps, pad)
+		case []float64:
+			crossEntropyBackward(dd, in[1].Data().([]int), dl, eps, pad)
+		}
+		return nil
+	}
+	return apply(op, logp, targets, dl)
+}
+
+func checkTargets(logp, targets *G.Node) error {
+	ls, ts := logp.Shape(), targets.Shape()
+	if targets.Dtype() != tensor.Int {
+		return errors.Errorf("cross-entropy: targets are %v, want int", targets.Dtype())
+	}
+	if logp.Dims() < 2 || ls[:len(ls)-1].TotalSize() != ts.TotalSize() {
+		return errors.Errorf("cross-entropy: log-probabilities %v do not match targets %v", ls, ts)
+	}
+	return nil
+}
+
+func crossEntropy[T float](logp []T, targets []int, eps float64, pad int) (float64, error) {
+	vocab := len(logp) / len(targets)
+	if err := checkIDs(targets, vocab); err != nil {
+		return 0, err
+	}
+	var loss float64
+	var n int
+	for i, t := range targets {
+		if t == pad {
+			continue
+		}
+		row := logp[i*vocab : (i+1)*vocab]
+		var sum float64
+		for _, v := range row {
+			sum += float64(v)
+		}
+		loss -= (1-eps)*float64(row[t]) + eps/float64(vocab)*sum
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return loss / float64(n), nil
+}
+
+func crossEntropyBackward[T float](d []T, targets []int, dl, eps float64, pad int) {
+	vocab := len(d) / len(targets)
+	n := 0
+	for _, t := range targets {
+		if t != pad {
+			n++
+		}
+	}
+	scale := -dl / float64(max(n, 1))
+	for i, t := range targets {
+		row := d[i*vocab : (i+1)*vocab]
+		if t == pad {
+			clear(row)
+			continue
+		}
+		for v := range row {
+			row[v] = T(scale * eps / float64(vocab))
+		}
+		row[t] += T(scale * (1 - eps))
+	}
+}

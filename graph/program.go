@@ -1,0 +1,165 @@
+package graph
+
+import (
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Program is a built graph compiled for a TapeMachine: set its inputs, Run it,
+// then read the loss, named outputs and (for a program with a loss) the
+// gradient of the loss with respect to every parameter the graph uses.
+type Program struct {
+	vm      G.VM
+	inputs  map[string]*G.Node
+	params  []string
+	grads   []*G.Node
+	outputs map[string]*G.Value
+}
+
+// Compile compiles the graph of s. With a (scalar) loss, the program also
+// computes the loss's symbolic gradient (gorgonia.Grad) with respect to every
+// parameter node of the graph. outputs are nodes to read after each run.
+func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, error) {
+	if err := s.Err(); err != nil {
+		return nil, errors.Wrap(err, "building the graph")
+	}
+	p := &Program{inputs: s.b.inputs, outputs: map[string]*G.Value{}}
+	if loss != nil {
+		if err := p.differentiate(s, loss); err != nil {
+			return nil, err
+		}
+	}
+	for name, n := range outputs {
+		if n == nil {
+			return nil, errors.Errorf("output %s is nil", name)
+		}
+		v := new(G.Value)
+		G.Read(n, v)
+		p.outputs[name] = v
+	}
+	p.vm = G.NewTapeMachine(s.b.g)
+	return p, nil
+}
+
+// differentiate adds the loss's gradient nodes to the graph.
+func (p *Program) differentiate(s *Scope, loss *G.Node) error {
+	if !loss.IsScalar() {
+		return errors.Errorf("loss has shape %v, want a scalar", loss.Shape())
+	}
+	var wrt G.Nodes
+	for _, name := range s.b.params.names {
+		if n, ok := s.b.nodes[name]; ok {
+			p.params = append(p.params, name)
+			wrt = append(wrt, n)
+		}
+	}
+	grads, err := G.Grad(loss, wrt...)
+	if err != nil {
+		return errors.Wrap(err, "differentiating the loss")
+	}
+	p.grads = grads
+	lv := new(G.Value)
+	G.Read(loss, lv)
+	p.outputs[lossKey] = lv
+	return nil
+}
+
+// lossKey names the loss among a program's outputs.
+const lossKey = "loss"
+
+// Set copies data ([]int for int inputs, []float32 or []float64 for float
+// inputs) into the named input.
+func (p *Program) Set(name string, data any) error {
+	n, ok := p.inputs[name]
+	if !ok {
+		return errors.Errorf("program has no input %s", name)
+	}
+	t := n.Value().(*tensor.Dense)
+	var copied, want int
+	switch d := data.(type) {
+	case []int:
+		dst, ok := t.Data().([]int)
+		if !ok {
+			return errors.Errorf("input %s holds %v, given ints", name, t.Dtype())
+		}
+		copied, want = copy(dst, d), len(d)
+	case []float32:
+		dst, ok := t.Data().([]float32)
+		if !ok {
+			return errors.Errorf("input %s holds %v, given float32s", name, t.Dtype())
+		}
+		copied, want = copy(dst, d), len(d)
+	case []float64:
+		dst, ok := t.Data().([]float64)
+		if !ok {
+			return errors.Errorf("input %s holds %v, given float64s", name, t.Dtype())
+		}
+		copied, want = copy(dst, d), len(d)
+	default:
+		return errors.Errorf("input %s: cannot set from %T", name, data)
+	}
+	if copied != want || want != t.Shape().TotalSize() {
+		return errors.Errorf("input %s has shape %v (%d elements), given %d", name, t.Shape(), t.Shape().TotalSize(), want)
+	}
+	return nil
+}
+
+// HasInput reports whether the program has the named input.
+func (p *Program) HasInput(name string) bool {
+	_, ok := p.inputs[name]
+	return ok
+}
+
+// Run runs the program once: forward, and backward if it has a loss.
+func (p *Program) Run() error {
+	defer p.vm.Reset()
+	return errors.Wrap(p.vm.RunAll(), "running the program")
+}
+
+// Loss is the loss of the last run.
+func (p *Program) Loss() float64 {
+	v, ok := p.outputs[lossKey]
+	if !ok || *v == nil {
+		return 0
+	}
+	switch l := (*v).(type) {
+	case *G.F32:
+		return float64(*l)
+	case *G.F64:
+		return float64(*l)
+	case *tensor.Dense:
+		return scalarOf(l)
+	}
+	return 0
+}
+
+// Output is the value of the named output after the last run, nil before the
+// first run or for an unknown name. It is overwritten by the next run.
+func (p *Program) Output(name string) *tensor.Dense {
+	v, ok := p.outputs[name]
+	if !ok || *v == nil {
+		return nil
+	}
+	t, _ := (*v).(*tensor.Dense)
+	return t
+}
+
+// ParamNames lists the parameters the program differentiates, in the order of Grad.
+func (p *Program) ParamNames() []string { return p.params }
+
+// Grad is the gradient of the loss with respect to the named parameter after the
+// last run, nil if the program does not differentiate it. It is overwritten by
+// the next run.
+func (p *Program) Grad(name string) *tensor.Dense {
+	for i, n := range p.params {
+		if n == name {
+			t, _ := p.grads[i].Value().(*tensor.Dense)
+			return t
+		}
+	}
+	return nil
+}
+
+// Close releases the machine's resources.
+func (p *Program) Close() error { return p.vm.Close() }

@@ -1,0 +1,88 @@
+package graph
+
+import (
+	G "gorgonia.org/gorgonia"
+)
+
+// The Scope's op methods: each calls the op of the same name and records its
+// error in the scope.
+
+// MatMul is MatMul recorded in s.
+func (s *Scope) MatMul(x, w *G.Node, transW bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return MatMul(x, w, transW) }, x, w)
+}
+
+// AddBias is AddBias recorded in s.
+func (s *Scope) AddBias(x, b *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return AddBias(x, b) }, x, b)
+}
+
+// Add is the elementwise sum of two nodes of one shape.
+func (s *Scope) Add(a, b *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return G.Add(a, b) }, a, b)
+}
+
+// ReLU is max(0, x) elementwise.
+func (s *Scope) ReLU(x *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return G.Rectify(x) }, x)
+}
+
+// BatchedMatMul multiplies the matrices in the last two axes of a and b, batched
+// over the leading axes, transposing either as asked.
+func (s *Scope) BatchedMatMul(a, b *G.Node, transA, transB bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return G.BatchedMatMul(a, b, transA, transB) }, a, b)
+}
+
+// Softmax is Softmax recorded in s; mask may be nil.
+func (s *Scope) Softmax(x, mask *G.Node, scale float64) *G.Node {
+	if mask == nil {
+		return s.do(func() (*G.Node, error) { return Softmax(x, nil, scale) }, x)
+	}
+	return s.do(func() (*G.Node, error) { return Softmax(x, mask, scale) }, x, mask)
+}
+
+// LogSoftmax is LogSoftmax recorded in s.
+func (s *Scope) LogSoftmax(x *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return LogSoftmax(x) }, x)
+}
+
+// Normalize is Normalize recorded in s.
+func (s *Scope) Normalize(x, g *G.Node, eps float64, center bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return Normalize(x, g, eps, center) }, x, g)
+}
+
+// Embed is Embed recorded in s.
+func (s *Scope) Embed(w, ids *G.Node, scale float64) *G.Node {
+	return s.do(func() (*G.Node, error) { return Embed(w, ids, scale) }, w, ids)
+}
+
+// AddPositions is AddPositions recorded in s.
+func (s *Scope) AddPositions(x, pe *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return AddPositions(x, pe) }, x, pe)
+}
+
+// SplitHeads is SplitHeads recorded in s.
+func (s *Scope) SplitHeads(x *G.Node, heads int) *G.Node {
+	return s.do(func() (*G.Node, error) { return SplitHeads(x, heads) }, x)
+}
+
+// MergeHeads is MergeHeads recorded in s.
+func (s *Scope) MergeHeads(x *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return MergeHeads(x) }, x)
+}
+
+// SmoothedCrossEntropy is SmoothedCrossEntropy recorded in s.
+func (s *Scope) SmoothedCrossEntropy(logp, targets *G.Node, eps float64, pad int) *G.Node {
+	return s.do(func() (*G.Node, error) { return SmoothedCrossEntropy(logp, targets, eps, pad) }, logp, targets)
+}
+
+// Dropout applies Dropout with probability p in a training graph; in an
+// evaluation graph, or with p = 0, it returns x unchanged.
+func (s *Scope) Dropout(x *G.Node, p float64) *G.Node {
+	if !s.Training() || p == 0 {
+		return x
+	}
+	s.b.dropouts++
+	id := s.b.dropouts
+	return s.do(func() (*G.Node, error) { return Dropout(x, p, s.b.rng, id) }, x)
+}

@@ -1,0 +1,263 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Softmax returns softmax(scale·x + mask) over the last axis of x:
+//
+//	y_j = exp(scale·x_j + mask_j - m) / Σ_k exp(scale·x_k + mask_k - m),  m = max_k (scale·x_k + mask_k)
+//
+// Subtracting each row's own maximum m keeps every exponent ≤ 0, so rows of any
+// range are exact (Gorgonia's SoftMax takes one maximum for the whole tensor and
+// returns NaN when rows differ by more than ~88 in float32).
+//
+// mask is additive (0 to keep, -Inf to drop) and may be nil; its shape has the
+// dimensions of x, each equal to x's or 1 (broadcast). A row whose every entry is
+// masked is all zeros, with zero gradient: a query with nothing to attend to
+// contributes nothing, instead of NaN.
+func Softmax(x, mask *G.Node, scale float64) (*G.Node, error) {
+	op := &kernelOp{
+		name:    fmt.Sprintf("softmax(scale=%g,masked=%t)", scale, mask != nil),
+		arity:   1,
+		sig:     signature(tensorType(x.Dims()), tensorType(x.Dims())),
+		shape:   sameShape,
+		diffWRT: []bool{true},
+	}
+	in := G.Nodes{x}
+	if mask != nil {
+		if err := checkBroadcast(x.Shape(), mask.Shape()); err != nil {
+			return nil, errors.Wrap(err, "softmax mask")
+		}
+		op.arity = 2
+		op.sig = signature(tensorType(x.Dims()), tensorType(x.Dims()), tensorType(mask.Dims()))
+		op.diffWRT = []bool{true, false}
+		in = append(in, mask)
+	}
+	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
+		var m *tensor.Dense
+		if len(in) == 2 {
+			m = in[1]
+		}
+		rows := maskRows(in[0].Shape(), m)
+		switch y := out.Data().(type) {
+		case []float32:
+			softmaxRows(y, in[0].Data().([]float32), maskData[float32](m), rows, scale)
+		case []float64:
+			softmaxRows(y, in[0].Data().([]float64), maskData[float64](m), rows, scale)
+		}
+		return nil
+	}
+	op.diff = func(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
+		dx, err := softmaxGrad(y, dy, scale, false)
+		grads := make(G.Nodes, len(in))
+		grads[0] = dx
+		return grads, err
+	}
+	return apply(op, in...)
+}
+
+// LogSoftmax returns log(softmax(x)) over the last axis of x, computed as
+// x_j - m - log Σ_k exp(x_k - m) with m the row's maximum. It is a different op
+// from Softmax (Gorgonia's LogSoftMax hashes like its SoftMax, so a graph holding
+// both of one node silently gets softmax twice).
+func LogSoftmax(x *G.Node) (*G.Node, error) {
+	op := &kernelOp{
+		name:    "log_softmax",
+		arity:   1,
+		sig:     signature(tensorType(x.Dims()), tensorType(x.Dims())),
+		shape:   sameShape,
+		diffWRT: []bool{true},
+	}
+	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
+		n := lastDim(in[0].Shape())
+		switch y := out.Data().(type) {
+		case []float32:
+			logSoftmaxRows(y, in[0].Data().([]float32), n)
+		case []float64:
+			logSoftmaxRows(y, in[0].Data().([]float64), n)
+		}
+		return nil
+	}
+	op.diff = func(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
+		dx, err := softmaxGrad(y, dy, 1, true)
+		return G.Nodes{dx}, err
+	}
+	return apply(op, x)
+}
+
+// softmaxGrad is the backward pass of Softmax (log false) and LogSoftmax (log true):
+//
+//	softmax:     dx_j = scale · y_j (dy_j - Σ_k dy_k y_k)
+//	log-softmax: dx_j = dy_j - exp(y_j) Σ_k dy_k
+func softmaxGrad(y, dy *G.Node, scale float64, log bool) (*G.Node, error) {
+	op := &kernelOp{
+		name:  fmt.Sprintf("softmax_grad(scale=%g,log=%t)", scale, log),
+		arity: 2,
+		sig:   signature(tensorType(y.Dims()), tensorType(y.Dims()), tensorType(y.Dims())),
+		shape: sameShape,
+	}
+	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
+		n := lastDim(in[0].Shape())
+		switch dx := out.Data().(type) {
+		case []float32:
+			softmaxBackward(dx, in[0].Data().([]float32), in[1].Data().([]float32), n, scale, log)
+		case []float64:
+			softmaxBackward(dx, in[0].Data().([]float64), in[1].Data().([]float64), n, scale, log)
+		}
+		return nil
+	}
+	return apply(op, y, dy)
+}
+
+func softmaxRows[T float](y, x, mask []T, maskRow []int, scale float64) {
+	n := len(x) / len(maskRow)
+	s := T(scale)
+	for r, mo := range maskRow {
+		xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+		for j := range xr {
+			yr[j] = s * xr[j]
+		}
+		if mask != nil {
+			for j, m := range mask[mo : mo+n] {
+				yr[j] += m
+			}
+		}
+		softmaxInPlace(yr)
+	}
+}
+
+// softmaxInPlace replaces the logits v by their softmax; all -Inf gives zeros.
+func softmaxInPlace[T float](v []T) {
+	m := T(math.Inf(-1))
+	for _, x := range v {
+		m = max(m, x)
+	}
+	if math.IsInf(float64(m), -1) {
+		clear(v)
+		return
+	}
+	var sum float64
+	for j, x := range v {
+		e := T(math.Exp(float64(x - m)))
+		v[j] = e
+		sum += float64(e)
+	}
+	inv := T(1 / sum)
+	for j := range v {
+		v[j] *= inv
+	}
+}
+
+func logSoftmaxRows[T float](y, x []T, n int) {
+	for r := 0; r < len(x); r += n {
+		xr, yr := x[r:r+n], y[r:r+n]
+		m := xr[0]
+		for _, v := range xr {
+			m = max(m, v)
+		}
+		var sum float64
+		for _, v := range xr {
+			sum += math.Exp(float64(v - m))
+		}
+		lse := m + T(math.Log(sum))
+		for j, v := range xr {
+			yr[j] = v - lse
+		}
+	}
+}
+
+func softmaxBackward[T float](dx, y, dy []T, n int, scale float64, log bool) {
+	for r := 0; r < len(y); r += n {
+		yr, dyr, dxr := y[r:r+n], dy[r:r+n], dx[r:r+n]
+		var dot float64
+		for j := range yr {
+			if log {
+				dot += float64(dyr[j])
+			} else {
+				dot += float64(dyr[j] * yr[j])
+			}
+		}
+		for j := range yr {
+			if log {
+				dxr[j] = dyr[j] - T(math.Exp(float64(yr[j]))*dot)
+			} else {
+				dxr[j] = T(scale * float64(yr[j]) * (float64(dyr[j]) - dot))
+			}
+		}
+	}
+}
+
+// maskRows gives, for every row of a tensor of shape s (the last axis being the
+// row), the offset of the mask row that applies to it. With no mask it still
+// gives one entry per row.
+func maskRows(s tensor.Shape, mask *tensor.Dense) []int {
+	n := lastDim(s)
+	rows := make([]int, s.TotalSize()/max(n, 1))
+	if mask == nil {
+		return rows
+	}
+	ms := mask.Shape()
+	lead := len(s) - 1
+	// stride of each leading axis in the mask, 0 where the mask broadcasts.
+	strides := make([]int, lead)
+	st := ms[len(ms)-1]
+	for i := lead - 1; i >= 0; i-- {
+		if ms[i] != 1 {
+			strides[i] = st
+		}
+		st *= ms[i]
+	}
+	idx := make([]int, lead)
+	for r := range rows {
+		off := 0
+		for i, v := range idx {
+			off += v * strides[i]
+		}
+		rows[r] = off
+		for i := lead - 1; i >= 0; i-- {
+			if idx[i]++; idx[i] < s[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return rows
+}
+
+// maskData is the mask's data, nil without a mask.
+func maskData[T float](m *tensor.Dense) []T {
+	if m == nil {
+		return nil
+	}
+	return m.Data().([]T)
+}
+
+// checkBroadcast checks that m can be broadcast to s along every axis but the last.
+func checkBroadcast(s, m tensor.Shape) error {
+	if len(m) != len(s) {
+		return errors.Errorf("shape %v cannot broadcast to %v: different number of dimensions", m, s)
+	}
+	for i := range s {
+		if m[i] != s[i] && (m[i] != 1 || i == len(s)-1) {
+			return errors.Errorf("shape %v cannot broadcast to %v (axis %d)", m, s, i)
+		}
+	}
+	return nil
+}
+
+// sameShape is the shape function of ops whose output has the first input's shape.
+func sameShape(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil }
+
+// lastDim is the size of the last axis of s.
+func lastDim(s tensor.Shape) int {
+	if len(s) == 0 {
+		return 1
+	}
+	return s[len(s)-1]
+}

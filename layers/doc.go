@@ -1,0 +1,14 @@
+// Package layers holds the building blocks of the Transformer of "Attention Is
+// All You Need" (Vaswani et al., 2017), one idea per file.
+//
+// A layer is a small value made from its sizes; its Apply method adds the
+// layer's nodes to a graph.Scope and returns the output node. Parameters are
+// made in the scope it is given, so names come out hierarchical without anyone
+// spelling them:
+//
+//	attn := layers.NewMultiHeadAttention(512, 8, 0.1)
+//	out := attn.Apply(s.In("encoder", "layers", 0, "self_attn"), x, x, mask)
+//	// parameters: encoder.layers.0.self_attn.q_proj.weight, …
+//
+// Tensors are written with their shapes in comments: x [batch, len, dModel].
+package layers

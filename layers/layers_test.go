@@ -1,0 +1,137 @@
+package layers
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Small sizes keep the finite differences cheap: batch 2, lengths 3 and 4.
+var sizes = Sizes{DModel: 8, Heads: 2, DFF: 12, Dropout: 0.1, AttnDropout: 0.1, Norm: "layer", Eps: 1e-5}
+
+// srcIDs and tgtIDs are two padded sequences each (pad = 0).
+var (
+	srcIDs = []int{5, 6, 7, 0, 8, 9, 0, 0} // [2, 4]
+	tgtIDs = []int{1, 5, 6, 1, 7, 0}       // [2, 3]
+)
+
+func input(s *graph.Scope, name string, length int) *G.Node {
+	return s.Param(name, tensor.Shape{2, length, sizes.DModel}, graph.Normal(1))
+}
+
+func srcMask(s *graph.Scope) *G.Node {
+	return s.Constant("src_mask", PaddingMask(s.Dtype(), srcIDs, 2, 4, 0))
+}
+
+func tgtMask(s *graph.Scope) *G.Node {
+	return s.Constant("tgt_mask", CausalMask(s.Dtype(), tgtIDs, 2, 3, 0))
+}
+
+func TestLayerGradients(t *testing.T) {
+	pre := sizes
+	pre.PreNorm = true
+	rms := sizes
+	rms.Norm = "rms"
+	tests := []struct {
+		name  string
+		build func(s *graph.Scope) *G.Node
+	}{
+		{"linear", func(s *graph.Scope) *G.Node { return NewLinear(8, 5).Apply(s, input(s, "x", 3)) }},
+		{"embedding", func(s *graph.Scope) *G.Node {
+			ids := s.Constant("ids", tensor.New(tensor.WithShape(2, 4), tensor.WithBacking(slices.Clone(srcIDs))))
+			return NewEmbedding(10, 8).Apply(s, ids)
+		}},
+		{"logits", func(s *graph.Scope) *G.Node { return NewEmbedding(10, 8).Logits(s, input(s, "x", 3)) }},
+		{"learned positions", func(s *graph.Scope) *G.Node { return Learned{MaxLen: 6, DModel: 8}.Apply(s, input(s, "x", 3)) }},
+		{"sinusoidal positions", func(s *graph.Scope) *G.Node { return Sinusoidal{DModel: 8}.Apply(s, input(s, "x", 3)) }},
+		{"self-attention", func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 4)
+			return sizes.attention().Apply(s, x, x, srcMask(s))
+		}},
+		{"causal self-attention", func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 3)
+			return sizes.attention().Apply(s, x, x, tgtMask(s))
+		}},
+		{"cross-attention", func(s *graph.Scope) *G.Node {
+			return sizes.attention().Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s))
+		}},
+		{"feed-forward", func(s *graph.Scope) *G.Node { return NewFeedForward(8, 12).Apply(s, input(s, "x", 3)) }},
+		{"layer norm", func(s *graph.Scope) *G.Node { return LayerNorm{DModel: 8, Eps: 1e-5}.Apply(s, input(s, "x", 3)) }},
+		{"rms norm", func(s *graph.Scope) *G.Node { return RMSNorm{DModel: 8, Eps: 1e-6}.Apply(s, input(s, "x", 3)) }},
+		{"encoder layer, post-norm", func(s *graph.Scope) *G.Node {
+			return EncoderLayer{sizes}.Apply(s, input(s, "x", 4), srcMask(s))
+		}},
+		{"encoder layer, pre-norm, rms", func(s *graph.Scope) *G.Node {
+			z := rms
+			z.PreNorm = true
+			return EncoderLayer{z}.Apply(s, input(s, "x", 4), srcMask(s))
+		}},
+		{"decoder layer, post-norm", func(s *graph.Scope) *G.Node {
+			return DecoderLayer{sizes}.Apply(s, input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+		}},
+		{"decoder stack, pre-norm", func(s *graph.Scope) *G.Node {
+			d := Decoder{Layer: DecoderLayer{pre}, Stack: Stack{N: 2, FinalNorm: true}}
+			return d.Apply(s, input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+		}},
+		{"encoder stack", func(s *graph.Scope) *G.Node {
+			e := Encoder{Layer: EncoderLayer{sizes}, Stack: Stack{N: 2}}
+			return e.Apply(s, input(s, "x", 4), srcMask(s))
+		}},
+	}
+	for _, tc := range tests {
+		for _, train := range []bool{false, true} {
+			name := tc.name
+			if train {
+				name += ", dropout"
+			}
+			t.Run(name, func(t *testing.T) {
+				c := graph.GradCheck{Build: tc.build, Train: train, Seed: 5, MaxPerParam: 16}
+				if err := c.Run(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+func TestParameterNames(t *testing.T) {
+	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	s := graph.NewScope(params)
+	DecoderLayer{sizes}.Apply(s.In("decoder", "layers", 0), input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"y", "x"}
+	for _, sub := range []string{"self_attn", "norm1", "cross_attn", "norm2", "feed_forward", "norm3"} {
+		p := "decoder.layers.0." + sub
+		switch sub {
+		case "self_attn", "cross_attn":
+			for _, proj := range []string{"q_proj", "k_proj", "v_proj", "out_proj"} {
+				want = append(want, p+"."+proj+".weight", p+"."+proj+".bias")
+			}
+		case "feed_forward":
+			want = append(want, p+".linear1.weight", p+".linear1.bias", p+".linear2.weight", p+".linear2.bias")
+		default:
+			want = append(want, p+".weight", p+".bias")
+		}
+	}
+	if got := params.Names(); !slices.Equal(got, want) {
+		t.Fatalf("parameters\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestUnknownNormIsAnError(t *testing.T) {
+	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	s := graph.NewScope(params)
+	z := sizes
+	z.Norm = "batch"
+	EncoderLayer{z}.Apply(s.In("encoder"), input(s, "x", 4), srcMask(s))
+	if s.Err() == nil {
+		t.Fatal("a norm named batch built without error")
+	}
+}

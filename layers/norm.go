@@ -1,0 +1,55 @@
+package layers
+
+import (
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Norm normalizes the last axis of x.
+type Norm interface {
+	Apply(s *graph.Scope, x *G.Node) *G.Node
+}
+
+// LayerNorm is layer normalization (Ba et al., 2016) with a gain "weight" and a
+// bias "bias":
+//
+//	LayerNorm(x) = weight ⊙ (x - μ) / sqrt(σ² + Eps) + bias
+type LayerNorm struct {
+	DModel int
+	Eps    float64
+}
+
+// Apply normalizes x [..., dModel].
+func (n LayerNorm) Apply(s *graph.Scope, x *G.Node) *G.Node {
+	g := s.Param("weight", tensor.Shape{n.DModel}, graph.Ones)
+	b := s.Param("bias", tensor.Shape{n.DModel}, graph.Zeros)
+	return s.AddBias(s.Normalize(x, g, n.Eps, true), b)
+}
+
+// RMSNorm is root-mean-square normalization (Zhang & Sennrich, 2019), a variant
+// without centering or bias:
+//
+//	RMSNorm(x) = weight ⊙ x / sqrt(mean(x²) + Eps)
+type RMSNorm struct {
+	DModel int
+	Eps    float64
+}
+
+// Apply normalizes x [..., dModel].
+func (n RMSNorm) Apply(s *graph.Scope, x *G.Node) *G.Node {
+	return s.Normalize(x, s.Param("weight", tensor.Shape{n.DModel}, graph.Ones), n.Eps, false)
+}
+
+// NewNorm returns the norm of the given kind: "layer" (LayerNorm) or "rms" (RMSNorm).
+func NewNorm(kind string, dModel int, eps float64) (Norm, error) {
+	switch kind {
+	case "layer":
+		return LayerNorm{DModel: dModel, Eps: eps}, nil
+	case "rms":
+		return RMSNorm{DModel: dModel, Eps: eps}, nil
+	}
+	return nil, errors.Errorf("unknown norm %q: want layer or rms", kind)
+}

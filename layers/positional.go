@@ -1,0 +1,57 @@
+package layers
+
+import (
+	"math"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Positional adds position information to embedded sequences x [batch, len, dModel].
+type Positional interface {
+	Apply(s *graph.Scope, x *G.Node) *G.Node
+}
+
+// Sinusoidal is the paper's fixed positional encoding (section 3.5), positions
+// counted from 0:
+//
+//	PE(pos, 2i)   = sin(pos / 10000^(2i/dModel))
+//	PE(pos, 2i+1) = cos(pos / 10000^(2i/dModel))
+type Sinusoidal struct{ DModel int }
+
+// Apply adds PE to x.
+func (p Sinusoidal) Apply(s *graph.Scope, x *G.Node) *G.Node {
+	if x == nil {
+		return nil
+	}
+	n := x.Shape()[1]
+	pe := graph.FromFloat64s(s.Dtype(), SinusoidTable(n, p.DModel), n, p.DModel)
+	return s.AddPositions(x, s.Constant("sinusoid", pe))
+}
+
+// SinusoidTable is PE for positions 0..n-1: n rows of dModel values.
+func SinusoidTable(n, dModel int) []float64 {
+	pe := make([]float64, n*dModel)
+	for pos := range n {
+		for i := 0; i < dModel; i += 2 {
+			angle := float64(pos) / math.Pow(10000, float64(i)/float64(dModel))
+			pe[pos*dModel+i] = math.Sin(angle)
+			if i+1 < dModel {
+				pe[pos*dModel+i+1] = math.Cos(angle)
+			}
+		}
+	}
+	return pe
+}
+
+// Learned is the learned-positions variant the paper compared (table 3, row E):
+// a parameter "weight" [MaxLen, dModel] whose first len rows are added to x.
+type Learned struct{ MaxLen, DModel int }
+
+// Apply adds the learned positions to x.
+func (p Learned) Apply(s *graph.Scope, x *G.Node) *G.Node {
+	pe := s.Param("weight", tensor.Shape{p.MaxLen, p.DModel}, graph.Normal(0.02))
+	return s.AddPositions(x, pe)
+}

@@ -1,0 +1,141 @@
+package model
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/layers"
+)
+
+// Config describes a Transformer. The zero value is not valid: start from a
+// preset (Preset) and change what you need, then Validate.
+type Config struct {
+	// Vocab is the size of the shared source and target vocabulary.
+	Vocab int `json:"vocab"`
+	// DModel is the model width, Heads the number of attention heads (dModel
+	// must divide by it) and DFF the feed-forward inner size.
+	DModel int `json:"d_model"`
+	Heads  int `json:"heads"`
+	DFF    int `json:"d_ff"`
+	// EncoderLayers and DecoderLayers are N for each stack.
+	EncoderLayers int `json:"encoder_layers"`
+	DecoderLayers int `json:"decoder_layers"`
+	// Dropout applies to sublayer outputs and to the embedding and position
+	// sums; AttnDropout to attention weights. Both in [0, 1).
+	Dropout     float64 `json:"dropout"`
+	AttnDropout float64 `json:"attn_dropout"`
+	// LabelSmoothing is ε of the training loss, in [0, 1).
+	LabelSmoothing float64 `json:"label_smoothing"`
+	// Norm is "layer" or "rms"; NormEps its epsilon.
+	Norm    string  `json:"norm"`
+	NormEps float64 `json:"norm_eps"`
+	// PreNorm normalizes sublayer inputs and adds a final norm to each stack.
+	PreNorm bool `json:"pre_norm"`
+	// Positions is "sinusoidal" or "learned"; MaxLen bounds the sequence
+	// length of learned positions.
+	Positions string `json:"positions"`
+	MaxLen    int    `json:"max_len"`
+}
+
+// presets are the named configurations: the paper's base and big models
+// (table 3) and two small ones that train on a laptop.
+var presets = map[string]Config{
+	"tiny":  {DModel: 128, Heads: 4, DFF: 512, EncoderLayers: 2, DecoderLayers: 2, Dropout: 0.1},
+	"small": {DModel: 256, Heads: 8, DFF: 1024, EncoderLayers: 3, DecoderLayers: 3, Dropout: 0.1},
+	"base":  {DModel: 512, Heads: 8, DFF: 2048, EncoderLayers: 6, DecoderLayers: 6, Dropout: 0.1},
+	"big":   {DModel: 1024, Heads: 16, DFF: 4096, EncoderLayers: 6, DecoderLayers: 6, Dropout: 0.3},
+}
+
+// PresetNames lists the presets: base, big, small, tiny.
+func PresetNames() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Preset returns the named configuration for a vocabulary of the given size,
+// with the paper's other settings: label smoothing 0.1, post-norm LayerNorm
+// (eps 1e-5) and sinusoidal positions.
+func Preset(name string, vocab int) (Config, error) {
+	c, ok := presets[name]
+	if !ok {
+		return Config{}, errors.Errorf("unknown preset %q: want one of %s", name, strings.Join(PresetNames(), ", "))
+	}
+	c.Vocab = vocab
+	c.LabelSmoothing = 0.1
+	c.Norm = "layer"
+	c.NormEps = 1e-5
+	c.Positions = "sinusoidal"
+	c.MaxLen = 1024
+	return c, c.Validate()
+}
+
+// Validate reports the first thing wrong with c, naming the field.
+func (c Config) Validate() error {
+	checks := []struct {
+		bad bool
+		msg string
+	}{
+		{c.Vocab < 5, "vocab must hold the 4 reserved tokens and at least one more"},
+		{c.DModel <= 0, "d_model must be positive"},
+		{c.Heads <= 0, "heads must be positive"},
+		{c.Heads > 0 && c.DModel%c.Heads != 0, "d_model must be divisible by heads"},
+		{c.DFF <= 0, "d_ff must be positive"},
+		{c.EncoderLayers < 0 || c.DecoderLayers < 0, "layer counts must not be negative"},
+		{c.EncoderLayers+c.DecoderLayers == 0, "the model needs at least one layer"},
+		{c.Dropout < 0 || c.Dropout >= 1, "dropout must be in [0, 1)"},
+		{c.AttnDropout < 0 || c.AttnDropout >= 1, "attn_dropout must be in [0, 1)"},
+		{c.LabelSmoothing < 0 || c.LabelSmoothing >= 1, "label_smoothing must be in [0, 1)"},
+		{c.Norm != "layer" && c.Norm != "rms", "norm must be layer or rms"},
+		{c.NormEps <= 0, "norm_eps must be positive"},
+		{c.Positions != "sinusoidal" && c.Positions != "learned", "positions must be sinusoidal or learned"},
+		{c.MaxLen <= 0, "max_len must be positive"},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return errors.Errorf("invalid config: %s (have %+v)", ch.msg, c)
+		}
+	}
+	return nil
+}
+
+// sizes is the per-layer configuration the layers package takes.
+func (c Config) sizes() layers.Sizes {
+	return layers.Sizes{
+		DModel: c.DModel, Heads: c.Heads, DFF: c.DFF,
+		Dropout: c.Dropout, AttnDropout: c.AttnDropout,
+		Norm: c.Norm, Eps: c.NormEps, PreNorm: c.PreNorm,
+	}
+}
+
+// LoadConfig reads a JSON config file and validates it. Fields missing from the
+// file keep the values of base, so a file may hold only overrides of a preset.
+func LoadConfig(path string, base Config) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, errors.Wrap(err, "reading config")
+	}
+	c := base
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, errors.Wrapf(err, "config %s", path)
+	}
+	return c, errors.Wrapf(c.Validate(), "config %s", path)
+}
+
+// Save writes c as indented JSON, atomically.
+func (c Config) Save(path string) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return errors.Wrap(err, "encoding config")
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}

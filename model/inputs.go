@@ -1,0 +1,102 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
+)
+
+// Model is what the trainer needs of a model: build a graph for a batch shape
+// and feed it batches. Transformer, DecoderOnly and EncoderOnly are Models.
+type Model interface {
+	Config() Config
+	// Build adds the model with its inputs to s and returns the training loss
+	// and the log-probabilities [batch, lenT, vocab] of the targets.
+	Build(s *graph.Scope, sh Shape) (loss, logp *G.Node)
+	// Feed sets the inputs of a program built by Build.
+	Feed(p *graph.Program, dt tensor.Dtype, b Batch) error
+}
+
+// Shape is the shape of a batch: rows, and padded source and target lengths.
+type Shape struct{ Batch, SrcLen, TgtLen int }
+
+// String is the shape as "BxSxT", usable as a program key.
+func (sh Shape) String() string { return fmt.Sprintf("%dx%dx%d", sh.Batch, sh.SrcLen, sh.TgtLen) }
+
+// Batch is a batch of token ids, row-major and padded with PadID.
+type Batch struct {
+	Shape
+	Src    []int // [Batch·SrcLen]
+	TgtIn  []int // [Batch·TgtLen], BOS y1 … yn
+	TgtOut []int // [Batch·TgtLen], y1 … yn EOS
+}
+
+// inputs are the graph inputs of a batch.
+type inputs struct {
+	src, srcMask, tgtIn, tgtMask, tgtOut *G.Node
+}
+
+// Input names.
+const (
+	inSrc     = "src"
+	inSrcMask = "src_mask"
+	inTgtIn   = "tgt_in"
+	inTgtMask = "tgt_mask"
+	inTgtOut  = "tgt_out"
+)
+
+// newInputs adds the inputs of a batch of shape sh: the sources (with their
+// mask) if src, the decoder's inputs (with their mask) if tgt, and always the
+// targets.
+func newInputs(s *graph.Scope, sh Shape, src, tgt bool) inputs {
+	var in inputs
+	if src {
+		in.src = s.Input(inSrc, tensor.Int, sh.Batch, sh.SrcLen)
+		in.srcMask = s.Input(inSrcMask, s.Dtype(), sh.Batch, 1, 1, sh.SrcLen)
+	}
+	if tgt {
+		in.tgtIn = s.Input(inTgtIn, tensor.Int, sh.Batch, sh.TgtLen)
+		in.tgtMask = s.Input(inTgtMask, s.Dtype(), sh.Batch, 1, sh.TgtLen, sh.TgtLen)
+	}
+	in.tgtOut = s.Input(inTgtOut, tensor.Int, sh.Batch, sh.TgtLen)
+	return in
+}
+
+// feed sets whichever inputs of newInputs the program has from b, with masks
+// made from the ids.
+func feed(p *graph.Program, dt tensor.Dtype, b Batch) error {
+	src, tgt := p.HasInput(inSrc), p.HasInput(inTgtIn)
+	if err := b.check(src, tgt); err != nil {
+		return err
+	}
+	values := map[string]any{inTgtOut: b.TgtOut}
+	if tgt {
+		values[inTgtIn] = b.TgtIn
+		values[inTgtMask] = layers.CausalMask(dt, b.TgtIn, b.Batch, b.TgtLen, PadID).Data()
+	}
+	if src {
+		values[inSrc] = b.Src
+		values[inSrcMask] = layers.PaddingMask(dt, b.Src, b.Batch, b.SrcLen, PadID).Data()
+	}
+	for name, v := range values {
+		if err := p.Set(name, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check reports a batch whose slices do not match its shape.
+func (b Batch) check(src, tgt bool) error {
+	n := b.Batch * b.TgtLen
+	if len(b.TgtOut) != n || (tgt && len(b.TgtIn) != n) || (src && len(b.Src) != b.Batch*b.SrcLen) {
+		return errors.Errorf("batch of shape %v has %d source, %d target-in and %d target-out ids",
+			b.Shape, len(b.Src), len(b.TgtIn), len(b.TgtOut))
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package model
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// paperCount counts a shared-vocabulary encoder-decoder's parameters from the
+// formulas of its parts, independently of the builders.
+func paperCount(c Config) int {
+	d, f := c.DModel, c.DFF
+	attn := 4 * (d*d + d)
+	ffn := d*f + f + f*d + d
+	norm := 2 * d
+	return c.Vocab*d + c.EncoderLayers*(attn+ffn+2*norm) + c.DecoderLayers*(2*attn+ffn+3*norm)
+}
+
+func TestPresetParameterCounts(t *testing.T) {
+	tests := []struct {
+		preset string
+		vocab  int
+		want   int // 0: the formula's count
+	}{
+		{"base", 37000, 63082496}, // the paper's "65M"
+		{"big", 37000, 214245376}, // the paper's "213M"
+		{"tiny", 1000, 0},
+		{"small", 8000, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.preset, func(t *testing.T) {
+			cfg, err := Preset(tc.preset, tc.vocab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			params, err := ParamShapes(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == 0 {
+				want = paperCount(cfg)
+			}
+			if got := params.Count(); got != want || paperCount(cfg) != want {
+				t.Fatalf("%d parameters (formula %d), want %d", got, paperCount(cfg), want)
+			}
+			if s := Summary(params); !strings.HasSuffix(s, "parameters: "+strconv.Itoa(want)+"\n") {
+				t.Fatalf("summary does not end with the count:\n%s", s)
+			}
+		})
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	base, _ := Preset("tiny", 100)
+	tests := []struct {
+		name   string
+		change func(c *Config)
+		want   string
+	}{
+		{"heads divide d_model", func(c *Config) { c.Heads = 3 }, "divisible by heads"},
+		{"positive d_ff", func(c *Config) { c.DFF = 0 }, "d_ff"},
+		{"dropout below 1", func(c *Config) { c.Dropout = 1 }, "dropout"},
+		{"negative dropout", func(c *Config) { c.AttnDropout = -0.1 }, "attn_dropout"},
+		{"label smoothing", func(c *Config) { c.LabelSmoothing = 1.2 }, "label_smoothing"},
+		{"norm kind", func(c *Config) { c.Norm = "batch" }, "norm"},
+		{"positions kind", func(c *Config) { c.Positions = "rotary" }, "positions"},
+		{"vocabulary", func(c *Config) { c.Vocab = 4 }, "vocab"},
+		{"some layers", func(c *Config) { c.EncoderLayers, c.DecoderLayers = 0, 0 }, "at least one layer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.change(&c)
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Preset("huge", 100); err == nil || !strings.Contains(err.Error(), "base, big, small, tiny") {
+		t.Fatalf("unknown preset: %v", err)
+	}
+}
+
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	base, _ := Preset("small", 500)
+	base.PreNorm = true
+	path := filepath.Join(dir, "config.json")
+	if err := base.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadConfig(path, Config{})
+	if err != nil || got != base {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if err := WriteFileAtomic(path, []byte(`{"heads": 5}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(path, base); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("invalid override: %v", err)
+	}
+	if err := WriteFileAtomic(path, []byte(`{"dmodel": 5}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(path, base); err == nil || !strings.Contains(err.Error(), "dmodel") {
+		t.Fatalf("unknown field: %v", err)
+	}
+}
+
+// smallConfig is a model small enough for finite differences.
+func smallConfig() Config {
+	c, _ := Preset("tiny", 11)
+	c.DModel, c.Heads, c.DFF, c.EncoderLayers, c.DecoderLayers = 8, 2, 12, 1, 1
+	return c
+}
+
+// testBatch has ragged rows: padding in sources and targets.
+var testBatch = Batch{
+	Shape:  Shape{Batch: 2, SrcLen: 4, TgtLen: 3},
+	Src:    []int{5, 6, 7, 2, 8, 2, 0, 0},
+	TgtIn:  []int{1, 9, 10, 1, 4, 0},
+	TgtOut: []int{9, 10, 2, 4, 2, 0},
+}
+
+func TestModelGradients(t *testing.T) {
+	pre := smallConfig()
+	pre.PreNorm, pre.Norm, pre.Positions = true, "rms", "learned"
+	models := []struct {
+		name string
+		new  func(Config) (Model, error)
+		cfg  Config
+		b    Batch
+	}{
+		{"encoder-decoder", func(c Config) (Model, error) { return New(c) }, smallConfig(), testBatch},
+		{"encoder-decoder, pre-norm, rms, learned positions", func(c Config) (Model, error) { return New(c) }, pre, testBatch},
+		{"decoder-only", func(c Config) (Model, error) { return NewDecoderOnly(c) }, pre, testBatch},
+		{"encoder-only", func(c Config) (Model, error) { return NewEncoderOnly(c) }, smallConfig(),
+			Batch{Shape: Shape{Batch: 1, SrcLen: 3, TgtLen: 3}, Src: []int{5, 6, 0}, TgtIn: []int{1, 5, 0}, TgtOut: []int{6, 5, 0}}},
+	}
+	for _, tc := range models {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := tc.new(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := graph.GradCheck{
+				Build: func(s *graph.Scope) *G.Node { loss, _ := m.Build(s, tc.b.Shape); return loss },
+				Set:   func(p *graph.Program) error { return m.Feed(p, tensor.Float64, tc.b) },
+				Train: true, Seed: 3, MaxPerParam: 6,
+			}
+			if err := c.Run(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	cfg := smallConfig()
+	m, _ := New(cfg)
+	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	if err := SaveCheckpoint(path, cfg, params, map[string]string{"step": "7"}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Config != cfg || ck.Meta["step"] != "7" {
+		t.Fatalf("config %+v, meta %v", ck.Config, ck.Meta)
+	}
+	other, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(9, 9)))
+	if err := ck.Restore(other); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range params.Names() {
+		a, b := params.Value(name).Data().([]float32), other.Value(name).Data().([]float32)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s[%d]: %v restored as %v", name, i, a[i], b[i])
+			}
+		}
+	}
+	// A model of another shape is refused, naming the parameters that differ.
+	bigger := cfg
+	bigger.DFF = 16
+	mb, _ := New(bigger)
+	pb, _ := NewParams(mb, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	err = ck.Restore(pb)
+	if err == nil || !strings.Contains(err.Error(), "encoder.layers.0.feed_forward.linear1.weight") {
+		t.Fatalf("restoring into a different model: %v", err)
+	}
+}

@@ -1,0 +1,127 @@
+package model
+
+import (
+	"math"
+
+	"github.com/pkg/errors"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Scores sums up how well log-probabilities predict a batch's targets.
+type Scores struct {
+	// NLL is the summed negative log-likelihood of the non-pad targets, Tokens
+	// their number and Correct how many are the most probable token.
+	NLL     float64
+	Tokens  int
+	Correct int
+	// Rows holds each row's summed log-probability of its targets.
+	Rows []float64
+}
+
+// Score scores the log-probabilities [batch, lenT, vocab] of an evaluation
+// program against the batch's targets, skipping padding.
+func Score(logp *tensor.Dense, b Batch) Scores {
+	lp := graph.Float64s(logp)
+	vocab := len(lp) / len(b.TgtOut)
+	sc := Scores{Rows: make([]float64, b.Batch)}
+	for i, t := range b.TgtOut {
+		if t == PadID {
+			continue
+		}
+		row := lp[i*vocab : (i+1)*vocab]
+		sc.NLL -= row[t]
+		sc.Rows[i/b.TgtLen] += row[t]
+		sc.Tokens++
+		if argmax(row) == t {
+			sc.Correct++
+		}
+	}
+	return sc
+}
+
+// Add accumulates o into s (rows are appended).
+func (s *Scores) Add(o Scores) {
+	s.NLL += o.NLL
+	s.Tokens += o.Tokens
+	s.Correct += o.Correct
+	s.Rows = append(s.Rows, o.Rows...)
+}
+
+// Loss is the mean negative log-likelihood per token.
+func (s Scores) Loss() float64 { return s.NLL / float64(max(s.Tokens, 1)) }
+
+// Perplexity is exp(Loss).
+func (s Scores) Perplexity() float64 { return math.Exp(s.Loss()) }
+
+// Accuracy is the fraction of targets predicted right.
+func (s Scores) Accuracy() float64 { return float64(s.Correct) / float64(max(s.Tokens, 1)) }
+
+func argmax(v []float64) int {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// ScorePairs scores each pair by teacher forcing: the sum over t ≥ 1 of
+// log p(tgt[t] | tgt[<t], src), padding masked. Every target starts with the
+// start token and has at least one token after it. Pairs are run in batches of
+// up to batch rows, padded to the longest source and target of each batch.
+func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]float64, error) {
+	if len(src) != len(tgt) {
+		return nil, errors.Errorf("%d sources but %d targets", len(src), len(tgt))
+	}
+	progs := graph.NewPrograms()
+	defer progs.Close()
+	var scores []float64
+	for start := 0; start < len(src); start += batch {
+		end := min(start+batch, len(src))
+		b, err := teacherForced(src[start:end], tgt[start:end], start)
+		if err != nil {
+			return nil, err
+		}
+		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(m, params, b.Shape) })
+		if err != nil {
+			return nil, err
+		}
+		if err := m.Feed(p, params.Dtype(), b); err != nil {
+			return nil, err
+		}
+		if err := p.Run(); err != nil {
+			return nil, err
+		}
+		scores = append(scores, Score(p.Output(LogProbs), b).Rows...)
+	}
+	return scores, nil
+}
+
+// teacherForced pads pairs into a batch whose decoder input is tgt[:-1] and
+// whose targets are tgt[1:]; first is the index of the first pair, for errors.
+func teacherForced(src, tgt [][]int, first int) (Batch, error) {
+	sh := Shape{Batch: len(src)}
+	for i := range src {
+		if len(src[i]) == 0 || len(tgt[i]) < 2 {
+			return Batch{}, errors.Errorf("pair %d: need a source and a target of at least 2 tokens, have %d and %d", first+i+1, len(src[i]), len(tgt[i]))
+		}
+		sh.SrcLen = max(sh.SrcLen, len(src[i]))
+		sh.TgtLen = max(sh.TgtLen, len(tgt[i])-1)
+	}
+	b := Batch{Shape: sh,
+		Src:    make([]int, sh.Batch*sh.SrcLen),
+		TgtIn:  make([]int, sh.Batch*sh.TgtLen),
+		TgtOut: make([]int, sh.Batch*sh.TgtLen),
+	}
+	for i := range src {
+		copy(b.Src[i*sh.SrcLen:], src[i])
+		t := tgt[i]
+		copy(b.TgtIn[i*sh.TgtLen:], t[:len(t)-1])
+		copy(b.TgtOut[i*sh.TgtLen:], t[1:])
+	}
+	return b, nil
+}

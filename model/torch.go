@@ -1,0 +1,139 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/graph/safetensors"
+)
+
+// ImportTorch reads the weights of a PyTorch encoder-decoder built from
+// torch.nn.TransformerEncoderLayer and TransformerDecoderLayer (batch_first,
+// post-norm, ReLU, LayerNorm eps 1e-5, no final stack norm) and a tied
+// embedding, saved with safetensors under these names:
+//
+//	embed.weight                                   [vocab, d]
+//	encoder.layers.i.self_attn.in_proj_weight      [3d, d]  (rows: q, k, v)
+//	encoder.layers.i.self_attn.in_proj_bias        [3d]
+//	encoder.layers.i.self_attn.out_proj.{weight,bias}
+//	encoder.layers.i.linear1.{weight,bias}         [dFF, d], [dFF]
+//	encoder.layers.i.linear2.{weight,bias}         [d, dFF], [d]
+//	encoder.layers.i.norm1.{weight,bias}, norm2.*
+//	decoder.layers.i.* the same, with multihead_attn.* (cross-attention) and norm3.*
+//
+// The sizes come from the shapes; heads cannot, so it is given. The model
+// adds sinusoidal positions from 0 to sqrt(d)·embed(x) and projects onto the
+// vocabulary with embed.weightᵀ, as this package's Transformer does.
+func ImportTorch(path string, heads int, dt tensor.Dtype) (Config, *graph.Params, error) {
+	f, err := safetensors.Read(path)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	cfg, err := torchConfig(f, heads)
+	if err != nil {
+		return Config{}, nil, errors.Wrapf(err, "importing %s", path)
+	}
+	m, err := New(cfg)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	params, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
+	if err != nil {
+		return Config{}, nil, err
+	}
+	if err := copyTorch(f, params); err != nil {
+		return Config{}, nil, errors.Wrapf(err, "importing %s", path)
+	}
+	return cfg, params, nil
+}
+
+// torchConfig infers the model's sizes from the tensor shapes.
+func torchConfig(f *safetensors.File, heads int) (Config, error) {
+	emb, ok := f.Tensors["embed.weight"]
+	if !ok || len(emb.Shape) != 2 {
+		return Config{}, errors.New("no embed.weight matrix")
+	}
+	cfg, err := Preset("base", emb.Shape[0])
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.DModel, cfg.Heads, cfg.Dropout, cfg.LabelSmoothing = emb.Shape[1], heads, 0, 0
+	cfg.EncoderLayers, cfg.DecoderLayers = countLayers(f, "encoder"), countLayers(f, "decoder")
+	for _, stack := range []string{"encoder", "decoder"} {
+		if t, ok := f.Tensors[stack+".layers.0.linear1.weight"]; ok && len(t.Shape) == 2 {
+			cfg.DFF = t.Shape[0]
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+// countLayers counts the layers i with a stack.layers.i.norm1.weight.
+func countLayers(f *safetensors.File, stack string) int {
+	n := 0
+	for {
+		if _, ok := f.Tensors[fmt.Sprintf("%s.layers.%d.norm1.weight", stack, n)]; !ok {
+			return n
+		}
+		n++
+	}
+}
+
+// copyTorch sets every parameter from its PyTorch tensor, splitting the packed
+// q, k, v projections; each missing or misshapen tensor is reported.
+func copyTorch(f *safetensors.File, params *graph.Params) error {
+	var problems []string
+	for _, name := range params.Names() {
+		src, block := torchSource(name)
+		if err := copyTensor(f, params, name, src, block); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		return errors.Errorf("tensors that do not fit:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// torchSource names the PyTorch tensor a parameter comes from and, for the
+// q, k and v projections packed in one tensor, which third of it (0, 1, 2;
+// -1 for a tensor that is not packed).
+func torchSource(name string) (src string, block int) {
+	r := strings.NewReplacer(".cross_attn.", ".multihead_attn.", ".feed_forward.", ".")
+	src = r.Replace(name)
+	for i, proj := range []string{"q_proj", "k_proj", "v_proj"} {
+		for _, kind := range []string{"weight", "bias"} {
+			if suffix := "." + proj + "." + kind; strings.HasSuffix(src, suffix) {
+				return strings.TrimSuffix(src, suffix) + ".in_proj_" + kind, i
+			}
+		}
+	}
+	return src, -1
+}
+
+// copyTensor sets the parameter from the tensor src, or from its third block
+// when block ≥ 0.
+func copyTensor(f *safetensors.File, params *graph.Params, name, src string, block int) error {
+	t, err := f.Dense(src, tensor.Float64)
+	if err != nil {
+		return errors.Wrapf(err, "%s (from %s)", name, src)
+	}
+	shape := params.Value(name).Shape()
+	want := shape.Clone()
+	if block >= 0 {
+		want[0] *= 3
+	}
+	if !t.Shape().Eq(want) {
+		return errors.Errorf("%s: %s has shape %v, want %v", name, src, t.Shape(), want)
+	}
+	vals := graph.Float64s(t)
+	if block >= 0 {
+		n := shape.TotalSize()
+		vals = vals[block*n : (block+1)*n]
+	}
+	return params.Set(name, graph.FromFloat64s(tensor.Float64, vals, shape...))
+}

@@ -1,0 +1,83 @@
+package model
+
+import (
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
+)
+
+// PadID is the padding token id every model and batch uses.
+const PadID = 0
+
+// Transformer is the paper's encoder-decoder model (figure 1), built from the
+// layers package: a shared embedding, positional encodings, an encoder and a
+// decoder stack, and the pre-softmax projection tied to the embedding.
+type Transformer struct {
+	cfg     Config
+	embed   layers.Embedding
+	encPos  layers.Positional
+	decPos  layers.Positional
+	encoder layers.Encoder
+	decoder layers.Decoder
+}
+
+// New returns the model described by cfg.
+func New(cfg Config) (*Transformer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	z := cfg.sizes()
+	stack := func(n int) layers.Stack { return layers.Stack{N: n, FinalNorm: cfg.PreNorm} }
+	return &Transformer{
+		cfg:     cfg,
+		embed:   layers.NewEmbedding(cfg.Vocab, cfg.DModel),
+		encPos:  positional(cfg),
+		decPos:  positional(cfg),
+		encoder: layers.Encoder{Layer: layers.EncoderLayer{Sizes: z}, Stack: stack(cfg.EncoderLayers)},
+		decoder: layers.Decoder{Layer: layers.DecoderLayer{Sizes: z}, Stack: stack(cfg.DecoderLayers)},
+	}, nil
+}
+
+func positional(cfg Config) layers.Positional {
+	if cfg.Positions == "learned" {
+		return layers.Learned{MaxLen: cfg.MaxLen, DModel: cfg.DModel}
+	}
+	return layers.Sinusoidal{DModel: cfg.DModel}
+}
+
+// Config is the model's configuration.
+func (m *Transformer) Config() Config { return m.cfg }
+
+// Encode maps source ids [batch, lenS] to the encoder's output
+// [batch, lenS, dModel]; srcMask is PaddingMask of the sources.
+func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
+	x := m.embed.Apply(s.In("embed"), src)
+	x = s.Dropout(m.encPos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
+	return m.encoder.Apply(s.In("encoder"), x, srcMask)
+}
+
+// Decode maps target ids [batch, lenT] (starting with BOS) and the encoder's
+// output to next-token log-probabilities [batch, lenT, vocab]:
+//
+//	log softmax(Decoder(y, memory) · Eᵀ)
+func (m *Transformer) Decode(s *graph.Scope, tgt, memory, tgtMask, srcMask *G.Node) *G.Node {
+	y := m.embed.Apply(s.In("embed"), tgt)
+	y = s.Dropout(m.decPos.Apply(s.In("decoder", "pos"), y), m.cfg.Dropout)
+	y = m.decoder.Apply(s.In("decoder"), y, memory, tgtMask, srcMask)
+	return s.LogSoftmax(m.embed.Logits(s.In("embed"), y))
+}
+
+// Build adds the whole model for a batch of the given shape to s, with its
+// inputs (see Feed), and returns the label-smoothed loss and the
+// log-probabilities [batch, lenT, vocab].
+func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
+	in := newInputs(s, sh, true, true)
+	memory := m.Encode(s, in.src, in.srcMask)
+	logp = m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask)
+	return s.SmoothedCrossEntropy(logp, in.tgtOut, m.cfg.LabelSmoothing, PadID), logp
+}
+
+// Feed sets a program's inputs from a batch.
+func (m *Transformer) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return feed(p, dt, b) }

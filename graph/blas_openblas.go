@@ -3,10 +3,10 @@
 package graph
 
 import (
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
+	G "gorgonia.org/gorgonia"
 )
 
 // With the openblas build tag every matrix product, this package's and

@@ -37,6 +37,9 @@ type kernelOp struct {
 	// nil where diffWRT is false. Nil diff means the op is not differentiable.
 	diff    func(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
 	diffWRT []bool
+	// out is the output tensor this op allocated, reused by the next run:
+	// Gorgonia's TapeMachine forgets every value between runs.
+	out *tensor.Dense
 }
 
 var (
@@ -88,7 +91,13 @@ func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 // UsePreallocDo implements G.UsePreallocDoer: the output is written into prealloc
-// when it has the right shape and type, else into a new tensor.
+// when it has the right shape and type, else into the tensor this op allocated
+// at an earlier run, else into a new tensor.
+//
+// Reusing its own tensor is safe because the order of a program's
+// instructions is fixed: before this op runs, no other instruction of the run
+// can hold that tensor, and after it the tape hands it on exactly as in the
+// run before.
 func (op *kernelOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	in, err := op.inputs(vals)
 	if err != nil {
@@ -111,10 +120,18 @@ func (op *kernelOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 	}
 	dt := floatDtype(in)
 	out, ok := prealloc.(*tensor.Dense)
-	if !ok || !out.Shape().Eq(s) || out.Dtype() != dt || out.IsView() {
-		out = tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
+	if !ok || !fits(out, s, dt) {
+		if !fits(op.out, s, dt) {
+			op.out = tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
+		}
+		out = op.out
 	}
 	return out, errors.Wrap(op.forward(out, in), op.name)
+}
+
+// fits reports whether t can hold an output of shape s and type dt.
+func fits(t *tensor.Dense, s tensor.Shape, dt tensor.Dtype) bool {
+	return t != nil && t.Shape().Eq(s) && t.Dtype() == dt && !t.IsView()
 }
 
 // inputs checks the arity and turns every input into a contiguous dense tensor.

@@ -64,6 +64,13 @@ func TestOpGradients(t *testing.T) {
 		{"batched matmul 4-D", func(s *Scope) *G.Node {
 			return s.BatchedMatMul(x(s, 2, 3, 4, 5), s.Param("v", tensor.Shape{2, 3, 5, 2}, Normal(1)), false, false)
 		}, nil, false},
+		{"batched matmul 3-D, a transposed", func(s *Scope) *G.Node {
+			return s.BatchedMatMul(x(s, 2, 5, 4), s.Param("v", tensor.Shape{2, 5, 3}, Normal(1)), true, false)
+		}, nil, false},
+		{"batched matmul 3-D, both transposed", func(s *Scope) *G.Node {
+			return s.BatchedMatMul(x(s, 2, 5, 4), s.Param("v", tensor.Shape{2, 3, 5}, Normal(1)), true, true)
+		}, nil, false},
+		{"add", func(s *Scope) *G.Node { return s.Add(x(s, 2, 3), s.Param("y", tensor.Shape{2, 3}, Normal(1))) }, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,20 +17,19 @@ func (s *Scope) AddBias(x, b *G.Node) *G.Node {
 	return s.do(func() (*G.Node, error) { return AddBias(x, b) }, x, b)
 }
 
-// Add is the elementwise sum of two nodes of one shape.
+// Add is Add recorded in s.
 func (s *Scope) Add(a, b *G.Node) *G.Node {
-	return s.do(func() (*G.Node, error) { return G.Add(a, b) }, a, b)
+	return s.do(func() (*G.Node, error) { return Add(a, b) }, a, b)
 }
 
-// ReLU is max(0, x) elementwise.
+// ReLU is ReLU recorded in s.
 func (s *Scope) ReLU(x *G.Node) *G.Node {
-	return s.do(func() (*G.Node, error) { return G.Rectify(x) }, x)
+	return s.do(func() (*G.Node, error) { return ReLU(x) }, x)
 }
 
-// BatchedMatMul multiplies the matrices in the last two axes of a and b, batched
-// over the leading axes, transposing either as asked.
+// BatchedMatMul is BatchedMatMul recorded in s.
 func (s *Scope) BatchedMatMul(a, b *G.Node, transA, transB bool) *G.Node {
-	return s.do(func() (*G.Node, error) { return G.BatchedMatMul(a, b, transA, transB) }, a, b)
+	return s.do(func() (*G.Node, error) { return BatchedMatMul(a, b, transA, transB) }, a, b)
 }
 
 // Softmax is Softmax recorded in s; mask may be nil.

@@ -8,8 +8,12 @@ import (
 	"github.com/transformer-go/transformer/layers"
 )
 
-// PadID is the padding token id every model and batch uses.
-const PadID = 0
+// The reserved token ids every model and batch use (as package data does).
+const (
+	PadID = 0 // padding, masked everywhere
+	BOSID = 1 // starts every decoder input
+	EOSID = 2 // ends every source and target
+)
 
 // Transformer is the paper's encoder-decoder model (figure 1), built from the
 // layers package: a shared embedding, positional encodings, an encoder and a

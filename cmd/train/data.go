@@ -1,0 +1,123 @@
+package main
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/trainer"
+)
+
+// corpus is the data of a run and the size of its vocabulary.
+type corpus struct {
+	data  trainer.Data
+	vocab int
+	// batches is the number of batches in an epoch.
+	batches int
+}
+
+// loadCorpus builds the run's data: a synthetic task, or files tokenized with
+// BPE, whose merges and vocabulary are written to the output directory.
+func loadCorpus(s settings, log *slog.Logger) (corpus, error) {
+	if s.synthetic() {
+		return syntheticCorpus(s)
+	}
+	return fileCorpus(s, log)
+}
+
+func syntheticCorpus(s settings) (corpus, error) {
+	task, err := data.NewTask(s.Task, data.TaskConfig{Symbols: s.Symbols, MinLen: s.MinLen, MaxLen: s.MaxLen})
+	if err != nil {
+		return corpus{}, err
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 1))
+	train := make([]data.Example, s.TrainSize)
+	for i := range train {
+		train[i] = task.Sample(rng)
+	}
+	held := task.HeldOut(s.HeldOut)
+	return batch(s, train, held, held, task.VocabSize())
+}
+
+// batch makes the batcher and the validation batches.
+func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus, error) {
+	b, err := data.NewBatcher(train, data.BatchConfig{MaxTokens: s.MaxTokens, Buckets: buckets(train, valid), Seed: s.Seed})
+	if err != nil {
+		return corpus{}, err
+	}
+	vb, err := b.EvalBatches(valid)
+	if err != nil {
+		return corpus{}, errors.Wrap(err, "validation data")
+	}
+	return corpus{data: trainer.Data{Train: b, Valid: vb, HeldOut: heldOut}, vocab: vocab, batches: b.EpochLen()}, nil
+}
+
+// buckets are the default length buckets over training and validation
+// examples together, so validation fits the training shapes.
+func buckets(sets ...[]data.Example) []int {
+	longest := 0
+	for _, set := range sets {
+		for _, e := range set {
+			longest = max(longest, len(e.Src)+1, len(e.Tgt)+1)
+		}
+	}
+	return data.StepBuckets(data.DefaultBucketStep, longest)
+}
+
+func fileCorpus(s settings, log *slog.Logger) (corpus, error) {
+	opt := data.ReadOptions{MaxLen: s.MaxSentLen}
+	train, stats, err := data.ReadParallel(s.TrainSrc, s.TrainTgt, opt)
+	if err != nil {
+		return corpus{}, err
+	}
+	log.Info("read training pairs", "kept", stats.Kept, "skipped_empty", stats.SkippedEmpty, "skipped_long", stats.SkippedLong)
+	valid, vstats, err := data.ReadParallel(s.ValidSrc, s.ValidTgt, opt)
+	if err != nil {
+		return corpus{}, err
+	}
+	log.Info("read validation pairs", "kept", vstats.Kept, "skipped_empty", vstats.SkippedEmpty, "skipped_long", vstats.SkippedLong)
+	tok, err := tokenizer(s, train, log)
+	if err != nil {
+		return corpus{}, err
+	}
+	return batch(s, tok.EncodePairs(train), tok.EncodePairs(valid), nil, tok.Vocab.Len())
+}
+
+// tokenizer learns or loads BPE, builds the vocabulary, and writes both to
+// OUT/bpe.txt and OUT/vocab.txt.
+func tokenizer(s settings, train []data.Pair, log *slog.Logger) (data.Tokenizer, error) {
+	var bpe *data.BPE
+	var err error
+	if s.BPEFile != "" {
+		bpe, err = data.ReadBPEFile(s.BPEFile)
+	} else {
+		sentences := make([]string, 0, 2*len(train))
+		for _, p := range train {
+			sentences = append(sentences, p.Src, p.Tgt)
+		}
+		log.Info("learning BPE", "merges", s.BPEMerges, "sentences", len(sentences))
+		bpe, err = data.LearnBPE(sentences, s.BPEMerges)
+	}
+	if err != nil {
+		return data.Tokenizer{}, err
+	}
+	var seqs [][]string
+	for _, p := range train {
+		seqs = append(seqs, bpe.Encode(p.Src), bpe.Encode(p.Tgt))
+	}
+	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
+	if err != nil {
+		return data.Tokenizer{}, err
+	}
+	if err := bpe.WriteFile(filepath.Join(s.Out, "bpe.txt")); err != nil {
+		return data.Tokenizer{}, err
+	}
+	if err := vocab.WriteFile(filepath.Join(s.Out, "vocab.txt")); err != nil {
+		return data.Tokenizer{}, err
+	}
+	log.Info("vocabulary", "tokens", vocab.Len())
+	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
+}

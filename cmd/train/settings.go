@@ -1,0 +1,215 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/model"
+)
+
+// settings are a run's flags. They are saved as OUT/run.json, which -resume reads.
+type settings struct {
+	Task      string `json:"task"`
+	Symbols   int    `json:"symbols"`
+	MinLen    int    `json:"min_len"`
+	MaxLen    int    `json:"max_len"`
+	TrainSize int    `json:"train_size"`
+	HeldOut   int    `json:"held_out"`
+
+	Data       string `json:"data,omitempty"`
+	SrcLang    string `json:"src_lang,omitempty"`
+	TgtLang    string `json:"tgt_lang,omitempty"`
+	TrainSrc   string `json:"train_src,omitempty"`
+	TrainTgt   string `json:"train_tgt,omitempty"`
+	ValidSrc   string `json:"valid_src,omitempty"`
+	ValidTgt   string `json:"valid_tgt,omitempty"`
+	MaxSentLen int    `json:"max_sentence_len"`
+	BPEMerges  int    `json:"bpe_merges"`
+	BPEFile    string `json:"bpe_file,omitempty"`
+
+	Preset         string  `json:"preset"`
+	ConfigFile     string  `json:"config_file,omitempty"`
+	Dropout        float64 `json:"dropout"`
+	LabelSmoothing float64 `json:"label_smoothing"`
+
+	Steps      int     `json:"steps"`
+	Epochs     float64 `json:"epochs"`
+	MaxTokens  int     `json:"max_tokens"`
+	Warmup     int     `json:"warmup"`
+	LRFactor   float64 `json:"lr_factor"`
+	Clip       float64 `json:"clip"`
+	Accumulate int     `json:"accumulate"`
+	Seed       uint64  `json:"seed"`
+	EvalEvery  int     `json:"eval_every"`
+	SaveEvery  int     `json:"save_every"`
+	Keep       int     `json:"keep"`
+	Average    int     `json:"average"`
+	Out        string  `json:"out"`
+}
+
+// flags defines the command's flags over s and the ones that are not settings.
+type flags struct {
+	s         settings
+	resume    string
+	summary   bool
+	vocabSize int
+}
+
+func newFlags(fs *flag.FlagSet) *flags {
+	f := &flags{}
+	s := &f.s
+	fs.StringVar(&s.Task, "task", "copy", "what to learn: copy, reverse, sort (built-in, no files) or files")
+	fs.IntVar(&s.Symbols, "symbols", 10, "synthetic tasks: number of distinct symbols")
+	fs.IntVar(&s.MinLen, "min-len", 1, "synthetic tasks: shortest sequence")
+	fs.IntVar(&s.MaxLen, "max-len", 10, "synthetic tasks: longest sequence")
+	fs.IntVar(&s.TrainSize, "train-size", 20000, "synthetic tasks: training examples")
+	fs.IntVar(&s.HeldOut, "held-out", 256, "synthetic tasks: held-out examples for validation and exact match")
+	fs.StringVar(&s.Data, "data", "", "files: a directory of train.L.gz and val.L.gz files (Multi30k's layout), with -src-lang and -tgt-lang")
+	fs.StringVar(&s.SrcLang, "src-lang", "de", "files: source language suffix, with -data")
+	fs.StringVar(&s.TgtLang, "tgt-lang", "en", "files: target language suffix, with -data")
+	fs.StringVar(&s.TrainSrc, "train-src", "", "files: training sources, one sentence per line (gzip allowed)")
+	fs.StringVar(&s.TrainTgt, "train-tgt", "", "files: training targets, aligned with -train-src")
+	fs.StringVar(&s.ValidSrc, "valid-src", "", "files: validation sources")
+	fs.StringVar(&s.ValidTgt, "valid-tgt", "", "files: validation targets")
+	fs.IntVar(&s.MaxSentLen, "max-sentence-len", 100, "files: skip pairs longer than this many words and punctuation marks")
+	fs.IntVar(&s.BPEMerges, "bpe-merges", 8000, "files: BPE merges to learn jointly on sources and targets")
+	fs.StringVar(&s.BPEFile, "bpe", "", "files: load BPE merges from this file instead of learning them")
+	fs.StringVar(&s.Preset, "preset", "tiny", "model preset: "+presetList())
+	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of model config fields overriding the preset")
+	fs.Float64Var(&s.Dropout, "dropout", -1, "dropout (default: the preset's)")
+	fs.Float64Var(&s.LabelSmoothing, "label-smoothing", -1, "label smoothing ε (default: the preset's, 0.1)")
+	fs.IntVar(&s.Steps, "steps", 0, "optimizer updates (default 1200 for synthetic tasks, or from -epochs)")
+	fs.Float64Var(&s.Epochs, "epochs", 0, "train this many passes over the data instead of -steps")
+	fs.IntVar(&s.MaxTokens, "max-tokens", 0, "token budget of a batch (default 1024 for synthetic tasks, 4096 for files)")
+	fs.IntVar(&s.Warmup, "warmup", 0, "learning-rate warmup updates (default 4000; 200 for synthetic tasks)")
+	fs.Float64Var(&s.LRFactor, "lr-factor", 1, "learning-rate factor of the schedule")
+	fs.Float64Var(&s.Clip, "clip", 0, "clip gradients to this global norm (0: off)")
+	fs.IntVar(&s.Accumulate, "accumulate", 1, "batches per update (gradient accumulation)")
+	fs.Uint64Var(&s.Seed, "seed", 1, "random seed (initialisation, data order, dropout)")
+	fs.IntVar(&s.EvalEvery, "eval-every", 0, "evaluate every N updates (default: 10 times a run)")
+	fs.IntVar(&s.SaveEvery, "save-every", 0, "checkpoint every N updates (default: as -eval-every)")
+	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
+	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
+	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
+	fs.StringVar(&f.resume, "resume", "", "continue the run in this output directory from its last checkpoint, with its settings")
+	fs.BoolVar(&f.summary, "summary", false, "print the model's parameter summary and exit")
+	fs.IntVar(&f.vocabSize, "vocab-size", 0, "with -summary: vocabulary size (default: the task's)")
+	return f
+}
+
+func presetList() string {
+	names := model.PresetNames()
+	out := names[0]
+	for _, n := range names[1:] {
+		out += ", " + n
+	}
+	return out
+}
+
+// synthetic reports whether the task needs no files.
+func (s settings) synthetic() bool { return s.Task != "files" }
+
+// complete fills in defaults that depend on the task and checks the settings.
+func (s *settings) complete() error {
+	if s.synthetic() {
+		if _, err := data.NewTask(s.Task, data.TaskConfig{Symbols: s.Symbols, MinLen: s.MinLen, MaxLen: s.MaxLen}); err != nil {
+			return errors.Wrap(err, "-task")
+		}
+		if s.Data != "" || s.TrainSrc != "" {
+			return errors.Errorf("-task %s is built in; use -task files with -data or -train-src", s.Task)
+		}
+		setDefault(&s.MaxTokens, 1024)
+		setDefault(&s.Warmup, 200)
+		if s.Steps == 0 && s.Epochs == 0 {
+			s.Steps = 1200
+		}
+	} else {
+		if err := s.completeFiles(); err != nil {
+			return err
+		}
+		setDefault(&s.MaxTokens, 4096)
+		setDefault(&s.Warmup, 4000)
+	}
+	switch {
+	case s.Steps < 0 || s.Epochs < 0:
+		return errors.New("-steps and -epochs must not be negative")
+	case s.Steps > 0 && s.Epochs > 0:
+		return errors.New("give -steps or -epochs, not both")
+	case s.Steps == 0 && s.Epochs == 0:
+		return errors.New("give -steps or -epochs")
+	}
+	if s.Out == "" {
+		s.Out = filepath.Join("runs", time.Now().Format("20060102-150405"))
+	}
+	return nil
+}
+
+// completeFiles fills the file names from -data and checks they are all given.
+func (s *settings) completeFiles() error {
+	if s.Data != "" {
+		if s.TrainSrc != "" || s.ValidSrc != "" {
+			return errors.New("give -data or the -train-*/-valid-* files, not both")
+		}
+		for _, p := range []struct {
+			dst  *string
+			name string
+		}{{&s.TrainSrc, "train." + s.SrcLang}, {&s.TrainTgt, "train." + s.TgtLang}, {&s.ValidSrc, "val." + s.SrcLang}, {&s.ValidTgt, "val." + s.TgtLang}} {
+			*p.dst = findData(s.Data, p.name)
+		}
+	}
+	if s.TrainSrc == "" || s.TrainTgt == "" || s.ValidSrc == "" || s.ValidTgt == "" {
+		return errors.New("-task files needs -data DIR, or -train-src, -train-tgt, -valid-src and -valid-tgt")
+	}
+	if s.BPEFile == "" && s.BPEMerges <= 0 {
+		return errors.New("-bpe-merges must be positive (or give -bpe FILE)")
+	}
+	return nil
+}
+
+// findData is dir/name.gz if it exists, else dir/name.
+func findData(dir, name string) string {
+	if p := filepath.Join(dir, name+".gz"); fileExists(p) {
+		return p
+	}
+	return filepath.Join(dir, name)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func setDefault(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+// save writes the settings to OUT/run.json.
+func (s settings) save() error {
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return errors.Wrap(err, "encoding settings")
+	}
+	return model.WriteFileAtomic(filepath.Join(s.Out, "run.json"), append(js, '\n'))
+}
+
+// loadSettings reads OUT/run.json of an earlier run.
+func loadSettings(dir string) (settings, error) {
+	var s settings
+	js, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return s, errors.Wrapf(err, "-resume %s: not a training output directory", dir)
+	}
+	if err := json.Unmarshal(js, &s); err != nil {
+		return s, errors.Wrapf(err, "%s", filepath.Join(dir, "run.json"))
+	}
+	s.Out = dir
+	return s, nil
+}

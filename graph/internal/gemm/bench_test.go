@@ -1,0 +1,66 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// benchShapes are the (m, n, k) of the products in a Transformer training
+// step: projections of 1024 rows, the output layer over an 8000-word
+// vocabulary, and per-head attention.
+var benchShapes = [][3]int{
+	{1024, 128, 128}, {1024, 512, 128}, {1024, 128, 512},
+	{1024, 1000, 128}, {1024, 8000, 256}, {32, 32, 32},
+}
+
+// sgemmFunc is the signature of gonum's blas.Float32Level3.Sgemm with alpha
+// fixed at 1.
+type sgemmFunc func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// benchSgemm times f on every shape and transposition, in GFLOP/s.
+func benchSgemm(b *testing.B, f sgemmFunc) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range benchShapes {
+		m, n, k := s[0], s[1], s[2]
+		a, bm, c := random[float32](rng, m, k, k), random[float32](rng, k, n, n), make([]float32, m*n)
+		for _, mode := range []string{"NN", "NT", "TN", "TT"} {
+			tA, tB := mode[0] == 'T', mode[1] == 'T'
+			lda, ldb := k, n
+			if tA {
+				lda = m
+			}
+			if tB {
+				ldb = k
+			}
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", mode, m, n, k), func(b *testing.B) {
+				for b.Loop() {
+					f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+func BenchmarkSgemm(b *testing.B) { benchSgemm(b, Sgemm) }
+
+// BenchmarkGonumSgemm times gonum's pure-Go BLAS on the same products.
+func BenchmarkGonumSgemm(b *testing.B) { benchSgemm(b, viaBLAS(gonum.Implementation{})) }
+
+// viaBLAS adapts a BLAS implementation to sgemmFunc.
+func viaBLAS(impl blas.Float32Level3) sgemmFunc {
+	return func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		ta, tb := blas.NoTrans, blas.NoTrans
+		if tA {
+			ta = blas.Trans
+		}
+		if tB {
+			tb = blas.Trans
+		}
+		impl.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+	}
+}

@@ -1,0 +1,203 @@
+package gemm
+
+import (
+	"runtime"
+	"sync"
+)
+
+// A microKernel computes one mr×nr tile of C from a packed mr×k panel of A
+// (column by column, mr values each) and a packed k×nr panel of B (row by
+// row, nr values each): C = A·B, or C += A·B when accumulate is set. c points
+// at the tile's first element, and ldc is C's leading dimension.
+type microKernel[T float] func(k int, a, b, c *T, ldc int, accumulate bool)
+
+// impl is a GEMM built around one micro-kernel and the cache blocking sizes
+// that suit it.
+//
+// The loops, outermost first (BLIS's names):
+//
+//	jc: columns of C in blocks of nc;
+//	pc: the inner dimension in blocks of kc; B[pc:pc+kc, jc:jc+nc] is packed
+//	    into nc/nr panels of kc×nr, meant to live in L3 (or L2);
+//	ic: rows of C in blocks of mc; A[ic:ic+mc, pc:pc+kc] is packed into mc/mr
+//	    panels of mr×kc, meant to live in L2;
+//	jr: one kc×nr panel of B, reread by every step of ir from L1;
+//	ir: one mr×kc panel of A: the micro-kernel updates the mr×nr tile of C.
+//
+// Transposition is handled entirely by packing. Tiles at the right and
+// bottom edges of C, smaller than mr×nr, are computed into a scratch tile
+// (the packed panels are zero-padded) and then added to C.
+type impl[T float] struct {
+	name       string
+	mr, nr     int // register tile of C updated by kernel
+	mc, kc, nc int // cache blocks; mc is a multiple of mr and nc of nr
+	kernel     microKernel[T]
+	pool       sync.Pool // of *workspace[T]
+}
+
+// workspace holds one goroutine's packing buffers and scratch tile.
+type workspace[T float] struct {
+	a, b, tile []T
+}
+
+// minParallelWork is the least m·n·k for which a product is split among
+// goroutines: below it the goroutine hand-off costs about as much as it saves.
+const minParallelWork = 64 * 64 * 64
+
+// run computes p after checking its arguments, on up to GOMAXPROCS
+// goroutines. Each goroutine takes a band of rows or columns of C (the longer
+// side) and runs the whole blocked algorithm on it with its own buffers, so
+// the goroutines share nothing but the read-only A and B.
+func (im *impl[T]) run(p problem[T]) {
+	p.check()
+	if p.m == 0 || p.n == 0 {
+		return
+	}
+	if p.k == 0 {
+		scale(p.c, p.ldc, p.m, p.n, p.beta)
+		return
+	}
+	byRows := p.m >= p.n
+	tiles := (p.n + im.nr - 1) / im.nr
+	if byRows {
+		tiles = (p.m + im.mr - 1) / im.mr
+	}
+	threads := min(runtime.GOMAXPROCS(0), tiles)
+	if p.m*p.n*p.k < minParallelWork {
+		threads = 1
+	}
+	var wg sync.WaitGroup
+	for t := threads - 1; t >= 0; t-- {
+		part := p.band(byRows, tiles*t/threads, tiles*(t+1)/threads, im.mr, im.nr)
+		if t == 0 {
+			im.serial(part)
+		} else {
+			wg.Go(func() { im.serial(part) })
+		}
+	}
+	wg.Wait()
+}
+
+// band returns the part of p that computes the rows of C in tiles [t0, t1)
+// of mr rows each when byRows is set, or the columns in tiles of nr columns.
+func (p problem[T]) band(byRows bool, t0, t1, mr, nr int) problem[T] {
+	if byRows {
+		i0, i1 := t0*mr, min(t1*mr, p.m)
+		p.a = p.a[p.offsetA(i0):]
+		p.c = p.c[i0*p.ldc:]
+		p.m = i1 - i0
+		return p
+	}
+	j0, j1 := t0*nr, min(t1*nr, p.n)
+	p.b = p.b[p.offsetB(j0):]
+	p.c = p.c[j0:]
+	p.n = j1 - j0
+	return p
+}
+
+// offsetA is the index in p.a of op(A)[i, 0].
+func (p *problem[T]) offsetA(i int) int {
+	if p.transA {
+		return i
+	}
+	return i * p.lda
+}
+
+// offsetB is the index in p.b of op(B)[0, j].
+func (p *problem[T]) offsetB(j int) int {
+	if p.transB {
+		return j * p.ldb
+	}
+	return j
+}
+
+// serial computes p on the calling goroutine; p.m, p.n and p.k are positive.
+func (im *impl[T]) serial(p problem[T]) {
+	w := im.workspace(min(p.m, im.mc), min(p.n, im.nc), min(p.k, im.kc))
+	defer im.pool.Put(w)
+	if p.beta != 0 && p.beta != 1 {
+		scale(p.c, p.ldc, p.m, p.n, p.beta)
+	}
+	for jc := 0; jc < p.n; jc += im.nc {
+		nc := min(im.nc, p.n-jc)
+		for pc := 0; pc < p.k; pc += im.kc {
+			kc := min(im.kc, p.k-pc)
+			accumulate := pc > 0 || p.beta != 0
+			im.packB(w.b, &p, pc, jc, kc, nc)
+			for ic := 0; ic < p.m; ic += im.mc {
+				mc := min(im.mc, p.m-ic)
+				im.packA(w.a, &p, ic, pc, mc, kc)
+				im.macro(w, mc, nc, kc, p.c[ic*p.ldc+jc:], p.ldc, accumulate)
+			}
+		}
+	}
+}
+
+// workspace returns buffers for packing mc×kc blocks of A and kc×nc blocks
+// of B, from the pool when it has large enough ones.
+func (im *impl[T]) workspace(mc, nc, kc int) *workspace[T] {
+	w, _ := im.pool.Get().(*workspace[T])
+	if w == nil {
+		w = &workspace[T]{tile: make([]T, im.mr*im.nr)}
+	}
+	if n := roundUp(mc, im.mr) * kc; cap(w.a) < n {
+		w.a = make([]T, n)
+	}
+	if n := roundUp(nc, im.nr) * kc; cap(w.b) < n {
+		w.b = make([]T, n)
+	}
+	return w
+}
+
+// macro updates the mc×nc block of C at c from the packed blocks of A and B
+// in w, tile by tile.
+func (im *impl[T]) macro(w *workspace[T], mc, nc, kc int, c []T, ldc int, accumulate bool) {
+	mr, nr := im.mr, im.nr
+	for jr := 0; jr < nc; jr += nr {
+		b := &w.b[jr*kc]
+		cols := min(nr, nc-jr)
+		for ir := 0; ir < mc; ir += mr {
+			a := &w.a[ir*kc]
+			rows := min(mr, mc-ir)
+			if rows == mr && cols == nr {
+				im.kernel(kc, a, b, &c[ir*ldc+jr], ldc, accumulate)
+				continue
+			}
+			im.kernel(kc, a, b, &w.tile[0], nr, false)
+			addTile(c[ir*ldc+jr:], ldc, w.tile, nr, rows, cols, accumulate)
+		}
+	}
+}
+
+// addTile adds the rows×cols matrix t (leading dimension ldt) to c, or
+// copies it there when accumulate is false.
+func addTile[T float](c []T, ldc int, t []T, ldt, rows, cols int, accumulate bool) {
+	for i := range rows {
+		ci, ti := c[i*ldc:][:cols], t[i*ldt:][:cols]
+		if !accumulate {
+			copy(ci, ti)
+			continue
+		}
+		for j, v := range ti {
+			ci[j] += v
+		}
+	}
+}
+
+// scale multiplies the m×n matrix c by beta; beta 0 clears c, NaNs included.
+func scale[T float](c []T, ldc, m, n int, beta T) {
+	for i := range m {
+		ci := c[i*ldc:][:n]
+		if beta == 0 {
+			clear(ci)
+			continue
+		}
+		for j := range ci {
+			ci[j] *= beta
+		}
+	}
+}
+
+func roundUp(x, multiple int) int {
+	return (x + multiple - 1) / multiple * multiple
+}

@@ -1,0 +1,77 @@
+// Package gemm multiplies dense row-major matrices: C = op(A)·op(B) + beta·C
+// in float32 (Sgemm) and float64 (Dgemm), in pure Go with an AVX2/FMA
+// assembly micro-kernel on amd64 CPUs that have it.
+//
+// The scheme is the one of GotoBLAS and BLIS: panels of A and B are copied
+// ("packed") into contiguous buffers laid out in the order a small register
+// tile of C (the micro-kernel) reads them, and the loops around the
+// micro-kernel are blocked so that each packed panel stays in the cache level
+// that suits how often it is reread. See driver.go for the loops.
+//
+// Products are accumulated in the element type, as BLAS does.
+package gemm
+
+import "fmt"
+
+// Sgemm computes C = op(A)·op(B) + beta·C for row-major float32 matrices,
+// where op(A) is m×k and op(B) is k×n.
+//
+// A is stored m×k, or k×m when transA is set, with leading dimension (row
+// stride) lda; likewise B is stored k×n, or n×k when transB is set, with
+// leading dimension ldb; C is m×n with leading dimension ldc. When beta is 0,
+// C is not read, so it may hold NaNs. Sgemm panics when a size is negative,
+// a leading dimension is smaller than its row, or a slice is too short.
+func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemm.run(problem[float32]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
+}
+
+// Dgemm is Sgemm for float64 matrices.
+func Dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	dgemm.run(problem[float64]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
+}
+
+// float is the element type of the matrices.
+type float interface{ ~float32 | ~float64 }
+
+// problem holds the arguments of one call to Sgemm or Dgemm.
+type problem[T float] struct {
+	transA, transB bool
+	m, n, k        int
+	a              []T
+	lda            int
+	b              []T
+	ldb            int
+	beta           T
+	c              []T
+	ldc            int
+}
+
+// check panics unless the sizes, leading dimensions and slice lengths of p
+// describe matrices that lie within their slices.
+func (p *problem[T]) check() {
+	if p.m < 0 || p.n < 0 || p.k < 0 {
+		panic(fmt.Sprintf("gemm: negative size m=%d n=%d k=%d", p.m, p.n, p.k))
+	}
+	ar, ac := p.m, p.k
+	if p.transA {
+		ar, ac = ac, ar
+	}
+	br, bc := p.k, p.n
+	if p.transB {
+		br, bc = bc, br
+	}
+	checkMatrix("a", ar, ac, len(p.a), p.lda)
+	checkMatrix("b", br, bc, len(p.b), p.ldb)
+	checkMatrix("c", p.m, p.n, len(p.c), p.ldc)
+}
+
+// checkMatrix panics unless a rows×cols matrix with leading dimension ld fits
+// in a slice of length n.
+func checkMatrix(name string, rows, cols, n, ld int) {
+	if ld < max(1, cols) {
+		panic(fmt.Sprintf("gemm: leading dimension of %s is %d, less than its %d columns", name, ld, cols))
+	}
+	if rows > 0 && cols > 0 && n < (rows-1)*ld+cols {
+		panic(fmt.Sprintf("gemm: %s has %d elements, too few for %d×%d with leading dimension %d", name, n, rows, cols, ld))
+	}
+}

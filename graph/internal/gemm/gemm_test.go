@@ -1,0 +1,242 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// variants returns im together with a copy using tiny cache blocks, so that
+// small products go through every blocking loop several times.
+func variants[T float](im *impl[T]) []*impl[T] {
+	tiny := &impl[T]{name: im.name + "-tiny", mr: im.mr, nr: im.nr,
+		mc: 2 * im.mr, kc: 5, nc: 3 * im.nr, kernel: im.kernel}
+	return []*impl[T]{im, tiny}
+}
+
+// impls32 and impls64 are the implementations this machine can run.
+func impls32() []*impl[float32] {
+	ims := variants(goSgemm)
+	if sgemm != goSgemm {
+		ims = append(ims, variants(sgemm)...)
+	}
+	return ims
+}
+
+func impls64() []*impl[float64] {
+	ims := variants(goDgemm)
+	if dgemm != goDgemm {
+		ims = append(ims, variants(dgemm)...)
+	}
+	return ims
+}
+
+// testCase is one product to check; pad is added to every leading dimension.
+type testCase struct {
+	transA, transB bool
+	m, n, k, pad   int
+	beta           float64
+}
+
+func (tc testCase) String() string {
+	return fmt.Sprintf("tA=%t tB=%t m=%d n=%d k=%d pad=%d beta=%g", tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.pad, tc.beta)
+}
+
+// matrices holds the operands of a test case and the reference result.
+type matrices[T float] struct {
+	a, b, c          []T
+	lda, ldb, ldc    int
+	want, bound, out []float64
+}
+
+// newMatrices fills A, B and C with random values (C with NaN where beta is
+// 0, and with a sentinel in its padding) and computes the expected result
+// in float64 with a worst-case rounding bound per element:
+//
+//	|C - want| ≤ (k+2)·u·(Σ_p |a_ip·b_pj| + |beta·c_ij|) · 2
+//
+// where u is the unit roundoff of T; the factor 2 covers the reference's own
+// rounding when T is float64.
+func newMatrices[T float](tc testCase, rng *rand.Rand) *matrices[T] {
+	ar, ac, br, bc := tc.m, tc.k, tc.k, tc.n
+	if tc.transA {
+		ar, ac = ac, ar
+	}
+	if tc.transB {
+		br, bc = bc, br
+	}
+	x := &matrices[T]{lda: ac + tc.pad, ldb: bc + tc.pad, ldc: tc.n + tc.pad}
+	x.a = random[T](rng, ar, ac, x.lda)
+	x.b = random[T](rng, br, bc, x.ldb)
+	x.c = random[T](rng, tc.m, tc.n, x.ldc)
+	x.want = make([]float64, tc.m*tc.n)
+	x.bound = make([]float64, tc.m*tc.n)
+	u := math.Pow(2, -53)
+	if _, ok := any(T(0)).(float32); ok {
+		u = math.Pow(2, -24)
+	}
+	for i := range tc.m {
+		for j := range tc.n {
+			var sum, abs float64
+			for p := range tc.k {
+				ia, ib := i*x.lda+p, p*x.ldb+j
+				if tc.transA {
+					ia = p*x.lda + i
+				}
+				if tc.transB {
+					ib = j*x.ldb + p
+				}
+				ap, bp := float64(x.a[ia]), float64(x.b[ib])
+				sum += ap * bp
+				abs += math.Abs(ap * bp)
+			}
+			if tc.beta != 0 {
+				bc := tc.beta * float64(x.c[i*x.ldc+j])
+				sum += bc
+				abs += math.Abs(bc)
+			} else {
+				x.c[i*x.ldc+j] = T(math.NaN())
+			}
+			x.want[i*tc.n+j] = sum
+			x.bound[i*tc.n+j] = 2 * float64(tc.k+2) * u * abs
+		}
+	}
+	return x
+}
+
+// sentinel fills the padding of C; gemm must leave it alone.
+const sentinel = 12345
+
+// random returns a rows×cols matrix with leading dimension ld whose elements
+// are uniform in [-1, 1) and whose padding holds sentinel.
+func random[T float](rng *rand.Rand, rows, cols, ld int) []T {
+	x := make([]T, rows*ld)
+	for i := range x {
+		x[i] = sentinel
+		if i%ld < cols {
+			x[i] = T(2*rng.Float64() - 1)
+		}
+	}
+	return x
+}
+
+// check runs tc through im and reports elements off by more than their bound
+// and padding of C that changed.
+func check[T float](t *testing.T, im *impl[T], tc testCase, rng *rand.Rand) {
+	t.Helper()
+	x := newMatrices[T](tc, rng)
+	im.run(problem[T]{tc.transA, tc.transB, tc.m, tc.n, tc.k, x.a, x.lda, x.b, x.ldb, T(tc.beta), x.c, x.ldc})
+	bad := 0
+	for i := range x.c {
+		r, j := i/x.ldc, i%x.ldc
+		var ok bool
+		if j < tc.n {
+			got, want := float64(x.c[i]), x.want[r*tc.n+j]
+			ok = math.Abs(got-want) <= x.bound[r*tc.n+j]
+		} else {
+			ok = x.c[i] == sentinel
+		}
+		if !ok {
+			if bad++; bad <= 3 {
+				t.Errorf("%s %v: c[%d,%d] = %g", im.name, tc, r, j, x.c[i])
+			}
+		}
+	}
+}
+
+// sizes are matrix sizes around the tile and block sizes of every kernel.
+var sizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 64, 100}
+
+func TestSgemm(t *testing.T) { testGemm(t, impls32()) }
+func TestDgemm(t *testing.T) { testGemm(t, impls64()) }
+
+func testGemm[T float](t *testing.T, ims []*impl[T]) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, im := range ims {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for range 150 {
+					tc := testCase{tA, tB, pick(rng, sizes), pick(rng, sizes), pick(rng, sizes),
+						pick(rng, []int{0, 0, 3}), pick(rng, []float64{0, 1, -0.5})}
+					check(t, im, tc, rng)
+				}
+			}
+		}
+	}
+}
+
+// TestLarge checks products bigger than the default blocks, on several
+// goroutines.
+func TestLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large products")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []testCase{
+		{false, true, 300, 97, 600, 0, 0},
+		{true, false, 97, 300, 513, 2, 1},
+		{false, false, 150, 4200, 3, 1, 0.5},
+		{true, true, 290, 310, 257, 0, 0},
+	} {
+		check(t, sgemm, tc, rng)
+		check(t, dgemm, tc, rng)
+	}
+}
+
+// TestEmpty checks that k = 0 scales C by beta and that m or n = 0 is a no-op.
+func TestEmpty(t *testing.T) {
+	c := []float32{1, 2, math.Float32frombits(0x7fc00000), 4}
+	Sgemm(false, false, 2, 2, 0, nil, 1, nil, 2, 0, c, 2)
+	if c[0] != 0 || c[2] != 0 {
+		t.Errorf("beta 0, k 0: c = %v, want zeros", c)
+	}
+	d := []float64{1, 2, 3, 4}
+	Dgemm(true, true, 2, 2, 0, nil, 2, nil, 1, 2, d, 2)
+	if d[3] != 8 {
+		t.Errorf("beta 2, k 0: c = %v, want doubled", d)
+	}
+	Sgemm(false, false, 0, 3, 4, nil, 4, make([]float32, 12), 3, 0, nil, 3)
+	Sgemm(false, false, 3, 0, 4, make([]float32, 12), 4, nil, 1, 0, nil, 1)
+}
+
+// TestPanics checks that bad arguments panic rather than read or write out
+// of bounds.
+func TestPanics(t *testing.T) {
+	s := make([]float32, 16)
+	for name, f := range map[string]func(){
+		"negative": func() { Sgemm(false, false, -1, 2, 2, s, 2, s, 2, 0, s, 2) },
+		"lda":      func() { Sgemm(false, false, 2, 2, 3, s, 2, s, 2, 0, s, 2) },
+		"ldb":      func() { Sgemm(false, true, 2, 2, 3, s, 3, s, 2, 0, s, 2) },
+		"short a":  func() { Sgemm(true, false, 4, 2, 5, s, 4, s, 2, 0, s, 2) },
+		"short c":  func() { Sgemm(false, false, 4, 5, 1, s, 1, s, 5, 0, s, 5) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// FuzzSgemm checks random shapes, transpositions and betas against the
+// reference.
+func FuzzSgemm(f *testing.F) {
+	f.Add(uint8(6), uint8(16), uint8(1), uint8(0), uint64(1))
+	f.Add(uint8(33), uint8(17), uint8(70), uint8(7), uint64(2))
+	f.Fuzz(func(t *testing.T, m, n, k, flags uint8, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		tc := testCase{flags&1 != 0, flags&2 != 0, int(m), int(n), int(k),
+			int(flags>>2) & 3, []float64{0, 1, 0.5, -2}[flags>>4&3]}
+		for _, im := range impls32() {
+			check(t, im, tc, rng)
+		}
+	})
+}
+
+func pick[E any](rng *rand.Rand, xs []E) E { return xs[rng.IntN(len(xs))] }

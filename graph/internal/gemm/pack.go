@@ -1,0 +1,60 @@
+package gemm
+
+// packA copies op(A)[i0:i0+mc, p0:p0+kc] into dst as panels of mr rows: panel
+// q holds rows q·mr to q·mr+mr-1, column after column (mr values each),
+// starting at dst[q·mr·kc]. Rows past mc are zero.
+func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
+	mr := im.mr
+	for ir := 0; ir < mc; ir += mr {
+		rows := min(mr, mc-ir)
+		d := dst[ir*kc : (ir+mr)*kc]
+		if p.transA {
+			gather(d, mr, p.a[(p0*p.lda+i0+ir):], p.lda, kc, rows)
+		} else {
+			scatter(d, mr, p.a[(i0+ir)*p.lda+p0:], p.lda, rows, kc)
+		}
+	}
+}
+
+// packB copies op(B)[p0:p0+kc, j0:j0+nc] into dst as panels of nr columns:
+// panel q holds columns q·nr to q·nr+nr-1, row after row (nr values each),
+// starting at dst[q·nr·kc]. Columns past nc are zero.
+func (im *impl[T]) packB(dst []T, p *problem[T], p0, j0, kc, nc int) {
+	nr := im.nr
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		d := dst[jr*kc : (jr+nr)*kc]
+		if p.transB {
+			scatter(d, nr, p.b[(j0+jr)*p.ldb+p0:], p.ldb, cols, kc)
+		} else {
+			gather(d, nr, p.b[p0*p.ldb+j0+jr:], p.ldb, kc, cols)
+		}
+	}
+}
+
+// gather copies the rows×cols matrix src (leading dimension ld) into dst
+// with leading dimension w ≥ cols, zeroing the rest of each row of dst.
+func gather[T float](dst []T, w int, src []T, ld, rows, cols int) {
+	for r := range rows {
+		d, s := dst[r*w:][:w], src[r*ld:][:cols]
+		copy(d, s)
+		clear(d[cols:])
+	}
+}
+
+// scatter copies the transpose of the rows×cols matrix src (leading
+// dimension ld) into dst with leading dimension w ≥ rows: src's row r becomes
+// column r of dst. Columns rows to w-1 of dst are zeroed.
+func scatter[T float](dst []T, w int, src []T, ld, rows, cols int) {
+	for r := range rows {
+		s := src[r*ld:][:cols]
+		for j, v := range s {
+			dst[j*w+r] = v
+		}
+	}
+	for r := rows; r < w; r++ {
+		for j := range cols {
+			dst[j*w+r] = 0
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package trainer
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/model"
+)
+
+// A checkpoint of step N is two files in OUT/checkpoints:
+//
+//	step-0000000N.safetensors        the weights and config (model.SaveCheckpoint), usable alone
+//	step-0000000N.state.safetensors  Adam's moments ("m.NAME", "v.NAME") and, in the
+//	                                 metadata, the run's state (state)
+//
+// The state file is written first, so a step whose weights file exists is
+// complete. Both writes are atomic.
+
+// state is what, besides weights and moments, resumes a run exactly.
+type state struct {
+	Step     int             `json:"step"`
+	Batcher  data.BatchState `json:"batcher"`
+	RNG      string          `json:"rng"` // the dropout generator, base64
+	Best     float64         `json:"best_val_loss"`
+	ElapsedS float64         `json:"elapsed_s"`
+}
+
+const stateKey = "trainer_state"
+
+// checkpointDir is where step checkpoints go.
+func (t *Trainer) checkpointDir() string { return filepath.Join(t.opt.OutDir, "checkpoints") }
+
+// stepPath is the weights file of a step.
+func stepPath(dir string, step int) string {
+	return filepath.Join(dir, fmt.Sprintf("step-%08d.safetensors", step))
+}
+
+// statePath is the state file that goes with a weights file.
+func statePath(weights string) string {
+	return strings.TrimSuffix(weights, ".safetensors") + ".state.safetensors"
+}
+
+// meta is the metadata stored with every weights file.
+func (t *Trainer) meta() map[string]string {
+	return map[string]string{"step": strconv.Itoa(t.adam.Step)}
+}
+
+// save writes the checkpoint of the current step and removes old ones.
+func (t *Trainer) save() (string, error) {
+	dir := t.checkpointDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", errors.Wrap(err, "checkpoint directory")
+	}
+	path := stepPath(dir, t.adam.Step)
+	if err := t.saveState(statePath(path)); err != nil {
+		return "", err
+	}
+	if err := model.SaveCheckpoint(path, t.m.Config(), t.params, t.meta()); err != nil {
+		return "", err
+	}
+	t.rep.Saved(t.adam.Step, path)
+	return path, t.prune()
+}
+
+// saveState writes Adam's moments and the run's state.
+func (t *Trainer) saveState(path string) error {
+	rng, err := t.pcg.MarshalBinary()
+	if err != nil {
+		return errors.Wrap(err, "saving the random state")
+	}
+	best := t.best
+	if math.IsInf(best, 1) {
+		best = math.MaxFloat64
+	}
+	st := state{
+		Step: t.adam.Step, Batcher: t.data.Train.State(), RNG: base64.StdEncoding.EncodeToString(rng),
+		Best: best, ElapsedS: (t.elapsed + time.Since(t.window.start)).Seconds(),
+	}
+	js, err := json.Marshal(st)
+	if err != nil {
+		return errors.Wrap(err, "encoding the trainer state")
+	}
+	m, v := t.adam.Moments()
+	var tensors []safetensors.Tensor
+	for _, name := range t.params.Names() {
+		for prefix, p := range map[string]*graph.Params{"m.": m, "v.": v} {
+			ts, err := safetensors.FromDense(prefix+name, p.Value(name))
+			if err != nil {
+				return err
+			}
+			tensors = append(tensors, ts)
+		}
+	}
+	return safetensors.Write(path, tensors, map[string]string{stateKey: string(js)})
+}
+
+// prune removes step checkpoints beyond the KeepLast most recent.
+func (t *Trainer) prune() error {
+	steps, err := checkpointSteps(t.checkpointDir())
+	if err != nil {
+		return err
+	}
+	for len(steps) > t.opt.KeepLast {
+		p := stepPath(t.checkpointDir(), steps[0])
+		if err := os.Remove(p); err != nil {
+			return errors.Wrap(err, "removing an old checkpoint")
+		}
+		if err := os.Remove(statePath(p)); err != nil && !os.IsNotExist(err) {
+			return errors.Wrap(err, "removing an old checkpoint")
+		}
+		steps = steps[1:]
+	}
+	return nil
+}
+
+// checkpointSteps lists the steps with a complete checkpoint in dir, oldest first.
+func checkpointSteps(dir string) ([]int, error) {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errors.Wrap(err, "listing checkpoints")
+	}
+	var steps []int
+	for _, e := range entries {
+		var step int
+		if n, _ := fmt.Sscanf(e.Name(), "step-%08d.safetensors", &step); n == 1 && e.Name() == filepath.Base(stepPath(dir, step)) {
+			steps = append(steps, step)
+		}
+	}
+	sort.Ints(steps)
+	return steps, nil
+}
+
+// Checkpoints lists the weights files of dir/checkpoints, oldest first.
+func Checkpoints(outDir string) ([]string, error) {
+	dir := filepath.Join(outDir, "checkpoints")
+	steps, err := checkpointSteps(dir)
+	paths := make([]string, len(steps))
+	for i, s := range steps {
+		paths[i] = stepPath(dir, s)
+	}
+	return paths, err
+}
+
+// Resume restores the latest checkpoint of dir (an output directory of an
+// earlier run with the same data and options): weights, Adam's moments and
+// step, the dropout generator, the data position and the best validation
+// loss, so the run continues exactly as if never interrupted. Metrics the
+// interrupted run logged after that checkpoint are dropped.
+func (t *Trainer) Resume(dir string) error {
+	paths, err := Checkpoints(dir)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return errors.Errorf("no checkpoint to resume in %s", filepath.Join(dir, "checkpoints"))
+	}
+	path := paths[len(paths)-1]
+	ck, err := model.LoadCheckpoint(path)
+	if err != nil {
+		return err
+	}
+	if ck.Config != t.m.Config() {
+		return errors.Errorf("checkpoint %s is of another model: %+v, this run's is %+v", path, ck.Config, t.m.Config())
+	}
+	if err := ck.Restore(t.params); err != nil {
+		return err
+	}
+	if err := t.restoreState(statePath(path)); err != nil {
+		return err
+	}
+	return truncateMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), t.adam.Step)
+}
+
+// restoreState reads a state file written by saveState.
+func (t *Trainer) restoreState(path string) error {
+	f, err := safetensors.Read(path)
+	if err != nil {
+		return err
+	}
+	var st state
+	if err := json.Unmarshal([]byte(f.Metadata[stateKey]), &st); err != nil {
+		return errors.Wrapf(err, "%s: trainer state", path)
+	}
+	m, v := t.adam.Moments()
+	for _, name := range t.params.Names() {
+		for prefix, p := range map[string]*graph.Params{"m.": m, "v.": v} {
+			d, err := f.Dense(prefix+name, t.params.Dtype())
+			if err == nil {
+				err = p.Set(name, d)
+			}
+			if err != nil {
+				return errors.Wrapf(err, "%s", path)
+			}
+		}
+	}
+	rng, err := base64.StdEncoding.DecodeString(st.RNG)
+	if err == nil {
+		err = t.pcg.UnmarshalBinary(rng)
+	}
+	if err != nil {
+		return errors.Wrapf(err, "%s: random state", path)
+	}
+	if err := t.data.Train.Restore(st.Batcher); err != nil {
+		return errors.Wrapf(err, "%s: data position", path)
+	}
+	t.adam.Step, t.best, t.elapsed = st.Step, st.Best, time.Duration(st.ElapsedS*float64(time.Second))
+	return nil
+}
+
+// finish writes the final weights and the loss curves.
+func (t *Trainer) finish() error {
+	if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
+		return err
+	}
+	ms, err := ReadMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"))
+	if err != nil {
+		return err
+	}
+	return PlotLosses(ms, filepath.Join(t.opt.OutDir, "loss.png"))
+}

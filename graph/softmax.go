@@ -144,7 +144,7 @@ func softmaxInPlace[T float](v []T) {
 	}
 	var sum float64
 	for j, x := range v {
-		e := T(math.Exp(float64(x - m)))
+		e := exp(x - m)
 		v[j] = e
 		sum += float64(e)
 	}
@@ -163,7 +163,7 @@ func logSoftmaxRows[T float](y, x []T, n int) {
 		}
 		var sum float64
 		for _, v := range xr {
-			sum += math.Exp(float64(v - m))
+			sum += float64(exp(v - m))
 		}
 		lse := m + T(math.Log(sum))
 		for j, v := range xr {
@@ -185,7 +185,7 @@ func softmaxBackward[T float](dx, y, dy []T, n int, scale float64, log bool) {
 		}
 		for j := range yr {
 			if log {
-				dxr[j] = dyr[j] - T(math.Exp(float64(yr[j]))*dot)
+				dxr[j] = dyr[j] - T(float64(exp(yr[j]))*dot)
 			} else {
 				dxr[j] = T(scale * float64(yr[j]) * (float64(dyr[j]) - dot))
 			}

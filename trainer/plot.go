@@ -21,6 +21,7 @@ func PlotLosses(ms []Metrics, path string) error {
 	p.Title.Text = "Loss"
 	p.X.Label.Text = "step"
 	p.Y.Label.Text = "loss (nats per token)"
+	p.Legend.Top = true
 	train, val := make(plotter.XYs, len(ms)), make(plotter.XYs, len(ms))
 	for i, m := range ms {
 		train[i] = plotter.XY{X: float64(m.Step), Y: m.TrainLoss}

@@ -1,0 +1,43 @@
+package trainer
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/transformer-go/transformer/model"
+)
+
+// The benchmarks time one step at batch 32, source and target length 32, in
+// target tokens per second: a training step (forward, backward and Adam) and
+// a forward pass (evaluation graph), for the tiny and small presets with
+// vocabularies of 1,000 and 8,000. cmd/bench prints the same figures beside
+// PyTorch's.
+
+func benchmark(b *testing.B, step func(r *Rig) error) {
+	for _, preset := range []string{"tiny", "small"} {
+		for _, vocab := range []int{1000, 8000} {
+			b.Run(fmt.Sprintf("%s/vocab=%d", preset, vocab), func(b *testing.B) {
+				cfg, err := model.Preset(preset, vocab)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if err := step(r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*len(r.Batch.TgtOut))/b.Elapsed().Seconds(), "tgt-tokens/s")
+			})
+		}
+	}
+}
+
+func BenchmarkTrainStep(b *testing.B) { benchmark(b, (*Rig).TrainStep) }
+
+func BenchmarkForward(b *testing.B) { benchmark(b, (*Rig).Forward) }

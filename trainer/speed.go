@@ -1,0 +1,119 @@
+package trainer
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
+)
+
+// Rig runs training steps (forward, backward, Adam) and forward passes of a
+// model on one fixed batch of random ids, for benchmarks.
+type Rig struct {
+	Batch model.Batch
+	m     *model.Transformer
+	p     *graph.Params
+	train *graph.Program
+	fwd   *graph.Program
+	adam  *Adam
+	grads map[string]*tensor.Dense
+}
+
+// NewRig builds the model of cfg with float32 parameters and compiles its
+// training and evaluation programs for batches of shape sh.
+func NewRig(cfg model.Config, sh model.Shape) (*Rig, error) {
+	m, err := model.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		return nil, err
+	}
+	r := &Rig{Batch: randomBatch(sh, cfg.Vocab), m: m, p: params, grads: map[string]*tensor.Dense{}}
+	if r.train, err = model.CompileTrain(m, params, sh, rand.New(rand.NewPCG(3, 4))); err != nil {
+		return nil, err
+	}
+	if r.fwd, err = model.CompileEval(m, params, sh); err != nil {
+		return nil, err
+	}
+	r.adam, err = NewAdam(params)
+	return r, err
+}
+
+// randomBatch is a full batch of random non-reserved ids.
+func randomBatch(sh model.Shape, vocab int) model.Batch {
+	rng := rand.New(rand.NewPCG(1, 1))
+	ids := func(n int) []int {
+		s := make([]int, n)
+		for i := range s {
+			s[i] = 4 + rng.IntN(vocab-4)
+		}
+		return s
+	}
+	return model.Batch{Shape: sh, Src: ids(sh.Batch * sh.SrcLen), TgtIn: ids(sh.Batch * sh.TgtLen), TgtOut: ids(sh.Batch * sh.TgtLen)}
+}
+
+// TrainStep runs one training step.
+func (r *Rig) TrainStep() error {
+	if err := r.m.Feed(r.train, r.p.Dtype(), r.Batch); err != nil {
+		return err
+	}
+	if err := r.train.Run(); err != nil {
+		return err
+	}
+	accumulate(r.grads, r.train, true, false)
+	return r.adam.Update(r.p, r.grads, 1e-4)
+}
+
+// Forward runs one forward pass of the evaluation graph.
+func (r *Rig) Forward() error {
+	if err := r.m.Feed(r.fwd, r.p.Dtype(), r.Batch); err != nil {
+		return err
+	}
+	return r.fwd.Run()
+}
+
+// Speed is what MeasureSpeed measured.
+type Speed struct {
+	TrainTokensPerS, ForwardTokensPerS float64
+	// TrainBytesPerStep is the memory allocated by one training step.
+	TrainBytesPerStep float64
+}
+
+// MeasureSpeed times steps training steps and forward passes (after one of
+// each to warm up), in target tokens per second.
+func (r *Rig) MeasureSpeed(steps int) (Speed, error) {
+	if steps < 1 {
+		return Speed{}, errors.New("measuring needs at least one step")
+	}
+	tokens := float64(steps * len(r.Batch.TgtOut))
+	var s Speed
+	var before, after runtime.MemStats
+	for i, f := range []func() error{r.TrainStep, r.Forward} {
+		if err := f(); err != nil {
+			return s, err
+		}
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		for range steps {
+			if err := f(); err != nil {
+				return s, err
+			}
+		}
+		rate := tokens / time.Since(start).Seconds()
+		runtime.ReadMemStats(&after)
+		if i == 0 {
+			s.TrainTokensPerS = rate
+			s.TrainBytesPerStep = float64(after.TotalAlloc-before.TotalAlloc) / float64(steps)
+		} else {
+			s.ForwardTokensPerS = rate
+		}
+	}
+	return s, nil
+}

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 
 	"github.com/transformer-go/transformer/graph"
@@ -30,6 +31,29 @@ func (l DecoderLayer) Apply(s *graph.Scope, y, memory, selfMask, memMask *G.Node
 	})
 }
 
+// Step applies the layer to one new position y [batch, 1, dModel] of an
+// incremental decoder, as Apply does to the last position of a sequence.
+// Self-attention reads and extends cache, the keys and values of the
+// earlier positions (MultiHeadAttention.Cached); cross-attention attends to
+// memory, the encoder output's keys and values (Decoder.Memory). It returns
+// the new position's output and the updated cache.
+func (l DecoderLayer) Step(s *graph.Scope, y *G.Node, cache KV, at Slot, memory KV, memMask *G.Node) (*G.Node, KV) {
+	if s.Err() != nil {
+		return nil, cache
+	}
+	y = l.residual(s).Apply(s.In("norm1"), y, func(h *G.Node) *G.Node {
+		var out *G.Node
+		out, cache = l.attention().Cached(s.In("self_attn"), h, cache, at)
+		return out
+	})
+	y = l.residual(s).Apply(s.In("norm2"), y, func(h *G.Node) *G.Node {
+		return l.attention().Attend(s.In("cross_attn"), h, memory, memMask)
+	})
+	return l.residual(s).Apply(s.In("norm3"), y, func(h *G.Node) *G.Node {
+		return NewFeedForward(l.DModel, l.DFF).Apply(s.In("feed_forward"), h)
+	}), cache
+}
+
 // Decoder is the paper's decoder: a Stack of DecoderLayers.
 type Decoder struct {
 	Layer DecoderLayer
@@ -42,4 +66,30 @@ func (d Decoder) Apply(s *graph.Scope, y, memory, selfMask, memMask *G.Node) *G.
 		y = d.Layer.Apply(s.In("layers", i), y, memory, selfMask, memMask)
 	}
 	return d.finish(s, d.Layer.Sizes, y)
+}
+
+// Memory projects the encoder's output memory [batch, lenS, dModel] to every
+// layer's cross-attention keys and values, [batch, heads, lenS, dk] each:
+// an incremental decoder computes them once per source, not at every step.
+func (d Decoder) Memory(s *graph.Scope, memory *G.Node) []KV {
+	kvs := make([]KV, d.N)
+	for i := range d.N {
+		kvs[i] = d.Layer.attention().Project(s.In("layers", i, "cross_attn"), memory)
+	}
+	return kvs
+}
+
+// Step decodes one new position y [batch, 1, dModel] (embedded, with its
+// position) given each layer's self-attention cache and the Memory of the
+// encoder's output. It returns the position's output and the updated caches.
+func (d Decoder) Step(s *graph.Scope, y *G.Node, caches []KV, at Slot, memory []KV, memMask *G.Node) (*G.Node, []KV) {
+	if len(caches) != d.N || len(memory) != d.N {
+		s.Fail(errors.Errorf("decoder step: %d caches and %d memories for %d layers", len(caches), len(memory), d.N))
+		return nil, nil
+	}
+	out := make([]KV, d.N)
+	for i := range d.N {
+		y, out[i] = d.Layer.Step(s.In("layers", i), y, caches[i], at, memory[i], memMask)
+	}
+	return d.finish(s, d.Layer.Sizes, y), out
 }

@@ -10,5 +10,10 @@
 //	out := attn.Apply(s.In("encoder", "layers", 0, "self_attn"), x, x, mask)
 //	// parameters: encoder.layers.0.self_attn.q_proj.weight, …
 //
+// An incremental decoder runs the decoder one position at a time:
+// Decoder.Memory projects the encoder's output once, and Decoder.Step decodes
+// a new position against each layer's cache of the earlier positions' keys
+// and values (MultiHeadAttention.Cached).
+//
 // Tensors are written with their shapes in comments: x [batch, len, dModel].
 package layers

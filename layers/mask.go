@@ -38,3 +38,14 @@ func CausalMask(dt tensor.Dtype, ids []int, batch, length, pad int) *tensor.Dens
 	}
 	return graph.FromFloat64s(dt, m, batch, 1, length, length)
 }
+
+// StepMask is the self-attention mask of step t of an incremental decoder
+// whose caches hold maxLen positions: [1, 1, 1, maxLen], 0 for the slots j ≤ t
+// (written by this step and the earlier ones) and -Inf for j > t.
+func StepMask(dt tensor.Dtype, t, maxLen int) *tensor.Dense {
+	m := make([]float64, maxLen)
+	for j := t + 1; j < maxLen; j++ {
+		m[j] = math.Inf(-1)
+	}
+	return graph.FromFloat64s(dt, m, 1, 1, 1, maxLen)
+}

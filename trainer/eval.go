@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pkg/errors"
+
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
@@ -40,26 +42,33 @@ func (t *Trainer) Evaluate() (model.Scores, error) {
 // the target.
 func (t *Trainer) ExactMatch() (float64, error) {
 	ex := t.data.HeldOut
+	srcs := make([][]int, len(ex))
+	longest := 0
+	for i, e := range ex {
+		srcs[i] = append(slices.Clone(e.Src), data.EOSID)
+		longest = max(longest, len(e.Tgt))
+	}
+	outs, err := t.decode(srcs, model.Search{Method: model.MethodGreedy, MaxLen: longest + 2, Batch: decodeBatch})
+	if err != nil {
+		return 0, errors.Wrap(err, "exact match")
+	}
 	right := 0
-	for start := 0; start < len(ex); start += decodeBatch {
-		part := ex[start:min(start+decodeBatch, len(ex))]
-		srcs := make([][]int, len(part))
-		longest := 0
-		for i, e := range part {
-			srcs[i] = append(slices.Clone(e.Src), data.EOSID)
-			longest = max(longest, len(e.Tgt))
-		}
-		outs, err := model.Greedy(t.m, t.params, srcs, longest+2)
-		if err != nil {
-			return 0, err
-		}
-		for i, e := range part {
-			if slices.Equal(outs[i], e.Tgt) {
-				right++
-			}
+	for i, e := range ex {
+		if slices.Equal(outs[i][0].Tokens, e.Tgt) {
+			right++
 		}
 	}
 	return float64(right) / float64(max(len(ex), 1)), nil
+}
+
+// decode decodes srcs with the model's current parameters.
+func (t *Trainer) decode(srcs [][]int, s model.Search) ([][]model.Hypothesis, error) {
+	d, err := model.NewDecoder(t.m, t.params)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Decode(srcs, s)
 }
 
 // evaluateAndLog evaluates, appends the metrics and keeps the best checkpoint.
@@ -75,6 +84,23 @@ func (t *Trainer) evaluateAndLog() error {
 		ValLoss: sc.Loss(), ValPPL: sc.Perplexity(), ValAcc: sc.Accuracy(),
 		LR: t.sched.At(t.adam.Step), TokensPerS: t.window.rate(), ElapsedS: t.elapsed.Seconds(),
 	}
+	if err := t.decodingMetrics(&m); err != nil {
+		return err
+	}
+	if err := appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), m); err != nil {
+		return err
+	}
+	t.rep.Eval(m)
+	if err := t.keepBest(m); err != nil {
+		return err
+	}
+	t.window = window{start: time.Now()}
+	return nil
+}
+
+// decodingMetrics adds to m the exact match of the held-out examples and,
+// when due, the BLEU of the BLEU sample.
+func (t *Trainer) decodingMetrics(m *Metrics) error {
 	if len(t.data.HeldOut) > 0 {
 		em, err := t.ExactMatch()
 		if err != nil {
@@ -82,16 +108,31 @@ func (t *Trainer) evaluateAndLog() error {
 		}
 		m.ExactMatch = &em
 	}
-	if err := appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), m); err != nil {
-		return err
-	}
-	t.rep.Eval(m)
-	if m.ValLoss < t.best {
-		t.best = m.ValLoss
-		if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
+	if t.bleuDue() {
+		b, err := t.BLEU()
+		if err != nil {
 			return err
 		}
+		m.BLEU = &b
 	}
-	t.window = window{start: time.Now()}
 	return nil
+}
+
+// keepBest saves best.safetensors when the evaluation m is the best so far:
+// the lowest validation loss or, with BLEUSample.KeepBest, the highest BLEU.
+// BLEU is kept negated in t.best (and in the checkpoints' trainer state) so
+// that for both lower is better.
+func (t *Trainer) keepBest(m Metrics) error {
+	value := m.ValLoss
+	if b := t.data.BLEU; b != nil && b.KeepBest {
+		if m.BLEU == nil {
+			return nil
+		}
+		value = -*m.BLEU
+	}
+	if value >= t.best {
+		return nil
+	}
+	t.best = value
+	return model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta())
 }

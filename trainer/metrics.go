@@ -25,6 +25,9 @@ type Metrics struct {
 	// ExactMatch is the fraction of held-out synthetic examples whose greedy
 	// decode equals the target.
 	ExactMatch *float64 `json:"exact_match,omitempty"`
+	// BLEU is the corpus BLEU (sacreBLEU's default, 0 to 100) of the
+	// validation sample's translations, at the evaluations that compute it.
+	BLEU *float64 `json:"bleu,omitempty"`
 }
 
 // appendMetrics appends m to the JSON-lines file at path.

@@ -67,6 +67,8 @@ type Data struct {
 	// HeldOut, for synthetic tasks, are examples whose greedy decodes are
 	// checked for exact match at each evaluation.
 	HeldOut []data.Example
+	// BLEU, if not nil, is translated and scored with BLEU at evaluations.
+	BLEU *BLEUSample
 }
 
 // Trainer runs training. Make one with New, optionally Resume it, then Run.

@@ -83,7 +83,26 @@ func fileCorpus(s settings, log *slog.Logger) (corpus, error) {
 	if err != nil {
 		return corpus{}, err
 	}
-	return batch(s, tok.EncodePairs(train), tok.EncodePairs(valid), nil, tok.Vocab.Len())
+	c, err := batch(s, tok.EncodePairs(train), tok.EncodePairs(valid), nil, tok.Vocab.Len())
+	if err != nil {
+		return corpus{}, err
+	}
+	c.data.BLEU = bleuSample(s, tok, valid)
+	return c, nil
+}
+
+// bleuSample is the first -bleu-sample validation pairs, translated for BLEU
+// every -bleu-every evaluations; nil if either is 0.
+func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEUSample {
+	if s.BLEUEvery == 0 || s.BLEUSample == 0 {
+		return nil
+	}
+	b := &trainer.BLEUSample{Detokenize: tok.Decode, Every: s.BLEUEvery, KeepBest: s.KeepBest == "bleu"}
+	for _, p := range valid[:min(s.BLEUSample, len(valid))] {
+		b.Src = append(b.Src, tok.Encode(p.Src))
+		b.Refs = append(b.Refs, p.Tgt)
+	}
+	return b
 }
 
 // tokenizer learns or loads BPE, builds the vocabulary, and writes both to

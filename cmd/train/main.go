@@ -12,8 +12,11 @@
 //
 // The output directory holds run.json (the settings), config.json,
 // metrics.jsonl (one line per evaluation), checkpoints/ (the last -keep step
-// checkpoints), best.safetensors (lowest validation loss), final.safetensors,
-// loss.png, and for files bpe.txt and vocab.txt. Ctrl-C saves a checkpoint;
+// checkpoints), best.safetensors (lowest validation loss, or with -keep-best
+// bleu highest BLEU), final.safetensors, loss.png, and for files bpe.txt and
+// vocab.txt. On files, every -bleu-every evaluations also translate the first
+// -bleu-sample validation sentences greedily and report their BLEU;
+// cmd/translate translates with the output directory. Ctrl-C saves a checkpoint;
 // -resume OUT continues exactly where the run stopped. -summary prints the
 // parameter summary of the model and exits. See -h for every flag.
 package main

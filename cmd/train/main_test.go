@@ -104,7 +104,7 @@ func TestMulti30kShortRun(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	args := []string{"-task", "files", "-data", multi30k, "-preset", "tiny", "-bpe-merges", "4000",
-		"-steps", "240", "-max-tokens", "1024", "-warmup", "100", "-lr-factor", "2", "-eval-every", "40", "-out", dir}
+		"-steps", "240", "-max-tokens", "1024", "-warmup", "200", "-eval-every", "40", "-out", dir}
 	var out, errb bytes.Buffer
 	if err := run(context.Background(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())

@@ -83,6 +83,9 @@ func logEval(log *slog.Logger, m trainer.Metrics) {
 	if m.ExactMatch != nil {
 		args = append(args, "exact_match", round(*m.ExactMatch))
 	}
+	if m.BLEU != nil {
+		args = append(args, "bleu", round(*m.BLEU))
+	}
 	log.Info("eval", args...)
 }
 

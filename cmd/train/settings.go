@@ -32,6 +32,9 @@ type settings struct {
 	MaxSentLen int    `json:"max_sentence_len"`
 	BPEMerges  int    `json:"bpe_merges"`
 	BPEFile    string `json:"bpe_file,omitempty"`
+	BLEUEvery  int    `json:"bleu_every,omitempty"`
+	BLEUSample int    `json:"bleu_sample,omitempty"`
+	KeepBest   string `json:"keep_best,omitempty"`
 
 	Preset         string  `json:"preset"`
 	ConfigFile     string  `json:"config_file,omitempty"`
@@ -80,6 +83,9 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.MaxSentLen, "max-sentence-len", 100, "files: skip pairs longer than this many words and punctuation marks")
 	fs.IntVar(&s.BPEMerges, "bpe-merges", 8000, "files: BPE merges to learn jointly on sources and targets")
 	fs.StringVar(&s.BPEFile, "bpe", "", "files: load BPE merges from this file instead of learning them")
+	fs.IntVar(&s.BLEUEvery, "bleu-every", 1, "files: translate a validation sample and report its BLEU every N evaluations (0: never)")
+	fs.IntVar(&s.BLEUSample, "bleu-sample", 200, "files: validation sentences translated (greedily) for BLEU")
+	fs.StringVar(&s.KeepBest, "keep-best", "loss", "keep best.safetensors by validation loss or by BLEU: loss or bleu")
 	fs.StringVar(&s.Preset, "preset", "tiny", "model preset: "+presetList())
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of model config fields overriding the preset")
 	fs.Float64Var(&s.Dropout, "dropout", -1, "dropout (default: the preset's)")
@@ -136,6 +142,9 @@ func (s *settings) complete() error {
 		setDefault(&s.MaxTokens, 4096)
 		setDefault(&s.Warmup, 4000)
 	}
+	if err := s.checkBLEU(); err != nil {
+		return err
+	}
 	switch {
 	case s.Steps < 0 || s.Epochs < 0:
 		return errors.New("-steps and -epochs must not be negative")
@@ -168,6 +177,21 @@ func (s *settings) completeFiles() error {
 	}
 	if s.BPEFile == "" && s.BPEMerges <= 0 {
 		return errors.New("-bpe-merges must be positive (or give -bpe FILE)")
+	}
+	return nil
+}
+
+// checkBLEU checks the BLEU flags.
+func (s settings) checkBLEU() error {
+	switch {
+	case s.KeepBest == "bleu" && s.synthetic():
+		return errors.New("-keep-best bleu needs -task files")
+	case s.BLEUEvery < 0 || s.BLEUSample < 0:
+		return errors.New("-bleu-every and -bleu-sample must not be negative")
+	case s.KeepBest != "loss" && s.KeepBest != "bleu":
+		return errors.Errorf("-keep-best %q: want loss or bleu", s.KeepBest)
+	case s.KeepBest == "bleu" && (s.BLEUEvery == 0 || s.BLEUSample == 0):
+		return errors.New("-keep-best bleu needs -bleu-every and -bleu-sample above 0")
 	}
 	return nil
 }

@@ -1,0 +1,171 @@
+// Command translate translates sentences with a model trained by cmd/train.
+//
+// Usage:
+//
+//	translate -model DIR [-checkpoint best|final|averaged|FILE] [-input FILE]
+//	          [-method beam|greedy|sample] [-beam 4] [-alpha 0.6] [-nbest N]
+//	          [-temperature T] [-top-k K] [-top-p P] [-seed S] [-max-len N] [-batch 32]
+//	          [-score TARGETS] [-attention PNG [-attention-line N] [-layer L] [-head H]]
+//
+// DIR is a training output directory of cmd/train on files: it holds the
+// checkpoints, bpe.txt and vocab.txt. The sentences are read from -input, or
+// standard input, one a line; each is tokenized with the run's BPE and
+// vocabulary, decoded (beam search with beam 4 and length penalty α 0.6 by
+// default, as in the paper; greedy; or sampling with a temperature, top-k and
+// top-p), detokenized and printed, one line each, in the order read. Outputs
+// are at most the source's length plus 50 tokens long unless -max-len says
+// otherwise.
+//
+// With -nbest N each sentence has N lines "LINE\tSCORE\tTRANSLATION": its N
+// best hypotheses of the beam search, LINE counting input lines from 1 and
+// SCORE being the log-probability divided by the length penalty.
+//
+// With -score TARGETS nothing is translated: line i of TARGETS is taken as
+// the translation of input line i and the output is its teacher-forced
+// log-probability Σ_t log p(y_t | y_<t, x), EOS included, one a line.
+//
+// With -attention PNG, the cross-attention of the sentence on input line
+// -attention-line (1 by default) to its translation (or its target with
+// -score) is drawn as a heat map labelled with the source and target tokens:
+// decoder layer -layer (counted from 0; -1, the default, is the last) and
+// head -head (from 0; -1, the default, averages the heads).
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/model"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "translate:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	dir, checkpoint, input, score string
+	search                        model.Search
+	seed                          uint64
+	attention                     string
+	attentionLine, layer, head    int
+}
+
+func newFlags(fs *flag.FlagSet) *options {
+	o := &options{search: model.DefaultSearch()}
+	s := &o.search
+	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file")
+	fs.StringVar(&o.input, "input", "", "sentences to translate, one a line (default: standard input)")
+	fs.StringVar(&s.Method, "method", s.Method, "decoding: beam, greedy or sample")
+	fs.IntVar(&s.Beam, "beam", s.Beam, "beam size")
+	fs.Float64Var(&s.Alpha, "alpha", s.Alpha, "length penalty α of beam search: scores are log p / ((5 + length) / 6)^α")
+	fs.IntVar(&s.NBest, "nbest", s.NBest, "print the N best translations of each sentence, with their scores (beam search)")
+	fs.Float64Var(&s.Temperature, "temperature", s.Temperature, "sampling: divide the logits by this")
+	fs.IntVar(&s.TopK, "top-k", 0, "sampling: draw from the K most probable tokens (0: all)")
+	fs.Float64Var(&s.TopP, "top-p", 0, "sampling: draw from the fewest most probable tokens whose probability reaches P (0: all)")
+	fs.Uint64Var(&o.seed, "seed", 1, "sampling: random seed")
+	fs.IntVar(&s.MaxLen, "max-len", 0, "longest translation in tokens (0: the source's length + 50)")
+	fs.IntVar(&s.Batch, "batch", s.Batch, "sentences decoded together")
+	fs.StringVar(&o.score, "score", "", "score the translations in this file (line i translates input line i) instead of translating")
+	fs.StringVar(&o.attention, "attention", "", "draw the cross-attention of one sentence into this PNG file")
+	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
+	fs.IntVar(&o.layer, "layer", -1, "with -attention: decoder layer from 0 (-1: the last)")
+	fs.IntVar(&o.head, "head", -1, "with -attention: head from 0 (-1: the average of the heads)")
+	return o
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := newFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := o.check(fs); err != nil {
+		return err
+	}
+	t, err := load(o.dir, o.checkpoint)
+	if err != nil {
+		return err
+	}
+	in, err := readInput(o.input, stdin)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(stdout)
+	pairs, err := o.process(t, in, w)
+	if err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return errors.Wrap(err, "writing the output")
+	}
+	if o.attention == "" {
+		return nil
+	}
+	return t.drawAttention(o.attention, pairs[o.attentionLine-1], o.layer, o.head)
+}
+
+// check reports bad flag combinations.
+func (o *options) check(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return errors.Errorf("unexpected arguments %q (flags start with -)", fs.Args())
+	}
+	if o.dir == "" {
+		return errors.New("-model DIR is required")
+	}
+	if o.search.Method == model.MethodSample {
+		o.search.Rand = rand.New(rand.NewPCG(o.seed, 0))
+	}
+	if o.search.Method != model.MethodBeam && o.search.NBest != 1 {
+		return errors.Errorf("-nbest %d needs -method beam", o.search.NBest)
+	}
+	if o.attention != "" && o.attentionLine < 1 {
+		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)
+	}
+	return errors.Wrap(o.search.Validate(), "flags")
+}
+
+// process translates or scores the input, writing the results to w, and
+// returns every sentence's source and target ids.
+func (o *options) process(t *translator, in lines, w io.Writer) ([]pair, error) {
+	if o.attention != "" && o.attentionLine > len(in.text) {
+		return nil, errors.Errorf("-attention-line %d: %s has %d lines", o.attentionLine, in.name, len(in.text))
+	}
+	srcs, err := t.sources(in)
+	if err != nil {
+		return nil, err
+	}
+	if o.score != "" {
+		return t.score(srcs, in, o.score, o.search.Batch, w)
+	}
+	return t.translate(srcs, in, o.search, w)
+}
+
+// pair is a sentence's source ids (with EOS) and target ids (without BOS or EOS).
+type pair struct{ src, tgt []int }
+
+// writeHypotheses writes the translations of one sentence: the best alone,
+// or with -nbest each with its line number and score.
+func (t *translator) writeHypotheses(w io.Writer, line int, hyps []model.Hypothesis, nbest bool) {
+	if !nbest {
+		fmt.Fprintln(w, t.tok.Decode(hyps[0].Tokens))
+		return
+	}
+	for _, h := range hyps {
+		fmt.Fprintf(w, "%d\t%.4f\t%s\n", line, h.Score, strings.TrimSpace(t.tok.Decode(h.Tokens)))
+	}
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/model"
+)
+
+var sentences = []string{
+	"ein Hund läuft über die Wiese .", "eine Katze schläft auf dem Sofa .", "zwei Kinder spielen im Park .",
+	"a dog runs across the meadow .", "a cat sleeps on the sofa .", "two children play in the park .",
+}
+
+// writeRun writes what cmd/train leaves in its output directory, for a tiny
+// untrained model: bpe.txt, vocab.txt, config.json and best.safetensors.
+func writeRun(t *testing.T, positions string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bpe, err := data.LearnBPE(sentences, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs [][]string
+	for _, s := range sentences {
+		seqs = append(seqs, bpe.Encode(s))
+	}
+	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := model.Preset("tiny", vocab.Len())
+	cfg.DModel, cfg.DFF, cfg.Positions, cfg.MaxLen = 32, 64, positions, 24
+	m, err := model.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		bpe.WriteFile(filepath.Join(dir, "bpe.txt")), vocab.WriteFile(filepath.Join(dir, "vocab.txt")),
+		cfg.Save(filepath.Join(dir, "config.json")), model.SaveCheckpoint(filepath.Join(dir, "best.safetensors"), cfg, params, nil),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// translateOK runs the command and returns its output lines.
+func translateOK(t *testing.T, stdin string, args ...string) []string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if err := run(args, strings.NewReader(stdin), &out, &errb); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, errb.String())
+	}
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+}
+
+func TestTranslate(t *testing.T) {
+	dir := writeRun(t, "sinusoidal")
+	input := "ein Hund spielt .\n\nzwei Katzen schlafen im Park .\n"
+	in := writeFile(t, t.TempDir(), "in.de", input)
+	tests := []struct {
+		name  string
+		args  []string
+		lines int
+	}{
+		{"beam search", []string{"-input", in}, 3},
+		{"greedy", []string{"-input", in, "-method", "greedy", "-batch", "2"}, 3},
+		{"sampling", []string{"-input", in, "-method", "sample", "-top-k", "5", "-top-p", "0.9", "-temperature", "0.8"}, 3},
+		{"3-best", []string{"-input", in, "-nbest", "3", "-beam", "5"}, 9},
+		{"bounded length", []string{"-input", in, "-max-len", "3", "-alpha", "0"}, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"-model", dir}, tc.args...)
+			got := translateOK(t, "", args...)
+			if len(got) != tc.lines {
+				t.Fatalf("%d lines, want %d:\n%s", len(got), tc.lines, strings.Join(got, "\n"))
+			}
+			// The same again, from standard input: the same output.
+			fromStdin := translateOK(t, input, append([]string{"-model", dir}, tc.args[2:]...)...)
+			if strings.Join(fromStdin, "\n") != strings.Join(got, "\n") {
+				t.Fatalf("from a file:\n%s\nfrom standard input:\n%s", strings.Join(got, "\n"), strings.Join(fromStdin, "\n"))
+			}
+		})
+	}
+}
+
+func TestNBestFormat(t *testing.T) {
+	dir := writeRun(t, "sinusoidal")
+	got := translateOK(t, "ein Hund .\neine Katze .\n", "-model", dir, "-nbest", "2", "-beam", "3")
+	for i, line := range got {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) != 3 || f[0] != strconv.Itoa(i/2+1) {
+			t.Fatalf("line %q: want LINE\\tSCORE\\tTEXT for input line %d", line, i/2+1)
+		}
+		score, err := strconv.ParseFloat(f[1], 64)
+		if err != nil || score > 0 {
+			t.Fatalf("line %q: score %v, %v", line, score, err)
+		}
+		if i%2 == 1 {
+			prev, _ := strconv.ParseFloat(strings.Split(got[i-1], "\t")[1], 64)
+			if score > prev {
+				t.Fatalf("hypotheses out of order: %q after %q", line, got[i-1])
+			}
+		}
+	}
+}
+
+func TestScoreMode(t *testing.T) {
+	dir := writeRun(t, "learned")
+	tmp := t.TempDir()
+	in := writeFile(t, tmp, "in.de", "ein Hund .\neine Katze schläft .\n")
+	tgt := writeFile(t, tmp, "tgt.en", "a dog .\na cat sleeps .\n")
+	png := filepath.Join(tmp, "attention.png")
+	got := translateOK(t, "", "-model", dir, "-input", in, "-score", tgt, "-attention", png, "-attention-line", "2", "-head", "1")
+	if len(got) != 2 {
+		t.Fatalf("%d scores, want 2: %q", len(got), got)
+	}
+	for _, s := range got {
+		if v, err := strconv.ParseFloat(s, 64); err != nil || !(v < 0) || math.IsInf(v, 0) {
+			t.Fatalf("score %q", s)
+		}
+	}
+	checkPNG(t, png)
+}
+
+func TestAttentionHeatMap(t *testing.T) {
+	dir := writeRun(t, "sinusoidal")
+	png := filepath.Join(t.TempDir(), "attention.png")
+	translateOK(t, "ein Hund läuft .\n", "-model", dir, "-attention", png)
+	checkPNG(t, png)
+}
+
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() < 100 || b.Dy() < 100 {
+		t.Fatalf("image of %v", b)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := writeRun(t, "learned")
+	tmp := t.TempDir()
+	in := writeFile(t, tmp, "in.de", "ein Hund .\neine Katze .\n")
+	bad := writeFile(t, tmp, "bad.de", "ein Hund .\nkaputt \xff\n")
+	long := writeFile(t, tmp, "long.de", "ein Hund .\n"+strings.Repeat("Hund ", 30)+"\n")
+	short := writeFile(t, tmp, "short.en", "a dog .\n")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-input", in}, "-model"},
+		{[]string{"-model", dir, "-checkpoint", "final"}, "final.safetensors"},
+		{[]string{"-model", tmp, "-checkpoint", filepath.Join(dir, "best.safetensors")}, "bpe.txt"},
+		{[]string{"-model", dir, "-input", bad}, "bad.de:2"},
+		{[]string{"-model", dir, "-input", long}, "long.de:2"},
+		{[]string{"-model", dir, "-input", in, "-score", short}, "short.en"},
+		{[]string{"-model", dir, "-input", in, "-method", "greedy", "-nbest", "2"}, "-nbest"},
+		{[]string{"-model", dir, "-input", in, "-nbest", "5"}, "n-best"},
+		{[]string{"-model", dir, "-input", in, "-method", "viterbi"}, "viterbi"},
+		{[]string{"-model", dir, "-input", in, "-attention", "a.png", "-attention-line", "3"}, "in.de has 2 lines"},
+		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-layer", "2"}, "-layer 2"},
+		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-head", "4"}, "-head 4"},
+		{[]string{"-model", dir, "stray"}, "unexpected"},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		err := run(tc.args, strings.NewReader(""), &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}

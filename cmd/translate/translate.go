@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/model"
+)
+
+// translate decodes srcs, the sentences of in, and writes their translations.
+func (t *translator) translate(srcs [][]int, in lines, s model.Search, w io.Writer) ([]pair, error) {
+	d, err := model.NewDecoder(t.m, t.params)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	hyps, err := d.Decode(srcs, s)
+	if err != nil {
+		return nil, errors.Wrapf(err, "translating %s", in.name)
+	}
+	pairs := make([]pair, len(srcs))
+	for i, h := range hyps {
+		t.writeHypotheses(w, i+1, h, s.NBest > 1)
+		pairs[i] = pair{src: srcs[i], tgt: h[0].Tokens}
+	}
+	return pairs, nil
+}
+
+// score writes the teacher-forced log-probability of each line of the file
+// path as the translation of the same line of in, whose ids are srcs.
+func (t *translator) score(srcs [][]int, in lines, path string, batch int, w io.Writer) ([]pair, error) {
+	tl, err := readFile(path)
+	if err != nil {
+		return nil, errors.Wrap(err, "-score")
+	}
+	if len(tl.text) != len(in.text) {
+		return nil, errors.Errorf("%s has %d lines but %s has %d", in.name, len(in.text), path, len(tl.text))
+	}
+	tgts, pairs := make([][]int, len(srcs)), make([]pair, len(srcs))
+	for i := range tgts {
+		if tgts[i], err = t.encode(tl, i, true); err != nil {
+			return nil, err
+		}
+		pairs[i] = pair{src: srcs[i], tgt: tgts[i][1 : len(tgts[i])-1]}
+	}
+	scores, err := model.ScorePairs(t.m, t.params, srcs, tgts, batch)
+	if err != nil {
+		return nil, errors.Wrapf(err, "scoring %s", path)
+	}
+	for _, s := range scores {
+		fmt.Fprintf(w, "%.6f\n", s)
+	}
+	return pairs, nil
+}

@@ -1,0 +1,185 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Decoder translates with a Transformer incrementally: the sources are
+// encoded once per batch, with each decoder layer's cross-attention keys and
+// values, and each step decodes one new position per row against a cache of
+// the earlier positions' self-attention keys and values, instead of re-running
+// the decoder over the whole prefix. It keeps the programs it compiles, one
+// pair per batch shape, until Close. It is not safe for concurrent use.
+type Decoder struct {
+	m      *Transformer
+	params *graph.Params
+	progs  *graph.Programs
+}
+
+// NewDecoder returns a decoder of m, which must be an encoder-decoder
+// Transformer, with the parameters params.
+func NewDecoder(m Model, params *graph.Params) (*Decoder, error) {
+	t, ok := m.(*Transformer)
+	if !ok {
+		return nil, errors.Errorf("incremental decoding needs an encoder-decoder Transformer, have %T", m)
+	}
+	return &Decoder{m: t, params: params, progs: graph.NewPrograms()}, nil
+}
+
+// Close releases the compiled programs.
+func (d *Decoder) Close() error { return d.progs.Close() }
+
+// Hypothesis is one decoded output.
+type Hypothesis struct {
+	// Tokens are the output ids, without BOSID and EOSID.
+	Tokens []int
+	// LogProb is Σ_t log p(y_t | y_<t, x) over the tokens and the final EOSID
+	// (absent when the output reached its length bound first).
+	LogProb float64
+	// Score ranks hypotheses: for beam search LogProb / lp(Y) with GNMT's
+	// length penalty lp(Y) = ((5 + |Y|) / 6)^α, |Y| counting EOSID; otherwise
+	// LogProb.
+	Score float64
+	// Ended reports whether the output ended with EOSID.
+	Ended bool
+}
+
+// The decoding methods of Search.
+const (
+	MethodGreedy = "greedy" // the most probable token at every step
+	MethodBeam   = "beam"   // beam search with a length penalty
+	MethodSample = "sample" // draw each token from the model's distribution
+)
+
+// DefaultExtraLen is how many tokens longer than its source an output may be
+// when Search.MaxLen is 0.
+const DefaultExtraLen = 50
+
+// Search configures Decode.
+type Search struct {
+	// Method is MethodGreedy, MethodBeam or MethodSample.
+	Method string
+	// Beam is the beam size, NBest the number of hypotheses returned per
+	// source (at most Beam) and Alpha the α of the length penalty.
+	Beam, NBest int
+	Alpha       float64
+	// Temperature τ > 0 divides the logits before sampling; TopK > 0 keeps the
+	// K most probable tokens and 0 < TopP < 1 the fewest most probable ones
+	// whose probability reaches TopP (nucleus sampling); Rand draws.
+	Temperature float64
+	TopK        int
+	TopP        float64
+	Rand        *rand.Rand
+	// MaxLen bounds every output's length in tokens; 0 means the length of
+	// its source plus DefaultExtraLen.
+	MaxLen int
+	// Batch is how many sources are decoded together.
+	Batch int
+}
+
+// DefaultSearch is the paper's beam search: beam 4 and α 0.6, batches of 32
+// sources, outputs up to DefaultExtraLen tokens longer than their sources.
+func DefaultSearch() Search {
+	return Search{Method: MethodBeam, Beam: 4, NBest: 1, Alpha: 0.6, Temperature: 1, Batch: 32}
+}
+
+// Validate reports the first thing wrong with s.
+func (s Search) Validate() error {
+	switch {
+	case s.Method != MethodGreedy && s.Method != MethodBeam && s.Method != MethodSample:
+		return errors.Errorf("unknown decoding method %q: want greedy, beam or sample", s.Method)
+	case s.Method == MethodBeam && (s.Beam < 1 || s.NBest < 1 || s.NBest > s.Beam):
+		return errors.Errorf("beam search needs 1 ≤ n-best ≤ beam, have n-best %d and beam %d", s.NBest, s.Beam)
+	case s.Method == MethodSample && (s.Temperature <= 0 || s.TopK < 0 || s.TopP < 0 || s.TopP > 1):
+		return errors.Errorf("sampling needs temperature > 0, top-k ≥ 0 and top-p in [0, 1], have %g, %d and %g", s.Temperature, s.TopK, s.TopP)
+	case s.Method == MethodSample && s.Rand == nil:
+		return errors.New("sampling needs a random number generator")
+	case s.MaxLen < 0 || s.Batch < 1:
+		return errors.Errorf("decoding needs max length ≥ 0 and batch ≥ 1, have %d and %d", s.MaxLen, s.Batch)
+	}
+	return nil
+}
+
+// Decode decodes every source (ids ending with EOSID) as s says and returns,
+// for each, its hypotheses best first: NBest for beam search (fewer if the
+// search finished fewer), one otherwise.
+// Sources are sorted by length and decoded in batches of s.Batch.
+func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	order := make([]int, len(srcs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(srcs[a]) - len(srcs[b]) })
+	out := make([][]Hypothesis, len(srcs))
+	for start := 0; start < len(order); start += s.Batch {
+		idx := order[start:min(start+s.Batch, len(order))]
+		batch := make([][]int, len(idx))
+		for i, j := range idx {
+			batch[i] = srcs[j]
+		}
+		hyps, err := d.decodeBatch(batch, s)
+		if err != nil {
+			return nil, errors.Wrapf(err, "decoding the batch of sources %s", numbers(idx))
+		}
+		for i, j := range idx {
+			out[j] = hyps[i]
+		}
+	}
+	return out, nil
+}
+
+// numbers lists indices from 1, the first few of them, for messages.
+func numbers(idx []int) string {
+	const shown = 3
+	parts := make([]string, 0, shown+1)
+	for _, j := range idx[:min(len(idx), shown)] {
+		parts = append(parts, strconv.Itoa(j+1))
+	}
+	if len(idx) > shown {
+		parts = append(parts, fmt.Sprintf("… (%d in all)", len(idx)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// decodeBatch decodes one batch of sources together.
+func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
+	limits, steps := d.limits(srcs, s.MaxLen)
+	if s.Method == MethodBeam {
+		return d.beam(srcs, s, limits, steps)
+	}
+	pick := argmax
+	if s.Method == MethodSample {
+		pick = newSampler(s).pick
+	}
+	return d.stepwise(srcs, pick, limits, steps)
+}
+
+// limits are each source's bound on output tokens and the number of cache
+// positions that holds the longest: maxLen, or the source's length plus
+// DefaultExtraLen, within MaxLen for learned positions.
+func (d *Decoder) limits(srcs [][]int, maxLen int) ([]int, int) {
+	limits := make([]int, len(srcs))
+	longest := 0
+	for i, s := range srcs {
+		limits[i] = maxLen
+		if maxLen == 0 {
+			limits[i] = len(s) + DefaultExtraLen
+		}
+		if d.learned() {
+			limits[i] = min(limits[i], d.m.cfg.MaxLen)
+		}
+		longest = max(longest, limits[i])
+	}
+	return limits, d.roundLen(longest)
+}

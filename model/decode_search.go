@@ -1,0 +1,237 @@
+package model
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// stepwise decodes srcs one token per row and step, choosing each token from
+// the row's log-probabilities with pick: greedy decoding (argmax) or
+// sampling. Source i stops at EOSID or after limits[i] tokens.
+func (d *Decoder) stepwise(srcs [][]int, pick func(row []float64) int, limits []int, steps int) ([][]Hypothesis, error) {
+	ss, err := d.start(srcs, 1, steps)
+	if err != nil {
+		return nil, err
+	}
+	n := len(srcs)
+	hyps, done, tokens := make([]Hypothesis, n), make([]bool, n), make([]int, n)
+	for i := range tokens {
+		tokens[i] = BOSID
+	}
+	for live := n; live > 0; {
+		lp, err := ss.advance(tokens, nil)
+		if err != nil {
+			return nil, err
+		}
+		vocab := len(lp) / n
+		for i := range hyps {
+			if done[i] {
+				continue
+			}
+			row := outputRow(lp, i, vocab)
+			tokens[i] = pick(row)
+			if hyps[i].add(tokens[i], row[tokens[i]]) || len(hyps[i].Tokens) == limits[i] {
+				done[i] = true
+				live--
+			}
+		}
+	}
+	out := make([][]Hypothesis, n)
+	for i, h := range hyps {
+		h.Score = h.LogProb
+		out[i] = []Hypothesis{h}
+	}
+	return out, nil
+}
+
+// outputRow is row i of the log-probabilities lp [rows·vocab], with the
+// tokens no output holds (padding and the start token) made impossible.
+func outputRow(lp []float64, i, vocab int) []float64 {
+	row := lp[i*vocab : (i+1)*vocab]
+	row[PadID], row[BOSID] = math.Inf(-1), math.Inf(-1)
+	return row
+}
+
+// add appends tok, of log-probability logp, and reports whether it ended h.
+func (h *Hypothesis) add(tok int, logp float64) bool {
+	h.LogProb += logp
+	if tok == EOSID {
+		h.Ended = true
+		return true
+	}
+	h.Tokens = append(h.Tokens, tok)
+	return false
+}
+
+// lengthPenalty is GNMT's lp(Y) = ((5 + |Y|) / 6)^α (Wu et al., 2016).
+func lengthPenalty(n int, alpha float64) float64 {
+	return math.Pow((5+float64(n))/6, alpha)
+}
+
+// beam decodes srcs with beam search, s.Beam rows per source: at every step
+// each source's beams are extended by their most probable tokens, the best
+// s.Beam extensions go on (their rows' caches reordered by backpointers) and
+// extensions ending with EOSID among the best s.Beam are finished. A source
+// stops when s.Beam hypotheses are finished or its beams reach its length
+// bound; its hypotheses are ranked by LogProb / lengthPenalty.
+func (d *Decoder) beam(srcs [][]int, s Search, limits []int, steps int) ([][]Hypothesis, error) {
+	k := s.Beam
+	ss, err := d.start(srcs, k, steps)
+	if err != nil {
+		return nil, err
+	}
+	rows := len(srcs) * k
+	tokens, parents := make([]int, rows), make([]int, rows)
+	for r := range tokens {
+		tokens[r], parents[r] = BOSID, r
+	}
+	bs := make([]*beams, len(srcs))
+	for i := range bs {
+		bs[i] = newBeams(k, limits[i], s.Alpha)
+	}
+	for live := len(bs); live > 0; {
+		lp, err := ss.advance(tokens, parents)
+		if err != nil {
+			return nil, err
+		}
+		vocab := len(lp) / rows
+		for i, b := range bs {
+			if b.done {
+				continue
+			}
+			b.extend(lp[i*k*vocab:(i+1)*k*vocab], vocab, tokens[i*k:(i+1)*k], parents[i*k:(i+1)*k], i*k)
+			if b.done {
+				live--
+			}
+		}
+	}
+	out := make([][]Hypothesis, len(bs))
+	for i, b := range bs {
+		out[i] = b.best(s.NBest)
+	}
+	return out, nil
+}
+
+// beams is the beam search of one source.
+type beams struct {
+	live     []prefix // the beams, one per row; a dead one has log-probability -Inf
+	finished []Hypothesis
+	limit    int
+	alpha    float64
+	done     bool
+}
+
+// prefix is a live beam: the tokens so far and their log-probability.
+type prefix struct {
+	tokens []int
+	logp   float64
+}
+
+// candidate extends beam `from` by tok, for a log-probability of logp.
+type candidate struct {
+	from, tok int
+	logp      float64
+}
+
+// newBeams starts k beams from the start token. Only the first is alive, so
+// that the first step does not extend k copies of one prefix.
+func newBeams(k, limit int, alpha float64) *beams {
+	b := &beams{live: make([]prefix, k), limit: limit, alpha: alpha}
+	for j := 1; j < k; j++ {
+		b.live[j].logp = math.Inf(-1)
+	}
+	return b
+}
+
+// extend takes one step from the log-probabilities lp [k·vocab] of the beams'
+// rows, the first of which is row0: it writes each row's next token and the
+// row whose cache it continues into tokens and parents.
+func (b *beams) extend(lp []float64, vocab int, tokens, parents []int, row0 int) {
+	k := len(b.live)
+	cands := b.candidates(lp, vocab)
+	next := make([]prefix, 0, k)
+	for rank, c := range cands {
+		if c.tok == EOSID {
+			if rank < k {
+				b.finish(b.live[c.from].tokens, c.logp, true)
+			}
+			continue
+		}
+		tokens[len(next)], parents[len(next)] = c.tok, row0+c.from
+		next = append(next, prefix{tokens: append(slices.Clone(b.live[c.from].tokens), c.tok), logp: c.logp})
+		if len(next) == k {
+			break
+		}
+	}
+	for len(next) < k {
+		tokens[len(next)], parents[len(next)] = EOSID, row0
+		next = append(next, prefix{logp: math.Inf(-1)})
+	}
+	b.live = next
+	switch {
+	case len(b.finished) >= k || math.IsInf(next[0].logp, -1):
+		b.done = true
+	case len(next[0].tokens) >= b.limit:
+		for _, p := range next {
+			if !math.IsInf(p.logp, -1) {
+				b.finish(p.tokens, p.logp, false)
+			}
+		}
+		b.done = true
+	}
+}
+
+// candidates are the 2k best extensions of each live beam, best first.
+func (b *beams) candidates(lp []float64, vocab int) []candidate {
+	k := len(b.live)
+	cands := make([]candidate, 0, 2*k*k)
+	for j, p := range b.live {
+		if math.IsInf(p.logp, -1) {
+			continue
+		}
+		row := outputRow(lp, j, vocab)
+		for _, w := range topK(row, 2*k) {
+			cands = append(cands, candidate{from: j, tok: w, logp: p.logp + row[w]})
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(y.logp, x.logp) })
+	return cands
+}
+
+// finish records a hypothesis.
+func (b *beams) finish(tokens []int, logp float64, ended bool) {
+	n := len(tokens)
+	if ended {
+		n++
+	}
+	b.finished = append(b.finished, Hypothesis{
+		Tokens: slices.Clone(tokens), LogProb: logp, Score: logp / lengthPenalty(n, b.alpha), Ended: ended,
+	})
+}
+
+// best is the n best finished hypotheses, best first.
+func (b *beams) best(n int) []Hypothesis {
+	slices.SortStableFunc(b.finished, func(x, y Hypothesis) int { return cmp.Compare(y.Score, x.Score) })
+	return b.finished[:min(n, len(b.finished))]
+}
+
+// topK is the indices of the k largest finite values of v, largest first
+// (of equal values, the first).
+func topK(v []float64, k int) []int {
+	idx := make([]int, 0, k+1)
+	for i, x := range v {
+		if math.IsInf(x, -1) || math.IsNaN(x) || (len(idx) == k && x <= v[idx[k-1]]) {
+			continue
+		}
+		j := len(idx)
+		for j > 0 && v[idx[j-1]] < x {
+			j--
+		}
+		idx = slices.Insert(idx, j, i)
+		if len(idx) > k {
+			idx = idx[:k]
+		}
+	}
+	return idx
+}

@@ -1,0 +1,206 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
+)
+
+// session is the decoding of one batch of sources: the step program of its
+// shape, the step reached and the buffers reused from step to step.
+type session struct {
+	step  *graph.Program
+	dt    tensor.Dtype
+	n     int // decoder layers
+	rows  int
+	steps int // cache positions: the most steps the session can take
+	t     int
+	pos   []int
+	lp    []float64 // the last step's log-probabilities, [rows·vocab]
+	buf32 []float32
+	buf64 []float64
+}
+
+// start encodes srcs and readies a session of beams rows per source whose
+// caches hold steps positions.
+func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
+	n := len(srcs)
+	srcLen, err := d.srcLen(srcs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int, n*srcLen)
+	for i, s := range srcs {
+		copy(ids[i*srcLen:], s)
+	}
+	enc, err := d.progs.Get(fmt.Sprintf("encode/%dx%d", n, srcLen), func() (*graph.Program, error) {
+		return d.m.compileEncode(d.params, n, srcLen)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.encode(enc, ids, n, srcLen); err != nil {
+		return nil, err
+	}
+	rows := n * beams
+	step, err := d.progs.Get(fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps), func() (*graph.Program, error) {
+		return d.m.compileStep(d.params, rows, srcLen, steps)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ss := &session{step: step, dt: d.params.Dtype(), n: d.m.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows)}
+	return ss, ss.setMemory(enc, ids, srcLen, beams)
+}
+
+// encode runs the encode program on the padded sources ids [n, srcLen].
+func (d *Decoder) encode(enc *graph.Program, ids []int, n, srcLen int) error {
+	if err := enc.Set(inSrc, ids); err != nil {
+		return err
+	}
+	if err := enc.Set(inSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, PadID).Data()); err != nil {
+		return err
+	}
+	return errors.Wrap(enc.Run(), "encoding the sources")
+}
+
+// setMemory copies the encoder's keys and values and the padding mask of the
+// sources ids [n, srcLen] into the step program, each source's row repeated
+// beams times.
+func (ss *session) setMemory(enc *graph.Program, ids []int, srcLen, beams int) error {
+	repeat := make([]int, ss.rows)
+	for r := range repeat {
+		repeat[r] = r / beams
+	}
+	for i := range ss.n {
+		for _, kv := range []string{"k", "v"} {
+			if err := ss.setRows(memoryName(i, kv), enc.Output(memoryName(i, kv)), repeat); err != nil {
+				return err
+			}
+		}
+	}
+	rowIDs := gatherRows(nil, ids, srcLen, repeat)
+	return ss.step.Set(inSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, PadID).Data())
+}
+
+// advance runs step t: row r continues row parents[r] of the step before
+// (nil: row r itself) with the token tokens[r]. It returns the next-token
+// log-probabilities [rows·vocab], valid until the next call.
+func (ss *session) advance(tokens, parents []int) ([]float64, error) {
+	if ss.t >= ss.steps {
+		return nil, errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
+	}
+	if ss.t > 0 {
+		if err := ss.carryCaches(parents); err != nil {
+			return nil, err
+		}
+	}
+	for r := range ss.pos {
+		ss.pos[r] = ss.t
+	}
+	mask := layers.StepMask(ss.dt, ss.t, ss.steps).Data()
+	for name, v := range map[string]any{inStepIDs: tokens, inStepPos: ss.pos, inSlot: []int{ss.t}, inSlotMask: mask} {
+		if err := ss.step.Set(name, v); err != nil {
+			return nil, err
+		}
+	}
+	if err := ss.step.Run(); err != nil {
+		return nil, errors.Wrapf(err, "decoding step %d", ss.t+1)
+	}
+	ss.lp = floatsInto(ss.lp, ss.step.Output(LogProbs))
+	ss.t++
+	return ss.lp, nil
+}
+
+// carryCaches copies the updated caches of the last step into the caches the
+// next step reads, row r from row parents[r].
+func (ss *session) carryCaches(parents []int) error {
+	for i := range ss.n {
+		for _, kv := range []string{"k", "v"} {
+			name := cacheName(i, kv)
+			if err := ss.setRows(name, ss.step.Output(name), parents); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// setRows sets the step program's input name to the rows of t (its first
+// axis) in the given order; nil order copies t as it is.
+func (ss *session) setRows(name string, t *tensor.Dense, order []int) error {
+	if order == nil {
+		return ss.step.Set(name, t.Data())
+	}
+	size := t.Shape().TotalSize() / t.Shape()[0]
+	switch d := t.Data().(type) {
+	case []float32:
+		ss.buf32 = gatherRows(ss.buf32, d, size, order)
+		return ss.step.Set(name, ss.buf32)
+	case []float64:
+		ss.buf64 = gatherRows(ss.buf64, d, size, order)
+		return ss.step.Set(name, ss.buf64)
+	}
+	return errors.Errorf("%s holds %v, want floats", name, t.Dtype())
+}
+
+// gatherRows writes into buf (grown as needed) the rows of src, each of
+// size elements, in the given order: row r of the result is row order[r].
+func gatherRows[T any](buf, src []T, size int, order []int) []T {
+	buf = slices.Grow(buf[:0], len(order)*size)[:len(order)*size]
+	for r, from := range order {
+		copy(buf[r*size:(r+1)*size], src[from*size:(from+1)*size])
+	}
+	return buf
+}
+
+// floatsInto writes the elements of a float tensor into dst (grown as needed).
+func floatsInto(dst []float64, t *tensor.Dense) []float64 {
+	switch d := t.Data().(type) {
+	case []float32:
+		dst = slices.Grow(dst[:0], len(d))[:len(d)]
+		for i, v := range d {
+			dst[i] = float64(v)
+		}
+	case []float64:
+		dst = append(dst[:0], d...)
+	}
+	return dst
+}
+
+// srcLen is the padded length of a batch of sources: the longest rounded up
+// to a multiple of shapeStep, so that batches of nearby lengths share
+// programs (within MaxLen for learned positions).
+func (d *Decoder) srcLen(srcs [][]int) (int, error) {
+	longest := 0
+	for i, s := range srcs {
+		if len(s) == 0 {
+			return 0, errors.Errorf("source %d is empty (it needs at least EOS)", i+1)
+		}
+		longest = max(longest, len(s))
+	}
+	if d.learned() && longest > d.m.cfg.MaxLen {
+		return 0, errors.Errorf("a source of %d tokens is longer than the model's %d positions", longest, d.m.cfg.MaxLen)
+	}
+	return d.roundLen(longest), nil
+}
+
+// shapeStep is the granularity of the padded lengths of decoding programs.
+const shapeStep = 8
+
+// roundLen rounds n up to a multiple of shapeStep, within MaxLen for learned
+// positions.
+func (d *Decoder) roundLen(n int) int {
+	r := (n + shapeStep - 1) / shapeStep * shapeStep
+	if d.learned() {
+		r = min(r, d.m.cfg.MaxLen)
+	}
+	return r
+}
+
+func (d *Decoder) learned() bool { return d.m.cfg.Positions == "learned" }

@@ -1,0 +1,540 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// uncachedGreedy is greedy decoding without a cache: the evaluation program
+// runs on the whole prefix at every step. It is the reference that the
+// cached Decoder must match.
+func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]Hypothesis, error) {
+	sh := Shape{Batch: len(srcs), TgtLen: maxLen}
+	for _, s := range srcs {
+		sh.SrcLen = max(sh.SrcLen, len(s))
+	}
+	b := Batch{Shape: sh, Src: make([]int, sh.Batch*sh.SrcLen), TgtIn: make([]int, sh.Batch*maxLen), TgtOut: make([]int, sh.Batch*maxLen)}
+	for i, s := range srcs {
+		copy(b.Src[i*sh.SrcLen:], s)
+		b.TgtIn[i*maxLen] = BOSID
+	}
+	p, err := CompileEval(m, params, sh)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	hyps, done := make([]Hypothesis, len(srcs)), make([]bool, len(srcs))
+	for t := range maxLen {
+		if err := m.Feed(p, params.Dtype(), b); err != nil {
+			return nil, err
+		}
+		if err := p.Run(); err != nil {
+			return nil, err
+		}
+		lp := graph.Float64s(p.Output(LogProbs))
+		vocab := len(lp) / (sh.Batch * maxLen)
+		for i := range srcs {
+			if done[i] {
+				continue
+			}
+			row := outputRow(lp, i*maxLen+t, vocab)
+			tok := argmax(row)
+			done[i] = hyps[i].add(tok, row[tok])
+			if t+1 < maxLen {
+				b.TgtIn[i*maxLen+t+1] = tok
+			}
+		}
+	}
+	for i := range hyps {
+		hyps[i].Score = hyps[i].LogProb
+	}
+	return hyps, nil
+}
+
+// decodeModel is a float64 model of cfg with random weights; eos scales the
+// embedding of EOSID, which makes outputs end sooner.
+func decodeModel(t testing.TB, cfg Config, seed uint64, eos float64) (*Transformer, *graph.Params) {
+	t.Helper()
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(seed, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := params.Value("embed.weight").Data().([]float64)
+	for j := range cfg.DModel {
+		e[EOSID*cfg.DModel+j] *= eos
+	}
+	return m, params
+}
+
+// sharpen multiplies every weight but the norms' by f: a random model with
+// larger weights has less repetitive outputs, so a wrong cache shows.
+func sharpen(params *graph.Params, f float64) {
+	for _, name := range params.Names() {
+		if strings.Contains(name, "norm") {
+			continue
+		}
+		v := params.Value(name).Data().([]float64)
+		for i := range v {
+			v[i] *= f
+		}
+	}
+}
+
+// decodeSources are sources of several lengths, ending with EOSID.
+func decodeSources(vocab, n int, seed uint64) [][]int {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	srcs := make([][]int, n)
+	for i := range srcs {
+		for range 1 + rng.IntN(9) {
+			srcs[i] = append(srcs[i], 3+rng.IntN(vocab-3))
+		}
+		srcs[i] = append(srcs[i], EOSID)
+	}
+	return srcs
+}
+
+// decodeConfigs are the variants the cached decoder must get right.
+func decodeConfigs() map[string]Config {
+	post, _ := Preset("tiny", 40)
+	post.DModel, post.DFF = 32, 64
+	pre := post
+	pre.PreNorm, pre.Norm, pre.Positions, pre.MaxLen = true, "rms", "learned", 12
+	return map[string]Config{"post-norm, sinusoidal": post, "pre-norm, rms, learned positions": pre}
+}
+
+// teacherForcedScores scores each hypothesis as a target of its source.
+func teacherForcedScores(t *testing.T, m Model, params *graph.Params, srcs [][]int, hyps []Hypothesis) []float64 {
+	t.Helper()
+	tgts := make([][]int, len(hyps))
+	for i, h := range hyps {
+		tgts[i] = append([]int{BOSID}, h.Tokens...)
+		if h.Ended {
+			tgts[i] = append(tgts[i], EOSID)
+		}
+	}
+	scores, err := ScorePairs(m, params, srcs, tgts, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scores
+}
+
+// inFloat32 is a float32 copy of params.
+func inFloat32(t *testing.T, m Model, params *graph.Params) *graph.Params {
+	t.Helper()
+	p32, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range params.Names() {
+		if err := p32.Set(name, params.Value(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p32
+}
+
+func TestCachedGreedyMatchesUncached(t *testing.T) {
+	tests := []struct {
+		eos float64
+		dt  tensor.Dtype
+		tol float64
+	}{
+		{1, tensor.Float64, 1e-9},
+		{4, tensor.Float64, 1e-9},
+		{1, tensor.Float32, 1e-4},
+	}
+	for name, cfg := range decodeConfigs() {
+		for _, tc := range tests {
+			m, params := decodeModel(t, cfg, 3, tc.eos)
+			sharpen(params, 2)
+			if tc.dt == tensor.Float32 {
+				params = inFloat32(t, m, params)
+			}
+			srcs := decodeSources(cfg.Vocab, 7, 5)
+			want, err := uncachedGreedy(m, params, srcs, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := NewDecoder(m, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.Decode(srcs, Search{Method: MethodGreedy, MaxLen: 10, Batch: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			forced := teacherForcedScores(t, m, params, srcs, want)
+			ended := 0
+			for i := range srcs {
+				g := got[i][0]
+				if !slices.Equal(g.Tokens, want[i].Tokens) || g.Ended != want[i].Ended {
+					t.Fatalf("%s, %+v, source %d: cached %v (ended %t), uncached %v (ended %t)", name, tc, i, g.Tokens, g.Ended, want[i].Tokens, want[i].Ended)
+				}
+				if math.Abs(g.LogProb-want[i].LogProb) > tc.tol || math.Abs(g.LogProb-forced[i]) > tc.tol {
+					t.Fatalf("%s, %+v, source %d: log-probability %g cached, %g uncached, %g teacher-forced", name, tc, i, g.LogProb, want[i].LogProb, forced[i])
+				}
+				if g.Ended {
+					ended++
+				}
+			}
+			if tc.eos > 1 && ended == 0 {
+				t.Fatalf("%s: no output ended; the test does not cover EOS", name)
+			}
+			d.Close()
+		}
+	}
+}
+
+func TestStepsMatchTeacherForcing(t *testing.T) {
+	for name, cfg := range decodeConfigs() {
+		m, params := decodeModel(t, cfg, 5, 1)
+		srcs := decodeSources(cfg.Vocab, 3, 8)
+		const steps = 6
+		// The decoder's inputs: BOS, then random tokens.
+		rng := rand.New(rand.NewPCG(9, 9))
+		b := Batch{Shape: Shape{Batch: 3, TgtLen: steps}, TgtIn: make([]int, 3*steps), TgtOut: make([]int, 3*steps)}
+		for i := range srcs {
+			b.SrcLen = max(b.SrcLen, len(srcs[i]))
+			for j := range steps {
+				b.TgtIn[i*steps+j], b.TgtOut[i*steps+j] = BOSID, 3+rng.IntN(cfg.Vocab-3)
+				if j > 0 {
+					b.TgtIn[i*steps+j] = b.TgtOut[i*steps+j-1]
+				}
+			}
+		}
+		b.Src = make([]int, 3*b.SrcLen)
+		for i, s := range srcs {
+			copy(b.Src[i*b.SrcLen:], s)
+		}
+		p, err := CompileEval(m, params, b.Shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Feed(p, params.Dtype(), b); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		want := graph.Float64s(p.Output(LogProbs)) // [3, steps, vocab]
+		d, _ := NewDecoder(m, params)
+		ss, err := d.start(srcs, 1, d.roundLen(steps))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range steps {
+			tokens := []int{b.TgtIn[step], b.TgtIn[steps+step], b.TgtIn[2*steps+step]}
+			lp, err := ss.advance(tokens, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				row := want[(i*steps+step)*cfg.Vocab : (i*steps+step+1)*cfg.Vocab]
+				for j, v := range lp[i*cfg.Vocab : (i+1)*cfg.Vocab] {
+					if math.Abs(v-row[j]) > 1e-10 {
+						t.Fatalf("%s: row %d, step %d, token %d: cached %g, teacher-forced %g", name, i, step, j, v, row[j])
+					}
+				}
+			}
+		}
+		d.Close()
+		p.Close()
+	}
+}
+
+// exhaustive is the best hypothesis by Score over every output of at most
+// limit tokens of the non-reserved ids, found by scoring each one.
+func exhaustive(t *testing.T, m Model, params *graph.Params, src []int, limit int, alpha float64) Hypothesis {
+	t.Helper()
+	var all []Hypothesis
+	var grow func(prefix []int)
+	grow = func(prefix []int) {
+		if len(prefix) == limit {
+			all = append(all, Hypothesis{Tokens: prefix})
+			return
+		}
+		all = append(all, Hypothesis{Tokens: prefix, Ended: true})
+		for w := 3; w < m.Config().Vocab; w++ {
+			if w != EOSID {
+				grow(append(slices.Clone(prefix), w))
+			}
+		}
+	}
+	grow(nil)
+	srcs := make([][]int, len(all))
+	for i := range srcs {
+		srcs[i] = src
+	}
+	var best Hypothesis
+	for i, lp := range teacherForcedScores(t, m, params, srcs, all) {
+		n := len(all[i].Tokens)
+		if all[i].Ended {
+			n++
+		}
+		h := all[i]
+		h.LogProb, h.Score = lp, lp/lengthPenalty(n, alpha)
+		if i == 0 || h.Score > best.Score {
+			best = h
+		}
+	}
+	return best
+}
+
+func TestBeamSearch(t *testing.T) {
+	for _, eos := range []float64{1, 2} {
+		testBeamSearch(t, eos)
+	}
+}
+
+// testBeamSearch checks beam search on a model whose EOS embedding is scaled
+// by eos (2: many outputs end within the bounds, 1: few do).
+func testBeamSearch(t *testing.T, eos float64) {
+	cfg, _ := Preset("tiny", 7)
+	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers = 16, 32, 1, 2
+	m, params := decodeModel(t, cfg, 11, eos)
+	sharpen(params, 2)
+	d, err := NewDecoder(m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srcs := decodeSources(cfg.Vocab, 5, 7)
+	tests := []struct {
+		name         string
+		beam, nbest  int
+		alpha        float64
+		wantGreedy   bool // the best equals greedy decoding
+		wantOptimal  bool // the best equals exhaustive search
+		maxLen, want int
+	}{
+		{"beam 1 is greedy", 1, 1, 0, true, false, 6, 1},
+		{"beam 4, 3-best", 4, 3, 0.6, false, false, 6, 3},
+		{"wide beam is exhaustive", 128, 2, 0.6, false, true, 3, 2},
+		{"wide beam, no length penalty", 128, 1, 0, false, true, 3, 1},
+	}
+	greedy, err := d.Decode(srcs, Search{Method: MethodGreedy, MaxLen: 6, Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s, eos×%g", tc.name, eos), func(t *testing.T) {
+			s := Search{Method: MethodBeam, Beam: tc.beam, NBest: tc.nbest, Alpha: tc.alpha, MaxLen: tc.maxLen, Batch: 2}
+			got, err := d.Decode(srcs, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, hyps := range got {
+				if len(hyps) != tc.want {
+					t.Fatalf("source %d: %d hypotheses, want %d", i, len(hyps), tc.want)
+				}
+				forced := teacherForcedScores(t, m, params, slices.Repeat([][]int{srcs[i]}, len(hyps)), hyps)
+				for j, h := range hyps {
+					if math.Abs(h.LogProb-forced[j]) > 1e-9 || (j > 0 && h.Score > hyps[j-1].Score) {
+						t.Fatalf("source %d, hypothesis %d: %+v, teacher-forced %g (hypotheses %+v)", i, j, h, forced[j], hyps)
+					}
+				}
+				if tc.wantGreedy && !slices.Equal(hyps[0].Tokens, greedy[i][0].Tokens) {
+					t.Fatalf("source %d: beam %v, greedy %v", i, hyps[0].Tokens, greedy[i][0].Tokens)
+				}
+				if !tc.wantOptimal {
+					continue
+				}
+				if want := exhaustive(t, m, params, srcs[i], tc.maxLen, tc.alpha); !slices.Equal(hyps[0].Tokens, want.Tokens) {
+					t.Fatalf("source %d: beam %+v, exhaustive search %+v", i, hyps[0], want)
+				}
+			}
+		})
+	}
+}
+
+func TestSampling(t *testing.T) {
+	cfg := decodeConfigs()["post-norm, sinusoidal"]
+	m, params := decodeModel(t, cfg, 3, 2)
+	d, err := NewDecoder(m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srcs := decodeSources(cfg.Vocab, 6, 9)
+	greedy, err := d.Decode(srcs, Search{Method: MethodGreedy, MaxLen: 8, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := func(s Search, seed uint64) [][]Hypothesis {
+		s.Method, s.MaxLen, s.Batch, s.Rand = MethodSample, 8, 4, rand.New(rand.NewPCG(seed, 0))
+		out, err := d.Decode(srcs, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		s    Search
+	}{
+		{"top-k 1", Search{Temperature: 1, TopK: 1}},
+		{"tiny top-p", Search{Temperature: 1, TopP: 1e-9}},
+		{"cold", Search{Temperature: 1e-4}},
+	}
+	for _, tc := range tests {
+		for i, hyps := range sample(tc.s, 1) {
+			if !slices.Equal(hyps[0].Tokens, greedy[i][0].Tokens) || math.Abs(hyps[0].LogProb-greedy[i][0].LogProb) > 1e-9 {
+				t.Fatalf("%s, source %d: sampled %+v, greedy %+v", tc.name, i, hyps[0], greedy[i][0])
+			}
+		}
+	}
+	warm := Search{Temperature: 1.5, TopK: 20, TopP: 0.95}
+	a, b := sample(warm, 7), sample(warm, 7)
+	differs := false
+	for i := range a {
+		if !slices.Equal(a[i][0].Tokens, b[i][0].Tokens) {
+			t.Fatalf("source %d: one seed sampled %v and %v", i, a[i][0].Tokens, b[i][0].Tokens)
+		}
+		differs = differs || !slices.Equal(a[i][0].Tokens, greedy[i][0].Tokens)
+	}
+	if !differs {
+		t.Fatal("sampling at temperature 1.5 gave the greedy outputs")
+	}
+}
+
+func TestSamplerDistribution(t *testing.T) {
+	row := []float64{math.Log(0.5), math.Log(0.3), math.Log(0.2), math.Inf(-1)}
+	tests := []struct {
+		name string
+		s    Search
+		want []float64
+	}{
+		{"plain", Search{Temperature: 1}, []float64{0.5, 0.3, 0.2, 0}},
+		{"top-k 2", Search{Temperature: 1, TopK: 2}, []float64{0.625, 0.375, 0, 0}},
+		{"top-p 0.6", Search{Temperature: 1, TopP: 0.6}, []float64{0.625, 0.375, 0, 0}},
+		{"top-p 0.5", Search{Temperature: 1, TopP: 0.5}, []float64{1, 0, 0, 0}},
+		{"temperature 0.5", Search{Temperature: 0.5}, []float64{25. / 38, 9. / 38, 4. / 38, 0}},
+	}
+	const n = 200000
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.s.Rand = rand.New(rand.NewPCG(1, 2))
+			sm := newSampler(tc.s)
+			counts := make([]float64, len(row))
+			for range n {
+				counts[sm.pick(slices.Clone(row))]++
+			}
+			for i, c := range counts {
+				if p := tc.want[i]; math.Abs(c/n-p) > 5*math.Sqrt(p*(1-p)/n)+1e-12 {
+					t.Fatalf("token %d drawn %.4f of the time, want %.4f", i, c/n, p)
+				}
+			}
+		})
+	}
+}
+
+func TestSearchValidation(t *testing.T) {
+	tests := []struct {
+		change func(s *Search)
+		want   string
+	}{
+		{func(s *Search) { s.Method = "viterbi" }, "viterbi"},
+		{func(s *Search) { s.NBest = 5 }, "n-best"},
+		{func(s *Search) { s.Beam = 0 }, "beam"},
+		{func(s *Search) { s.Method, s.Rand = MethodSample, nil }, "random"},
+		{func(s *Search) { s.Method, s.Temperature = MethodSample, 0 }, "temperature"},
+		{func(s *Search) { s.Method, s.TopP = MethodSample, 1.5 }, "top-p"},
+		{func(s *Search) { s.Batch = 0 }, "batch"},
+	}
+	for _, tc := range tests {
+		s := DefaultSearch()
+		s.Rand = rand.New(rand.NewPCG(1, 1))
+		tc.change(&s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one mentioning %q", s, err, tc.want)
+		}
+	}
+	if _, err := NewDecoder(&DecoderOnly{}, nil); err == nil || !strings.Contains(err.Error(), "encoder-decoder") {
+		t.Errorf("decoder-only model: %v", err)
+	}
+}
+
+func TestDecodeLengthBounds(t *testing.T) {
+	cfgs := decodeConfigs()
+	tests := []struct {
+		name   string
+		cfg    Config
+		maxLen int
+		want   func(src []int) int // the length of an output that never ends
+	}{
+		{"default: source + 50", cfgs["post-norm, sinusoidal"], 0, func(src []int) int { return len(src) + DefaultExtraLen }},
+		{"fixed", cfgs["post-norm, sinusoidal"], 5, func([]int) int { return 5 }},
+		{"learned positions cap it", cfgs["pre-norm, rms, learned positions"], 0, func([]int) int { return 12 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, params := decodeModel(t, tc.cfg, 1, 0) // EOS embedding zero: outputs rarely end
+			d, _ := NewDecoder(m, params)
+			defer d.Close()
+			srcs := decodeSources(tc.cfg.Vocab, 3, 4)
+			for _, method := range []string{MethodGreedy, MethodBeam} {
+				s := DefaultSearch()
+				s.Method, s.MaxLen = method, tc.maxLen
+				got, err := d.Decode(srcs, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, hyps := range got {
+					if h := hyps[0]; !h.Ended && len(h.Tokens) != tc.want(srcs[i]) || len(h.Tokens) > tc.want(srcs[i]) {
+						t.Fatalf("%s, source %d of %d tokens: %d tokens, ended %t", method, i, len(srcs[i]), len(h.Tokens), h.Ended)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestAttentionWeights(t *testing.T) {
+	cfg := decodeConfigs()["post-norm, sinusoidal"]
+	m, params := decodeModel(t, cfg, 3, 1)
+	src, out := []int{5, 6, 7, EOSID}, []int{8, 9}
+	tests := []struct {
+		name       string
+		lenQ, lenK int
+	}{
+		{"decoder.layers.1.cross_attn", 3, 4},
+		{"decoder.layers.0.self_attn", 3, 3},
+		{"encoder.layers.0.self_attn", 4, 4},
+	}
+	for _, tc := range tests {
+		w, err := Attention(m, params, src, out, tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w) != cfg.Heads || len(w[0]) != tc.lenQ || len(w[0][0]) != tc.lenK {
+			t.Fatalf("%s: weights %d×%d×%d, want %d×%d×%d", tc.name, len(w), len(w[0]), len(w[0][0]), cfg.Heads, tc.lenQ, tc.lenK)
+		}
+		for h := range w {
+			for i, row := range w[h] {
+				var sum float64
+				for _, v := range row {
+					sum += v
+				}
+				if math.Abs(sum-1) > 1e-9 {
+					t.Fatalf("%s: head %d, query %d sums to %g", tc.name, h, i, sum)
+				}
+			}
+		}
+	}
+	if _, err := Attention(m, params, src, out, "decoder.layers.9.cross_attn"); err == nil || !strings.Contains(err.Error(), "layers.9") {
+		t.Fatalf("unknown attention: %v", err)
+	}
+}

@@ -3,6 +3,7 @@
 package graph
 
 import (
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
@@ -11,11 +12,26 @@ import (
 
 // With the openblas build tag every matrix product, this package's and
 // Gorgonia's, goes through the system's CBLAS (build with
-// CGO_LDFLAGS=-lopenblas and Debian's libopenblas-dev) instead of gonum's
-// pure-Go BLAS. The choice is process-wide, as BLAS itself is.
+// CGO_LDFLAGS=-lopenblas and Debian's libopenblas-dev). The choice is
+// process-wide, as BLAS itself is.
 func init() {
 	impl := netlib.Implementation{}
 	blas32.Use(impl)
 	blas64.Use(impl)
 	G.Use(impl)
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	netlib.Implementation{}.Sgemm(trans(transA), trans(transB), m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+}
+
+func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	netlib.Implementation{}.Dgemm(trans(transA), trans(transB), m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -122,5 +124,126 @@ func crossEntropyBackward[T float](d []T, targets []int, dl, eps float64, pad in
 			row[v] = T(scale * eps / float64(vocab))
 		}
 		row[t] += T(scale * (1 - eps))
+	}
+}
+
+// SmoothedCrossEntropyLogits is SmoothedCrossEntropy(LogSoftmax(logits), …)
+// in one op, for training: with lse the row's log-sum-exp,
+//
+//	loss_i = lse_i - (1-ε)·logits[i, t_i] - ε/vocab · Σ_v logits[i, v]
+//	∂loss/∂logits[i, v] = (softmax(logits_i)_v - q_v) / N
+//
+// It reads the [rows, vocab] logits twice instead of the four passes of the
+// two ops, and makes no log-probability tensor.
+func SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64, pad int) (*G.Node, error) {
+	if err := checkTargets(logits, targets); err != nil {
+		return nil, err
+	}
+	if eps < 0 || eps >= 1 {
+		return nil, errors.Errorf("cross-entropy: label smoothing %g not in [0, 1)", eps)
+	}
+	op := &kernelOp{
+		name:    fmt.Sprintf("smoothed_cross_entropy_logits(eps=%g,pad=%d)", eps, pad),
+		arity:   2,
+		sig:     signature(tensorType(0), tensorType(logits.Dims()), intTensorType(targets.Dims())),
+		shape:   func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
+		diffWRT: []bool{true, false},
+	}
+	// lse holds each row's log-sum-exp from the forward pass for the backward.
+	var lse []float64
+	op.scalar = func(in []*tensor.Dense) (float64, error) {
+		lse = slices.Grow(lse[:0], len(in[1].Data().([]int)))[:len(in[1].Data().([]int))]
+		switch x := in[0].Data().(type) {
+		case []float32:
+			return crossEntropyLogits(x, in[1].Data().([]int), lse, eps, pad)
+		default:
+			return crossEntropyLogits(x.([]float64), in[1].Data().([]int), lse, eps, pad)
+		}
+	}
+	op.diff = func(in G.Nodes, _, dl *G.Node) (G.Nodes, error) {
+		back := &kernelOp{
+			name:  fmt.Sprintf("smoothed_cross_entropy_logits_grad(eps=%g,pad=%d)", eps, pad),
+			arity: 3,
+			sig:   signature(tensorType(logits.Dims()), tensorType(logits.Dims()), intTensorType(targets.Dims()), tensorType(0)),
+			shape: sameShape,
+		}
+		back.forward = func(d *tensor.Dense, in []*tensor.Dense) error {
+			dl := scalarOf(in[2])
+			switch dd := d.Data().(type) {
+			case []float32:
+				crossEntropyLogitsBackward(dd, in[0].Data().([]float32), in[1].Data().([]int), lse, dl, eps, pad)
+			case []float64:
+				crossEntropyLogitsBackward(dd, in[0].Data().([]float64), in[1].Data().([]int), lse, dl, eps, pad)
+			}
+			return nil
+		}
+		d, err := apply(back, in[0], in[1], dl)
+		return G.Nodes{d, nil}, err
+	}
+	return apply(op, logits, targets)
+}
+
+// logSumExp is log Σ exp(x_j), computed from the row's maximum.
+func logSumExp[T float](x []T) float64 {
+	m := x[0]
+	for _, v := range x {
+		m = max(m, v)
+	}
+	var sum float64
+	for _, v := range x {
+		sum += float64(exp(v - m))
+	}
+	return float64(m) + math.Log(sum)
+}
+
+// crossEntropyLogits is the fused loss; it stores each row's log-sum-exp in lse.
+func crossEntropyLogits[T float](x []T, targets []int, lse []float64, eps float64, pad int) (float64, error) {
+	vocab := len(x) / len(targets)
+	if err := checkIDs(targets, vocab); err != nil {
+		return 0, err
+	}
+	var loss float64
+	var n int
+	for i, t := range targets {
+		if t == pad {
+			continue
+		}
+		row := x[i*vocab : (i+1)*vocab]
+		var sum float64
+		for _, v := range row {
+			sum += float64(v)
+		}
+		lse[i] = logSumExp(row)
+		loss += lse[i] - (1-eps)*float64(row[t]) - eps/float64(vocab)*sum
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return loss / float64(n), nil
+}
+
+// crossEntropyLogitsBackward is the fused loss's gradient, given the forward
+// pass's log-sum-exps.
+func crossEntropyLogitsBackward[T float](d, x []T, targets []int, lse []float64, dl, eps float64, pad int) {
+	vocab := len(d) / len(targets)
+	n := 0
+	for _, t := range targets {
+		if t != pad {
+			n++
+		}
+	}
+	scale := dl / float64(max(n, 1))
+	for i, t := range targets {
+		row, dr := x[i*vocab:(i+1)*vocab], d[i*vocab:(i+1)*vocab]
+		if t == pad {
+			clear(dr)
+			continue
+		}
+		l, s, q := T(lse[i]), T(scale), T(eps/float64(vocab))
+		for v, xv := range row {
+			dr[v] = s * (exp(xv-l) - q)
+		}
+		dr[t] -= s * T(1-eps)
 	}
 }

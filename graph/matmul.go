@@ -4,9 +4,6 @@ import (
 	"fmt"
 
 	"github.com/pkg/errors"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -157,25 +154,20 @@ func sumRows[T float](y, x []T) {
 }
 
 // gemm computes c = op(a)·op(b) + beta·c for row-major a, b, c of element type
-// float32 or float64, where op(a) is [m, k] and op(b) is [k, n].
+// float32 or float64, where op(a) is [m, k] and op(b) is [k, n]. Which BLAS
+// does the work depends on the build: this project's own (graph/internal/gemm)
+// by default, the system's OpenBLAS with the openblas tag.
 func gemm(transA, transB bool, m, n, k int, a, b, c any, beta float64) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	ar, ac, br, bc := m, k, k, n
+	lda, ldb := k, n
 	if transA {
-		ta, ar, ac = blas.Trans, k, m
+		lda = m
 	}
 	if transB {
-		tb, br, bc = blas.Trans, n, k
+		ldb = k
 	}
 	if cd, ok := c.([]float32); ok {
-		blas32.Gemm(ta, tb, 1,
-			blas32.General{Rows: ar, Cols: ac, Stride: ac, Data: a.([]float32)},
-			blas32.General{Rows: br, Cols: bc, Stride: bc, Data: b.([]float32)},
-			float32(beta), blas32.General{Rows: m, Cols: n, Stride: n, Data: cd})
+		sgemm(transA, transB, m, n, k, a.([]float32), lda, b.([]float32), ldb, float32(beta), cd, n)
 		return
 	}
-	blas64.Gemm(ta, tb, 1,
-		blas64.General{Rows: ar, Cols: ac, Stride: ac, Data: a.([]float64)},
-		blas64.General{Rows: br, Cols: bc, Stride: bc, Data: b.([]float64)},
-		beta, blas64.General{Rows: m, Cols: n, Stride: n, Data: c.([]float64)})
+	dgemm(transA, transB, m, n, k, a.([]float64), lda, b.([]float64), ldb, beta, c.([]float64), n)
 }

@@ -56,6 +56,9 @@ func TestOpGradients(t *testing.T) {
 		{"smoothed cross-entropy", func(s *Scope) *G.Node {
 			return s.SmoothedCrossEntropy(s.LogSoftmax(x(s, 2, 3, 5)), s.Input("targets", tensor.Int, 2, 3), 0.1, 0)
 		}, setTargets, false},
+		{"smoothed cross-entropy from logits", func(s *Scope) *G.Node {
+			return s.SmoothedCrossEntropyLogits(x(s, 2, 3, 5), s.Input("targets", tensor.Int, 2, 3), 0.1, 0)
+		}, setTargets, false},
 		{"dropout", func(s *Scope) *G.Node { return s.Dropout(x(s, 4, 8), 0.3) }, nil, true},
 		{"relu", func(s *Scope) *G.Node { return s.ReLU(x(s, 3, 7)) }, nil, false},
 		{"batched matmul 4-D, b transposed", func(s *Scope) *G.Node {
@@ -279,6 +282,20 @@ func TestCrossEntropyValue(t *testing.T) {
 	}
 	if got, _ := crossEntropy(logp, []int{0, 0}, 0.1, 0); got != 0 {
 		t.Fatalf("loss of an all-padding batch = %g, want 0", got)
+	}
+}
+
+func TestCrossEntropyFromLogitsEqualsTheTwoOps(t *testing.T) {
+	logits := []float64{0.3, -1.2, 2.5, 0.1, 7, -3, 0.5, 0.5, 0.5}
+	targets := []int{2, 0, 1}
+	for _, eps := range []float64{0, 0.1} {
+		logp := make([]float64, len(logits))
+		logSoftmaxRows(logp, logits, 3)
+		want, _ := crossEntropy(logp, targets, eps, 0)
+		got, _ := crossEntropyLogits(logits, targets, make([]float64, 3), eps, 0)
+		if math.Abs(got-want) > 1e-12 {
+			t.Fatalf("ε=%g: fused loss %.15g, two ops %.15g", eps, got, want)
+		}
 	}
 }
 

@@ -75,6 +75,11 @@ func (s *Scope) SmoothedCrossEntropy(logp, targets *G.Node, eps float64, pad int
 	return s.do(func() (*G.Node, error) { return SmoothedCrossEntropy(logp, targets, eps, pad) }, logp, targets)
 }
 
+// SmoothedCrossEntropyLogits is SmoothedCrossEntropyLogits recorded in s.
+func (s *Scope) SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64, pad int) *G.Node {
+	return s.do(func() (*G.Node, error) { return SmoothedCrossEntropyLogits(logits, targets, eps, pad) }, logits, targets)
+}
+
 // Dropout applies Dropout with probability p in a training graph; in an
 // evaluation graph, or with p = 0, it returns x unchanged.
 func (s *Scope) Dropout(x *G.Node, p float64) *G.Node {

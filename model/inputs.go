@@ -16,7 +16,8 @@ import (
 type Model interface {
 	Config() Config
 	// Build adds the model with its inputs to s and returns the training loss
-	// and the log-probabilities [batch, lenT, vocab] of the targets.
+	// and the log-probabilities [batch, lenT, vocab] of the targets (nil in a
+	// training graph, which does not need them).
 	Build(s *graph.Scope, sh Shape) (loss, logp *G.Node)
 	// Feed sets the inputs of a program built by Build.
 	Feed(p *graph.Program, dt tensor.Dtype, b Batch) error

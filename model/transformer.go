@@ -63,24 +63,37 @@ func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
 }
 
 // Decode maps target ids [batch, lenT] (starting with BOS) and the encoder's
-// output to next-token log-probabilities [batch, lenT, vocab]:
+// output to next-token scores (logits) [batch, lenT, vocab]:
 //
-//	log softmax(Decoder(y, memory) · Eᵀ)
+//	Decoder(y, memory) · Eᵀ
+//
+// whose log softmax is the next-token log-probabilities.
 func (m *Transformer) Decode(s *graph.Scope, tgt, memory, tgtMask, srcMask *G.Node) *G.Node {
 	y := m.embed.Apply(s.In("embed"), tgt)
 	y = s.Dropout(m.decPos.Apply(s.In("decoder", "pos"), y), m.cfg.Dropout)
 	y = m.decoder.Apply(s.In("decoder"), y, memory, tgtMask, srcMask)
-	return s.LogSoftmax(m.embed.Logits(s.In("embed"), y))
+	return m.embed.Logits(s.In("embed"), y)
 }
 
 // Build adds the whole model for a batch of the given shape to s, with its
-// inputs (see Feed), and returns the label-smoothed loss and the
-// log-probabilities [batch, lenT, vocab].
+// inputs (see Feed), and returns the label-smoothed loss and, in an
+// evaluation graph, the log-probabilities [batch, lenT, vocab] (see output).
 func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	in := newInputs(s, sh, true, true)
 	memory := m.Encode(s, in.src, in.srcMask)
-	logp = m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask)
-	return s.SmoothedCrossEntropy(logp, in.tgtOut, m.cfg.LabelSmoothing, PadID), logp
+	return output(s, m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask), in.tgtOut, m.cfg.LabelSmoothing)
+}
+
+// output turns logits into the label-smoothed loss and log-probabilities. A
+// training graph computes the loss straight from the logits in one op and
+// has no log-probabilities (nil): they would cost two passes over
+// [rows, vocab] that training does not read.
+func output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G.Node) {
+	if s.Training() {
+		return s.SmoothedCrossEntropyLogits(logits, targets, eps, PadID), nil
+	}
+	logp = s.LogSoftmax(logits)
+	return s.SmoothedCrossEntropy(logp, targets, eps, PadID), logp
 }
 
 // Feed sets a program's inputs from a batch.

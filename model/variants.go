@@ -48,8 +48,7 @@ func (m *DecoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	y := m.embed.Apply(s.In("embed"), in.tgtIn)
 	y = s.Dropout(m.pos.Apply(s.In("decoder", "pos"), y), m.cfg.Dropout)
 	y = m.stack.Apply(s.In("decoder"), y, in.tgtMask)
-	logp = s.LogSoftmax(m.embed.Logits(s.In("embed"), y))
-	return s.SmoothedCrossEntropy(logp, in.tgtOut, m.cfg.LabelSmoothing, PadID), logp
+	return output(s, m.embed.Logits(s.In("embed"), y), in.tgtOut, m.cfg.LabelSmoothing)
 }
 
 // Feed sets a program's inputs from a batch.
@@ -100,8 +99,7 @@ func (m *EncoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	x := m.embed.Apply(s.In("embed"), in.src)
 	x = s.Dropout(m.pos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
 	x = m.stack.Apply(s.In("encoder"), x, in.srcMask)
-	logp = s.LogSoftmax(m.embed.Logits(s.In("embed"), x))
-	return s.SmoothedCrossEntropy(logp, in.tgtOut, m.cfg.LabelSmoothing, PadID), logp
+	return output(s, m.embed.Logits(s.In("embed"), x), in.tgtOut, m.cfg.LabelSmoothing)
 }
 
 // Feed sets a program's inputs from a batch.

@@ -88,14 +88,14 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.StringVar(&s.KeepBest, "keep-best", "loss", "keep best.safetensors by validation loss or by BLEU: loss or bleu")
 	fs.StringVar(&s.Preset, "preset", "tiny", "model preset: "+presetList())
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of model config fields overriding the preset")
-	fs.Float64Var(&s.Dropout, "dropout", -1, "dropout (default: the preset's)")
+	fs.Float64Var(&s.Dropout, "dropout", -1, "dropout (default: the preset's; 0 for synthetic tasks, which do not overfit)")
 	fs.Float64Var(&s.LabelSmoothing, "label-smoothing", -1, "label smoothing ε (default: the preset's, 0.1)")
-	fs.IntVar(&s.Steps, "steps", 0, "optimizer updates (default 1200 for synthetic tasks, or from -epochs)")
+	fs.IntVar(&s.Steps, "steps", 0, "optimizer updates (default 450 for synthetic tasks, or from -epochs)")
 	fs.Float64Var(&s.Epochs, "epochs", 0, "train this many passes over the data instead of -steps")
-	fs.IntVar(&s.MaxTokens, "max-tokens", 0, "token budget of a batch (default 1024 for synthetic tasks, 4096 for files)")
-	fs.IntVar(&s.Warmup, "warmup", 0, "learning-rate warmup updates (default 4000; 200 for synthetic tasks)")
-	fs.Float64Var(&s.LRFactor, "lr-factor", 1, "learning-rate factor of the schedule")
-	fs.Float64Var(&s.Clip, "clip", 0, "clip gradients to this global norm (0: off)")
+	fs.IntVar(&s.MaxTokens, "max-tokens", 0, "token budget of a batch (default 2048 for synthetic tasks, 4096 for files)")
+	fs.IntVar(&s.Warmup, "warmup", 0, "learning-rate warmup updates (default 4000; 100 for synthetic tasks)")
+	fs.Float64Var(&s.LRFactor, "lr-factor", 0, "learning-rate factor of the schedule (default 1; 0.5 for synthetic tasks)")
+	fs.Float64Var(&s.Clip, "clip", -1, "clip gradients to this global norm (0: off; default off for files, 1 for synthetic tasks)")
 	fs.IntVar(&s.Accumulate, "accumulate", 1, "batches per update (gradient accumulation)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "random seed (initialisation, data order, dropout)")
 	fs.IntVar(&s.EvalEvery, "eval-every", 0, "evaluate every N updates (default: 10 times a run)")
@@ -130,10 +130,17 @@ func (s *settings) complete() error {
 		if s.Data != "" || s.TrainSrc != "" {
 			return errors.Errorf("-task %s is built in; use -task files with -data or -train-src", s.Task)
 		}
-		setDefault(&s.MaxTokens, 1024)
-		setDefault(&s.Warmup, 200)
+		setDefault(&s.MaxTokens, 2048)
+		setDefault(&s.Warmup, 100)
+		setDefaultFloat(&s.LRFactor, 0.5)
+		if s.Dropout < 0 {
+			s.Dropout = 0
+		}
+		if s.Clip < 0 {
+			s.Clip = 1
+		}
 		if s.Steps == 0 && s.Epochs == 0 {
-			s.Steps = 1200
+			s.Steps = 450
 		}
 	} else {
 		if err := s.completeFiles(); err != nil {
@@ -141,6 +148,8 @@ func (s *settings) complete() error {
 		}
 		setDefault(&s.MaxTokens, 4096)
 		setDefault(&s.Warmup, 4000)
+		setDefaultFloat(&s.LRFactor, 1)
+		s.Clip = max(s.Clip, 0)
 	}
 	if err := s.checkBLEU(); err != nil {
 		return err
@@ -210,6 +219,12 @@ func fileExists(p string) bool {
 }
 
 func setDefault(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+func setDefaultFloat(v *float64, def float64) {
 	if *v == 0 {
 		*v = def
 	}

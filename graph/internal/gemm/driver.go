@@ -3,6 +3,7 @@ package gemm
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // A microKernel computes one mr×nr tile of C from a packed mr×k panel of A
@@ -32,6 +33,8 @@ type impl[T float] struct {
 	mr, nr     int // register tile of C updated by kernel
 	mc, kc, nc int // cache blocks; mc is a multiple of mr and nc of nr
 	kernel     microKernel[T]
+	gather     packer[T] // copies rows into packed panels
+	scatter    packer[T] // copies columns into packed panels
 	pool       sync.Pool // of *workspace[T]
 }
 
@@ -42,39 +45,50 @@ type workspace[T float] struct {
 
 // minParallelWork is the least m·n·k for which a product is split among
 // goroutines: below it the goroutine hand-off costs about as much as it saves.
-const minParallelWork = 64 * 64 * 64
+const minParallelWork = 1 << 20
 
-// run computes p after checking its arguments, on up to GOMAXPROCS
-// goroutines. Each goroutine takes a band of rows or columns of C (the longer
-// side) and runs the whole blocked algorithm on it with its own buffers, so
-// the goroutines share nothing but the read-only A and B.
+// run computes p after checking its arguments.
 func (im *impl[T]) run(p problem[T]) {
 	p.check()
-	if p.m == 0 || p.n == 0 {
-		return
-	}
-	if p.k == 0 {
+	switch {
+	case p.m == 0 || p.n == 0:
+	case p.k == 0:
 		scale(p.c, p.ldc, p.m, p.n, p.beta)
+	case p.m*p.n*p.k < minParallelWork:
+		im.serial(p)
+	default:
+		im.parallel(p)
+	}
+}
+
+// parallel computes p on the calling goroutine and up to GOMAXPROCS-1
+// helpers (see helpers.go). C is cut into one band of rows or columns
+// (across the longer side) per goroutine, and each goroutine runs the whole
+// blocked algorithm on the next band nobody has taken, with its own buffers,
+// so the goroutines share only the read-only A and B. Should a helper be
+// slow to start, the caller takes its band too, so the product never takes
+// much longer than on one goroutine.
+func (im *impl[T]) parallel(p problem[T]) {
+	byRows := p.m >= p.n
+	tiles := ceilDiv(p.n, im.nr)
+	if byRows {
+		tiles = ceilDiv(p.m, im.mr)
+	}
+	bands := min(runtime.GOMAXPROCS(0), tiles)
+	if bands == 1 {
+		im.serial(p)
 		return
 	}
-	byRows := p.m >= p.n
-	tiles := (p.n + im.nr - 1) / im.nr
-	if byRows {
-		tiles = (p.m + im.mr - 1) / im.mr
-	}
-	threads := min(runtime.GOMAXPROCS(0), tiles)
-	if p.m*p.n*p.k < minParallelWork {
-		threads = 1
-	}
-	var wg sync.WaitGroup
-	for t := threads - 1; t >= 0; t-- {
-		part := p.band(byRows, tiles*t/threads, tiles*(t+1)/threads, im.mr, im.nr)
-		if t == 0 {
-			im.serial(part)
-		} else {
-			wg.Go(func() { im.serial(part) })
+	var next atomic.Int64
+	work := func() {
+		for b := int(next.Add(1) - 1); b < bands; b = int(next.Add(1) - 1) {
+			im.serial(p.band(byRows, tiles*b/bands, tiles*(b+1)/bands, im.mr, im.nr))
 		}
 	}
+	var wg sync.WaitGroup
+	offered := offer(work, bands-1, &wg)
+	work()
+	withdraw(offered)
 	wg.Wait()
 }
 
@@ -118,10 +132,13 @@ func (im *impl[T]) serial(p problem[T]) {
 	if p.beta != 0 && p.beta != 1 {
 		scale(p.c, p.ldc, p.m, p.n, p.beta)
 	}
+	// Blocks of the inner dimension are equal, so that none is much
+	// shorter than the others.
+	kcEqual := ceilDiv(p.k, ceilDiv(p.k, im.kc))
 	for jc := 0; jc < p.n; jc += im.nc {
 		nc := min(im.nc, p.n-jc)
-		for pc := 0; pc < p.k; pc += im.kc {
-			kc := min(im.kc, p.k-pc)
+		for pc := 0; pc < p.k; pc += kcEqual {
+			kc := min(kcEqual, p.k-pc)
 			accumulate := pc > 0 || p.beta != 0
 			im.packB(w.b, &p, pc, jc, kc, nc)
 			for ic := 0; ic < p.m; ic += im.mc {
@@ -198,6 +215,6 @@ func scale[T float](c []T, ldc, m, n int, beta T) {
 	}
 }
 
-func roundUp(x, multiple int) int {
-	return (x + multiple - 1) / multiple * multiple
-}
+func roundUp(x, multiple int) int { return ceilDiv(x, multiple) * multiple }
+
+func ceilDiv(x, y int) int { return (x + y - 1) / y }

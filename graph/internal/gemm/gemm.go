@@ -1,12 +1,14 @@
 // Package gemm multiplies dense row-major matrices: C = op(A)·op(B) + beta·C
-// in float32 (Sgemm) and float64 (Dgemm), in pure Go with an AVX2/FMA
-// assembly micro-kernel on amd64 CPUs that have it.
+// in float32 (Sgemm) and float64 (Dgemm). It is pure Go, with assembly
+// micro-kernels for amd64 CPUs that have AVX-512 or AVX2 and FMA, chosen at
+// run time; other CPUs get a portable Go kernel.
 //
 // The scheme is the one of GotoBLAS and BLIS: panels of A and B are copied
 // ("packed") into contiguous buffers laid out in the order a small register
 // tile of C (the micro-kernel) reads them, and the loops around the
 // micro-kernel are blocked so that each packed panel stays in the cache level
-// that suits how often it is reread. See driver.go for the loops.
+// that suits how often it is reread. See driver.go for the loops. Large
+// products are split among up to GOMAXPROCS goroutines.
 //
 // Products are accumulated in the element type, as BLAS does.
 package gemm

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -12,25 +13,21 @@ import (
 // small products go through every blocking loop several times.
 func variants[T float](im *impl[T]) []*impl[T] {
 	tiny := &impl[T]{name: im.name + "-tiny", mr: im.mr, nr: im.nr,
-		mc: 2 * im.mr, kc: 5, nc: 3 * im.nr, kernel: im.kernel}
+		mc: 2 * im.mr, kc: 11, nc: 3 * im.nr, kernel: im.kernel, gather: im.gather, scatter: im.scatter}
 	return []*impl[T]{im, tiny}
 }
 
-// impls32 and impls64 are the implementations this machine can run.
-func impls32() []*impl[float32] {
-	ims := variants(goSgemm)
-	if sgemm != goSgemm {
-		ims = append(ims, variants(sgemm)...)
-	}
-	return ims
-}
+// impls32 and impls64 are the implementations this machine can run, each
+// also with tiny blocks.
+func impls32() []*impl[float32] { return allVariants(sgemms) }
+func impls64() []*impl[float64] { return allVariants(dgemms) }
 
-func impls64() []*impl[float64] {
-	ims := variants(goDgemm)
-	if dgemm != goDgemm {
-		ims = append(ims, variants(dgemm)...)
+func allVariants[T float](ims []*impl[T]) []*impl[T] {
+	var all []*impl[T]
+	for _, im := range ims {
+		all = append(all, variants(im)...)
 	}
-	return ims
+	return all
 }
 
 // testCase is one product to check; pad is added to every leading dimension.
@@ -46,9 +43,9 @@ func (tc testCase) String() string {
 
 // matrices holds the operands of a test case and the reference result.
 type matrices[T float] struct {
-	a, b, c          []T
-	lda, ldb, ldc    int
-	want, bound, out []float64
+	a, b, c       []T
+	lda, ldb, ldc int
+	want, bound   []float64
 }
 
 // newMatrices fills A, B and C with random values (C with NaN where beta is
@@ -67,7 +64,7 @@ func newMatrices[T float](tc testCase, rng *rand.Rand) *matrices[T] {
 	if tc.transB {
 		br, bc = bc, br
 	}
-	x := &matrices[T]{lda: ac + tc.pad, ldb: bc + tc.pad, ldc: tc.n + tc.pad}
+	x := &matrices[T]{lda: max(1, ac) + tc.pad, ldb: max(1, bc) + tc.pad, ldc: max(1, tc.n) + tc.pad}
 	x.a = random[T](rng, ar, ac, x.lda)
 	x.b = random[T](rng, br, bc, x.ldb)
 	x.c = random[T](rng, tc.m, tc.n, x.ldc)
@@ -181,9 +178,32 @@ func TestLarge(t *testing.T) {
 		{false, false, 150, 4200, 3, 1, 0.5},
 		{true, true, 290, 310, 257, 0, 0},
 	} {
-		check(t, sgemm, tc, rng)
-		check(t, dgemm, tc, rng)
+		for _, im := range sgemms {
+			check(t, im, tc, rng)
+		}
+		for _, im := range dgemms {
+			check(t, im, tc, rng)
+		}
 	}
+}
+
+// TestConcurrent checks large products run from several goroutines at once,
+// which compete for the helpers.
+func TestConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large products")
+	}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 6))
+			for range 4 {
+				tc := testCase{rng.IntN(2) == 0, rng.IntN(2) == 0, 100 + rng.IntN(200), 100 + rng.IntN(200), 50 + rng.IntN(100), 0, 0}
+				check(t, sgemm, tc, rng)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestEmpty checks that k = 0 scales C by beta and that m or n = 0 is a no-op.

@@ -2,18 +2,23 @@ package gemm
 
 import "unsafe"
 
-// sgemm and dgemm are the implementations Sgemm and Dgemm use: the portable
-// ones below unless the CPU has a faster kernel (see kernel_amd64.go).
+// sgemms and dgemms list the implementations this CPU can run, slowest
+// first; sgemm and dgemm, the ones Sgemm and Dgemm use, are the last.
+// kernel_amd64.go adds the assembly ones.
 var (
-	sgemm = goSgemm
-	dgemm = goDgemm
+	sgemms = []*impl[float32]{goSgemm}
+	dgemms = []*impl[float64]{goDgemm}
+	sgemm  = goSgemm
+	dgemm  = goDgemm
 )
 
 // goSgemm and goDgemm are the portable implementations, built on a 4×4
 // micro-kernel in Go.
 var (
-	goSgemm = &impl[float32]{name: "go", mr: 4, nr: 4, mc: 128, kc: 256, nc: 4096, kernel: kernel4x4[float32]}
-	goDgemm = &impl[float64]{name: "go", mr: 4, nr: 4, mc: 64, kc: 256, nc: 2048, kernel: kernel4x4[float64]}
+	goSgemm = &impl[float32]{name: "go", mr: 4, nr: 4, mc: 128, kc: 256, nc: 4096, kernel: kernel4x4[float32],
+		gather: gather[float32], scatter: scatter[float32]}
+	goDgemm = &impl[float64]{name: "go", mr: 4, nr: 4, mc: 64, kc: 256, nc: 2048, kernel: kernel4x4[float64],
+		gather: gather[float64], scatter: scatter[float64]}
 )
 
 // kernel4x4 is a microKernel for 4×4 tiles, keeping the tile in 16 local

@@ -5,13 +5,26 @@ package gemm
 // starting at dst[q·mr·kc]. Rows past mc are zero.
 func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
 	mr := im.mr
-	for ir := 0; ir < mc; ir += mr {
+	ir := 0
+	if full := mc / mr; p.transA && full >= 4 {
+		// Each row of the block is contiguous in A: copy it into all the
+		// whole panels at once, which reads A in longer runs than panel by
+		// panel does. (For a few panels, the extra calls cost more.)
+		for q := range kc {
+			im.gather(dst[q*mr:], mr*kc, p.a[(p0+q)*p.lda+i0:], mr, full, mr)
+		}
+		ir = full * mr
+	}
+	for ; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
 		d := dst[ir*kc : (ir+mr)*kc]
+		if rows < mr {
+			clear(d)
+		}
 		if p.transA {
-			gather(d, mr, p.a[(p0*p.lda+i0+ir):], p.lda, kc, rows)
+			im.gather(d, mr, p.a[(p0*p.lda+i0+ir):], p.lda, kc, rows)
 		} else {
-			scatter(d, mr, p.a[(i0+ir)*p.lda+p0:], p.lda, rows, kc)
+			im.scatter(d, mr, p.a[(i0+ir)*p.lda+p0:], p.lda, rows, kc)
 		}
 	}
 }
@@ -24,37 +37,37 @@ func (im *impl[T]) packB(dst []T, p *problem[T], p0, j0, kc, nc int) {
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)
 		d := dst[jr*kc : (jr+nr)*kc]
+		if cols < nr {
+			clear(d)
+		}
 		if p.transB {
-			scatter(d, nr, p.b[(j0+jr)*p.ldb+p0:], p.ldb, cols, kc)
+			im.scatter(d, nr, p.b[(j0+jr)*p.ldb+p0:], p.ldb, cols, kc)
 		} else {
-			gather(d, nr, p.b[p0*p.ldb+j0+jr:], p.ldb, kc, cols)
+			im.gather(d, nr, p.b[p0*p.ldb+j0+jr:], p.ldb, kc, cols)
 		}
 	}
 }
 
+// A packer copies a matrix into a packed panel, leaving alone the elements
+// of the panel it does not cover; gather and scatter are the portable ones.
+type packer[T float] func(dst []T, w int, src []T, ld, rows, cols int)
+
 // gather copies the rows×cols matrix src (leading dimension ld) into dst
-// with leading dimension w ≥ cols, zeroing the rest of each row of dst.
+// with leading dimension w ≥ cols.
 func gather[T float](dst []T, w int, src []T, ld, rows, cols int) {
 	for r := range rows {
-		d, s := dst[r*w:][:w], src[r*ld:][:cols]
-		copy(d, s)
-		clear(d[cols:])
+		copy(dst[r*w:][:cols], src[r*ld:][:cols])
 	}
 }
 
 // scatter copies the transpose of the rows×cols matrix src (leading
 // dimension ld) into dst with leading dimension w ≥ rows: src's row r becomes
-// column r of dst. Columns rows to w-1 of dst are zeroed.
+// column r of dst.
 func scatter[T float](dst []T, w int, src []T, ld, rows, cols int) {
 	for r := range rows {
 		s := src[r*ld:][:cols]
 		for j, v := range s {
 			dst[j*w+r] = v
-		}
-	}
-	for r := rows; r < w; r++ {
-		for j := range cols {
-			dst[j*w+r] = 0
 		}
 	}
 }

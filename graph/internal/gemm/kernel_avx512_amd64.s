@@ -1,0 +1,147 @@
+#include "textflag.h"
+
+// The AVX-512 micro-kernels keep a 12×32 (float32) or 12×16 (float64) tile
+// of C in Z8-Z31, two registers per row. Each step of the k loop loads one
+// row of the packed B panel into Z0 and Z1, broadcasts the twelve values of
+// the packed A column in turn into Z2, and does 24 fused multiply-adds.
+//
+// Arguments: k in CX, A in SI, B in DI, C in DX, ldc in bytes in R8.
+
+// ROW does one k step for one row of the tile, whose A value is at offset o
+// from SI, into accumulators c0 and c1.
+#define ROW(BCAST, FMA, o, c0, c1) \
+	BCAST o(SI), Z2; \
+	FMA Z0, Z2, c0; \
+	FMA Z1, Z2, c1
+
+// STEP does one k step for the whole tile; S is the element size in bytes.
+#define STEP(BCAST, FMA, S) \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Z1; \
+	ROW(BCAST, FMA, 0*S, Z8, Z9); \
+	ROW(BCAST, FMA, 1*S, Z10, Z11); \
+	ROW(BCAST, FMA, 2*S, Z12, Z13); \
+	ROW(BCAST, FMA, 3*S, Z14, Z15); \
+	ROW(BCAST, FMA, 4*S, Z16, Z17); \
+	ROW(BCAST, FMA, 5*S, Z18, Z19); \
+	ROW(BCAST, FMA, 6*S, Z20, Z21); \
+	ROW(BCAST, FMA, 7*S, Z22, Z23); \
+	ROW(BCAST, FMA, 8*S, Z24, Z25); \
+	ROW(BCAST, FMA, 9*S, Z26, Z27); \
+	ROW(BCAST, FMA, 10*S, Z28, Z29); \
+	ROW(BCAST, FMA, 11*S, Z30, Z31); \
+	ADDQ $(12*S), SI; \
+	ADDQ $128, DI
+
+#define LOAD_ARGS(shift) \
+	MOVQ k+0(FP), CX; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DI; \
+	MOVQ c+24(FP), DX; \
+	MOVQ ldc+32(FP), R8; \
+	SHLQ $shift, R8
+
+// PREFETCH_C asks for the 12 rows of the C tile, 128 bytes each, to be
+// brought into L1 while the k loop runs.
+#define PREFETCH_ROW \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 127(AX); \
+	ADDQ R8, AX
+
+#define PREFETCH_C \
+	MOVQ DX, AX; \
+	PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; \
+	PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; \
+	PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW; PREFETCH_ROW
+
+#define ZERO2(c0, c1) \
+	VPXORD c0, c0, c0; \
+	VPXORD c1, c1, c1
+
+#define ZERO_TILE \
+	ZERO2(Z8, Z9); \
+	ZERO2(Z10, Z11); \
+	ZERO2(Z12, Z13); \
+	ZERO2(Z14, Z15); \
+	ZERO2(Z16, Z17); \
+	ZERO2(Z18, Z19); \
+	ZERO2(Z20, Z21); \
+	ZERO2(Z22, Z23); \
+	ZERO2(Z24, Z25); \
+	ZERO2(Z26, Z27); \
+	ZERO2(Z28, Z29); \
+	ZERO2(Z30, Z31)
+
+// ADD_ROW adds one row of C at DX to c0 and c1 with ADD (VADDPS or VADDPD).
+#define ADD_ROW(ADD, c0, c1) \
+	ADD (DX), c0, c0; \
+	ADD 64(DX), c1, c1; \
+	STORE_ROW(c0, c1)
+
+// STORE_ROW stores c0 and c1 as one row of C at DX and moves DX to the next.
+#define STORE_ROW(c0, c1) \
+	VMOVUPS c0, (DX); \
+	VMOVUPS c1, 64(DX); \
+	ADDQ R8, DX
+
+// STORE_TILE writes the tile to C, adding it to C when accumulate is set.
+#define STORE_TILE(ADD) \
+	MOVBQZX accumulate+40(FP), AX; \
+	TESTQ AX, AX; \
+	JZ store; \
+	ADD_ROW(ADD, Z8, Z9); \
+	ADD_ROW(ADD, Z10, Z11); \
+	ADD_ROW(ADD, Z12, Z13); \
+	ADD_ROW(ADD, Z14, Z15); \
+	ADD_ROW(ADD, Z16, Z17); \
+	ADD_ROW(ADD, Z18, Z19); \
+	ADD_ROW(ADD, Z20, Z21); \
+	ADD_ROW(ADD, Z22, Z23); \
+	ADD_ROW(ADD, Z24, Z25); \
+	ADD_ROW(ADD, Z26, Z27); \
+	ADD_ROW(ADD, Z28, Z29); \
+	ADD_ROW(ADD, Z30, Z31); \
+	VZEROUPPER; \
+	RET; \
+store: \
+	STORE_ROW(Z8, Z9); \
+	STORE_ROW(Z10, Z11); \
+	STORE_ROW(Z12, Z13); \
+	STORE_ROW(Z14, Z15); \
+	STORE_ROW(Z16, Z17); \
+	STORE_ROW(Z18, Z19); \
+	STORE_ROW(Z20, Z21); \
+	STORE_ROW(Z22, Z23); \
+	STORE_ROW(Z24, Z25); \
+	STORE_ROW(Z26, Z27); \
+	STORE_ROW(Z28, Z29); \
+	STORE_ROW(Z30, Z31); \
+	VZEROUPPER; \
+	RET
+
+// func sgemmKernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+TEXT ·sgemmKernel12x32(SB), NOSPLIT, $0-41
+	LOAD_ARGS(2)
+	PREFETCH_C
+	ZERO_TILE
+
+loop:
+	STEP(VBROADCASTSS, VFMADD231PS, 4)
+	DECQ CX
+	JNZ  loop
+
+	STORE_TILE(VADDPS)
+
+// func dgemmKernel12x16(k int, a, b, c *float64, ldc int, accumulate bool)
+TEXT ·dgemmKernel12x16(SB), NOSPLIT, $0-41
+	LOAD_ARGS(3)
+	PREFETCH_C
+	ZERO_TILE
+
+loop:
+	STEP(VBROADCASTSD, VFMADD231PD, 8)
+	DECQ CX
+	JNZ  loop
+
+	STORE_TILE(VADDPD)

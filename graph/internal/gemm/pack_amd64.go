@@ -1,0 +1,43 @@
+package gemm
+
+// gatherAVX is gather for float32 that copies 8 or 4 values at a time with
+// AVX.
+func gatherAVX(dst []float32, w int, src []float32, ld, rows, cols int) {
+	if cols < 4 {
+		gather(dst, w, src, ld, rows, cols)
+		return
+	}
+	_, _ = dst[(rows-1)*w+cols-1], src[(rows-1)*ld+cols-1] // bounds for copyRows
+	copyRows(&dst[0], w, &src[0], ld, rows, cols)
+}
+
+// scatterAVX is scatter for float32 that transposes blocks of 4 rows × 8
+// columns with AVX; blocks at the bottom and right edges may overlap the
+// ones before them.
+func scatterAVX(dst []float32, w int, src []float32, ld, rows, cols int) {
+	if rows < 4 || cols < 8 {
+		scatter(dst, w, src, ld, rows, cols)
+		return
+	}
+	_, _ = dst[(cols-1)*w+rows-1], src[(rows-1)*ld+cols-1] // bounds for transpose4x8
+	for r0 := 0; r0 < rows; r0 += 4 {
+		r := min(r0, rows-4)
+		transpose4x8(&dst[r], w, &src[r*ld], ld, cols/8)
+		if cols%8 != 0 {
+			j := cols - 8
+			transpose4x8(&dst[j*w+r], w, &src[r*ld+j], ld, 1)
+		}
+	}
+}
+
+// transpose4x8 writes the transpose of the 4×8n matrix src (leading
+// dimension ld) to dst (leading dimension w). It needs AVX.
+//
+//go:noescape
+func transpose4x8(dst *float32, w int, src *float32, ld int, n int)
+
+// copyRows copies the rows×cols matrix src (leading dimension ld) to dst
+// (leading dimension w); cols ≥ 4. It needs AVX.
+//
+//go:noescape
+func copyRows(dst *float32, w int, src *float32, ld int, rows, cols int)

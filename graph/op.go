@@ -38,8 +38,10 @@ type kernelOp struct {
 	diff    func(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
 	diffWRT []bool
 	// out is the output tensor this op allocated, reused by the next run:
-	// Gorgonia's TapeMachine forgets every value between runs.
-	out *tensor.Dense
+	// Gorgonia's TapeMachine forgets every value between runs. pool, set by
+	// Compile, is where it comes from.
+	out  *tensor.Dense
+	pool *pool
 }
 
 var (
@@ -122,7 +124,7 @@ func (op *kernelOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 	out, ok := prealloc.(*tensor.Dense)
 	if !ok || !fits(out, s, dt) {
 		if !fits(op.out, s, dt) {
-			op.out = tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
+			op.out = op.pool.take(dt, s)
 		}
 		out = op.out
 	}

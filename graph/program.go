@@ -10,6 +10,9 @@ import (
 // then read the loss, named outputs and (for a program with a loss) the
 // gradient of the loss with respect to every parameter the graph uses.
 type Program struct {
+	g       *G.ExprGraph
+	store   *Params
+	ops     []*kernelOp
 	vm      G.VM
 	inputs  map[string]*G.Node
 	params  []string
@@ -24,7 +27,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 	if err := s.Err(); err != nil {
 		return nil, errors.Wrap(err, "building the graph")
 	}
-	p := &Program{inputs: s.b.inputs, outputs: map[string]*G.Value{}}
+	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]*G.Value{}}
 	if loss != nil {
 		if err := p.differentiate(s, loss); err != nil {
 			return nil, err
@@ -37,6 +40,12 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 		v := new(G.Value)
 		G.Read(n, v)
 		p.outputs[name] = v
+	}
+	for _, n := range s.b.g.AllNodes() {
+		if op, ok := n.Op().(*kernelOp); ok {
+			op.pool = &p.store.pool
+			p.ops = append(p.ops, op)
+		}
 	}
 	p.vm = G.NewTapeMachine(s.b.g)
 	return p, nil
@@ -112,9 +121,34 @@ func (p *Program) HasInput(name string) bool {
 }
 
 // Run runs the program once: forward, and backward if it has a loss.
+//
+// A program keeps its intermediate tensors from run to run, so repeated runs
+// allocate nothing; when another program of the same parameter store runs,
+// it hands them on to it (programs for different batch shapes need tensors
+// of about the same sizes). So outputs, the loss and gradients read from a
+// program stay valid until the next run of any program of its parameter store.
 func (p *Program) Run() error {
+	if a := p.store.active; a != nil && a != p {
+		a.release()
+	}
+	p.store.active = p
 	defer p.vm.Reset()
 	return errors.Wrap(p.vm.RunAll(), "running the program")
+}
+
+// release gives the tensors the program holds between runs back to the
+// store's pool: every program compiled for a model would keep a full set of
+// activations otherwise.
+func (p *Program) release() {
+	for _, op := range p.ops {
+		if op.out != nil {
+			p.store.pool.put(op.out)
+			op.out = nil
+		}
+	}
+	for _, v := range p.outputs {
+		*v = nil
+	}
 }
 
 // Loss is the loss of the last run.
@@ -162,4 +196,10 @@ func (p *Program) Grad(name string) *tensor.Dense {
 }
 
 // Close releases the machine's resources.
-func (p *Program) Close() error { return p.vm.Close() }
+func (p *Program) Close() error {
+	if p.store.active == p {
+		p.store.active = nil
+	}
+	p.release()
+	return p.vm.Close()
+}

@@ -104,7 +104,7 @@ func TestMulti30kShortRun(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	args := []string{"-task", "files", "-data", multi30k, "-preset", "tiny", "-bpe-merges", "4000",
-		"-steps", "240", "-max-tokens", "1024", "-warmup", "200", "-eval-every", "40", "-out", dir}
+		"-steps", "240", "-max-tokens", "1024", "-warmup", "200", "-eval-every", "40", "-bleu-every", "100", "-out", dir}
 	var out, errb bytes.Buffer
 	if err := run(context.Background(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
@@ -116,6 +116,9 @@ func TestMulti30kShortRun(t *testing.T) {
 	first, last := ms[0], ms[len(ms)-1]
 	t.Logf("validation loss %.3f (ppl %.1f) at step %d → %.3f (ppl %.1f) at step %d, %.0f tokens/s",
 		first.ValLoss, first.ValPPL, first.Step, last.ValLoss, last.ValPPL, last.Step, last.TokensPerS)
+	if last.BLEU == nil {
+		t.Error("no BLEU at the last evaluation")
+	}
 	if !(last.ValLoss < first.ValLoss-1) {
 		t.Fatalf("validation loss fell from %.3f to %.3f only", first.ValLoss, last.ValLoss)
 	}

@@ -11,7 +11,9 @@ type pool struct {
 }
 
 // take returns a tensor of shape s and type dt, on the smallest pooled array
-// that is large enough, or newly allocated. A nil pool always allocates.
+// that is large enough but not more than a quarter larger (so a small tensor
+// never takes a large array that a large tensor will need), or newly
+// allocated. A nil pool always allocates.
 func (p *pool) take(dt tensor.Dtype, s tensor.Shape) *tensor.Dense {
 	n := s.TotalSize()
 	if p != nil {
@@ -39,12 +41,12 @@ func (p *pool) put(t *tensor.Dense) {
 	}
 }
 
-// takeFrom removes the smallest array of at least n elements from free and
+// takeFrom removes the smallest array of n to 5n/4 elements from free and
 // returns its first n elements.
 func takeFrom[T float](free *[][]T, n int) ([]T, bool) {
 	best := -1
 	for i, a := range *free {
-		if len(a) >= n && (best < 0 || len(a) < len((*free)[best])) {
+		if len(a) >= n && len(a) <= n+n/4 && (best < 0 || len(a) < len((*free)[best])) {
 			best = i
 		}
 	}

@@ -1,0 +1,5 @@
+// Package p2 is a version pin for one notebook import cell. See the package pin (pin/doc.go).
+package p2
+
+// Pin names this pin package.
+const Pin = "p2"

@@ -1,0 +1,5 @@
+// Package p4 is a version pin for one notebook import cell. See the package pin (pin/doc.go).
+package p4
+
+// Pin names this pin package.
+const Pin = "p4"

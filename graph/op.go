@@ -37,11 +37,10 @@ type kernelOp struct {
 	// nil where diffWRT is false. Nil diff means the op is not differentiable.
 	diff    func(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
 	diffWRT []bool
-	// out is the output tensor this op allocated, reused by the next run:
-	// Gorgonia's TapeMachine forgets every value between runs. pool, set by
-	// Compile, is where it comes from.
-	out  *tensor.Dense
-	pool *pool
+	// out is the output tensor of this op, reused from run to run (Gorgonia's
+	// TapeMachine forgets every value between runs): its slot in the arena
+	// while the op's program is active, else allocated at the first run.
+	out *tensor.Dense
 }
 
 var (
@@ -124,7 +123,7 @@ func (op *kernelOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 	out, ok := prealloc.(*tensor.Dense)
 	if !ok || !fits(out, s, dt) {
 		if !fits(op.out, s, dt) {
-			op.out = op.pool.take(dt, s)
+			op.out = tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
 		}
 		out = op.out
 	}

@@ -20,10 +20,10 @@ type Params struct {
 	names  []string
 	shapes map[string]tensor.Shape
 	values map[string]*tensor.Dense // nil for shapes-only stores
-	// active is the program that ran last; pool holds tensors of programs
-	// that ran before it (see Program.Run).
+	// active is the program that ran last, the one whose tensors lie in
+	// arena (see Program.Run).
 	active *Program
-	pool   pool
+	arena  arena
 }
 
 // NewParams returns an empty parameter store of element type dtype (tensor.Float32

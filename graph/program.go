@@ -13,6 +13,7 @@ type Program struct {
 	g       *G.ExprGraph
 	store   *Params
 	ops     []*kernelOp
+	layout  layout
 	vm      G.VM
 	inputs  map[string]*G.Node
 	params  []string
@@ -41,12 +42,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 		G.Read(n, v)
 		p.outputs[name] = v
 	}
-	for _, n := range s.b.g.AllNodes() {
-		if op, ok := n.Op().(*kernelOp); ok {
-			op.pool = &p.store.pool
-			p.ops = append(p.ops, op)
-		}
-	}
+	p.layout, p.ops = plan(s.b.g)
 	p.vm = G.NewTapeMachine(s.b.g)
 	return p, nil
 }
@@ -123,28 +119,26 @@ func (p *Program) HasInput(name string) bool {
 // Run runs the program once: forward, and backward if it has a loss.
 //
 // A program keeps its intermediate tensors from run to run, so repeated runs
-// allocate nothing; when another program of the same parameter store runs,
-// it hands them on to it (programs for different batch shapes need tensors
-// of about the same sizes). So outputs, the loss and gradients read from a
-// program stay valid until the next run of any program of its parameter store.
+// allocate nothing. All programs of a parameter store lay their tensors out
+// in the same memory, so outputs, the loss and gradients read from a program
+// stay valid only until the next run of any program of its parameter store.
 func (p *Program) Run() error {
-	if a := p.store.active; a != nil && a != p {
-		a.release()
+	if a := p.store.active; a != p {
+		if a != nil {
+			a.release()
+		}
+		p.store.arena.bind(p.layout)
+		p.store.active = p
 	}
-	p.store.active = p
 	defer p.vm.Reset()
 	return errors.Wrap(p.vm.RunAll(), "running the program")
 }
 
-// release gives the tensors the program holds between runs back to the
-// store's pool: every program compiled for a model would keep a full set of
-// activations otherwise.
+// release lets go of the program's tensors in the arena, which the next
+// program will overwrite.
 func (p *Program) release() {
 	for _, op := range p.ops {
-		if op.out != nil {
-			p.store.pool.put(op.out)
-			op.out = nil
-		}
+		op.out = nil
 	}
 	for _, v := range p.outputs {
 		*v = nil

@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"github.com/pkg/errors"
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return train(ctx, s, f.resume != "", stderr)
+	return profiled(f, func() error { return train(ctx, s, f, stderr) })
 }
 
 // settings are the run's settings: from the flags, or from the run to resume.
@@ -80,7 +81,9 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 	}
 	extra := ""
 	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name != "resume" && fl.Name != "steps" {
+		switch fl.Name {
+		case "resume", "steps", "cpuprofile", "memprofile":
+		default:
 			extra = fl.Name
 		}
 	})
@@ -144,7 +147,7 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 }
 
 // train runs (or resumes) training as the settings say.
-func train(ctx context.Context, s settings, resume bool, stderr io.Writer) error {
+func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := os.MkdirAll(s.Out, 0o755); err != nil {
 		return errors.Wrap(err, "output directory")
@@ -179,13 +182,18 @@ func train(ctx context.Context, s settings, resume bool, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if resume {
+	if f.resume != "" {
 		if err := t.Resume(s.Out); err != nil {
 			return err
 		}
 		log.Info("resumed", "step", t.Step())
 	}
-	if err := t.Run(ctx); err != nil {
+	err = t.Run(ctx)
+	if err := writeHeapProfile(f.memProfile); err != nil {
+		return err
+	}
+	runtime.KeepAlive(t)
+	if err != nil {
 		if errors.Is(err, trainer.ErrInterrupted) {
 			log.Info("interrupted: checkpoint saved", "step", t.Step(), "resume", "go run ./cmd/train -resume "+s.Out)
 			return nil

@@ -62,6 +62,10 @@ type flags struct {
 	resume    string
 	summary   bool
 	vocabSize int
+	// cpuProfile and memProfile name pprof files to write (not settings: a
+	// resumed run may profile too).
+	cpuProfile string
+	memProfile string
 }
 
 func newFlags(fs *flag.FlagSet) *flags {
@@ -105,6 +109,8 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
 	fs.StringVar(&f.resume, "resume", "", "continue the run in this output directory from its last checkpoint, with its settings")
 	fs.BoolVar(&f.summary, "summary", false, "print the model's parameter summary and exit")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile to this file at the end of the run (go tool pprof)")
 	fs.IntVar(&f.vocabSize, "vocab-size", 0, "with -summary: vocabulary size (default: the task's)")
 	return f
 }

@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"math"
+	"sort"
+
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -23,8 +26,8 @@ type slot struct {
 	off   int
 }
 
-// layout is the arena layout of a program's ops: one slot per op, and the
-// elements needed of each type.
+// layout is the arena layout of a program's ops: one slot per op with a
+// tensor output, and the elements needed of each type.
 type layout struct {
 	slots    []slot
 	f32, f64 int
@@ -32,38 +35,6 @@ type layout struct {
 
 // align keeps every slot on a 64-byte boundary (for the vector kernels).
 const align = 16
-
-// plan lays out the outputs of the ops of g's nodes one after another, each
-// with the shape and type inferred when the graph was built. Ops with scalar
-// results, which allocate nothing, are left out.
-func plan(g *G.ExprGraph) (layout, []*kernelOp) {
-	var l layout
-	var ops []*kernelOp
-	seen := map[*kernelOp]bool{}
-	for _, n := range g.AllNodes() {
-		op, ok := n.Op().(*kernelOp)
-		if !ok || seen[op] {
-			continue
-		}
-		seen[op] = true
-		ops = append(ops, op)
-		if op.scalar != nil {
-			continue
-		}
-		size := (n.Shape().TotalSize() + align - 1) / align * align
-		s := slot{op: op, shape: n.Shape().Clone(), dtype: n.Dtype()}
-		switch s.dtype {
-		case tensor.Float32:
-			s.off, l.f32 = l.f32, l.f32+size
-		case tensor.Float64:
-			s.off, l.f64 = l.f64, l.f64+size
-		default:
-			continue
-		}
-		l.slots = append(l.slots, s)
-	}
-	return l, ops
-}
 
 // bind grows the arena to what l needs and gives every op of l its output
 // tensor in it. The arena grows by an eighth more than needed, so that
@@ -87,3 +58,147 @@ func (a *arena) bind(l layout) {
 		s.op.out = tensor.New(tensor.WithShape(s.shape.Clone()...), tensor.WithBacking(backing))
 	}
 }
+
+// storage is the memory of one op's output during a run: from the step at
+// which the op writes it to the last step at which anything reads it. Gorgonia's
+// own ops (the sums G.Grad adds) may write into it too, after its op's last
+// reader, which lengthens its life.
+type storage struct {
+	op         *kernelOp
+	node       *G.Node
+	start, end int
+	addr, size uintptr
+	elems      int
+}
+
+// planner computes lifetimes over a program's graph after its first run.
+type planner struct {
+	g    *G.ExprGraph
+	when map[*G.Node]int // step at which each of our ops' nodes ran
+	keep map[*G.Node]bool
+	last map[*G.Node]int
+}
+
+// forever is the end of a storage read after the run (outputs, gradients).
+const forever = math.MaxInt
+
+// plan lays out the program's op outputs in the arena after its first run,
+// in which every op wrote a tensor of its own: two outputs share memory when
+// no step of the run needs both. trace is the order in which the ops ran;
+// keep are nodes read after the run (the gradients).
+func plan(g *G.ExprGraph, ops []*kernelOp, nodes map[*kernelOp]*G.Node, trace []*kernelOp, keep G.Nodes) layout {
+	pl := planner{g: g, when: map[*G.Node]int{}, keep: map[*G.Node]bool{}, last: map[*G.Node]int{}}
+	for i, op := range trace {
+		pl.when[nodes[op]] = i
+	}
+	for _, n := range keep {
+		pl.keep[n] = true
+	}
+	var stores []*storage
+	for _, op := range ops {
+		if op.out == nil {
+			continue
+		}
+		n := nodes[op]
+		stores = append(stores, &storage{op: op, node: n, start: pl.when[n], end: pl.lastUse(n),
+			addr: op.out.Uintptr(), size: op.out.MemSize(), elems: op.out.Shape().TotalSize()})
+	}
+	pl.lengthenAliased(stores, nodes)
+	var l layout
+	l.slots = append(place(stores, tensor.Float32, &l.f32), place(stores, tensor.Float64, &l.f64)...)
+	return l
+}
+
+// lastUse is the last step at which n's value is read: by one of our ops, by
+// a Gorgonia op (as late as that op's own value is read), or after the run.
+// A node nothing reads is read after the run (G.Read and nodes kept), unless
+// it is one of our ops' nodes.
+func (pl *planner) lastUse(n *G.Node) int {
+	if t, ok := pl.last[n]; ok {
+		return t
+	}
+	end, readers := -1, 0
+	if t, ok := pl.when[n]; ok {
+		end = t
+	}
+	if pl.keep[n] {
+		end = forever
+	}
+	for it := pl.g.To(n.ID()); it.Next(); {
+		r := it.Node().(*G.Node)
+		readers++
+		if t, ok := pl.when[r]; ok {
+			end = max(end, t)
+		} else {
+			end = max(end, pl.lastUse(r))
+		}
+	}
+	if _, ours := pl.when[n]; readers == 0 && !ours {
+		end = forever
+	}
+	pl.last[n] = end
+	return end
+}
+
+// lengthenAliased finds the nodes of Gorgonia's ops whose values lie in one of
+// our ops' outputs (the machine reuses memory it thinks is free) and
+// lengthens that storage's life to theirs.
+func (pl *planner) lengthenAliased(stores []*storage, nodes map[*kernelOp]*G.Node) {
+	byAddr := append([]*storage(nil), stores...)
+	sort.Slice(byAddr, func(i, j int) bool { return byAddr[i].addr < byAddr[j].addr })
+	for _, n := range pl.g.AllNodes() {
+		if _, ours := pl.when[n]; ours || n.Op() == nil {
+			continue
+		}
+		t, ok := n.Value().(*tensor.Dense)
+		if !ok || t.MemSize() == 0 {
+			continue
+		}
+		a := t.Uintptr()
+		i := sort.Search(len(byAddr), func(i int) bool { return byAddr[i].addr > a }) - 1
+		if i >= 0 && a < byAddr[i].addr+byAddr[i].size {
+			byAddr[i].end = max(byAddr[i].end, pl.lastUse(n))
+		}
+	}
+}
+
+// place gives each storage of type dt an offset, largest first, at the lowest
+// offset free of every storage placed before whose life overlaps its own, and
+// sets *total to the elements needed.
+func place(stores []*storage, dt tensor.Dtype, total *int) []slot {
+	var mine []*storage
+	for _, s := range stores {
+		if s.op.out.Dtype() == dt {
+			mine = append(mine, s)
+		}
+	}
+	sort.SliceStable(mine, func(i, j int) bool { return mine[i].elems > mine[j].elems })
+	type span struct{ off, end int }
+	var placed []*storage
+	offs := map[*storage]int{}
+	slots := make([]slot, 0, len(mine))
+	for _, s := range mine {
+		var busy []span
+		for _, p := range placed {
+			if p.start <= s.end && s.start <= p.end {
+				busy = append(busy, span{offs[p], offs[p] + padded(p.elems)})
+			}
+		}
+		sort.Slice(busy, func(i, j int) bool { return busy[i].off < busy[j].off })
+		off := 0
+		for _, b := range busy {
+			if off+padded(s.elems) <= b.off {
+				break
+			}
+			off = max(off, b.end)
+		}
+		offs[s] = off
+		placed = append(placed, s)
+		*total = max(*total, off+padded(s.elems))
+		slots = append(slots, slot{op: s.op, shape: s.op.out.Shape().Clone(), dtype: dt, off: off})
+	}
+	return slots
+}
+
+// padded rounds n up to a multiple of align.
+func padded(n int) int { return (n + align - 1) / align * align }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -68,12 +69,9 @@ func (c GradCheck) Run() error {
 		err := prog.Run()
 		return prog.Loss(), err
 	}
-	if _, err := run(); err != nil {
+	symbolic, err := c.symbolic(prog, run)
+	if err != nil {
 		return err
-	}
-	symbolic := map[string][]float64{}
-	for _, name := range prog.ParamNames() {
-		symbolic[name] = Float64s(prog.Grad(name))
 	}
 	var fails []string
 	for _, name := range prog.ParamNames() {
@@ -89,6 +87,36 @@ func (c GradCheck) Run() error {
 		return errors.Errorf("%d gradient elements differ from finite differences:\n%s", len(fails), strings.Join(fails[:min(len(fails), 10)], "\n"))
 	}
 	return nil
+}
+
+// symbolic runs the program twice and returns the gradients of the second
+// run, which must equal the first: a program lays out its memory after its
+// first run, so this also checks that layout.
+func (c *GradCheck) symbolic(prog *Program, run func() (float64, error)) (map[string][]float64, error) {
+	grads := func() (map[string][]float64, error) {
+		if _, err := run(); err != nil {
+			return nil, err
+		}
+		g := map[string][]float64{}
+		for _, name := range prog.ParamNames() {
+			g[name] = Float64s(prog.Grad(name))
+		}
+		return g, nil
+	}
+	first, err := grads()
+	if err != nil {
+		return nil, err
+	}
+	second, err := grads()
+	if err != nil {
+		return nil, err
+	}
+	for name, g := range first {
+		if !slices.Equal(g, second[name]) {
+			return nil, errors.Errorf("gradient of %s differs between the first run and the second", name)
+		}
+	}
+	return second, nil
 }
 
 func (c *GradCheck) defaults() {

@@ -16,8 +16,8 @@ type float interface{ ~float32 | ~float64 }
 
 // kernelOp is the one Gorgonia Op type behind all of this package's ops. An op is
 // a value of it built by a constructor that fills in the kernels; Gorgonia sees an
-// Op, an SDOp (symbolic gradient) and a UsePreallocDoer (no allocation after the
-// first run of a program).
+// Op and an SDOp (symbolic gradient). It writes into its own output tensor, so
+// that a program allocates nothing after its first run.
 //
 // name must describe the op and all its parameters: Gorgonia merges nodes whose
 // op hashes and children are equal, so two ops that compute different things
@@ -41,12 +41,11 @@ type kernelOp struct {
 	// TapeMachine forgets every value between runs): its slot in the arena
 	// while the op's program is active, else allocated at the first run.
 	out *tensor.Dense
+	// trace, during a program's first run, is where the op records that it ran.
+	trace *[]*kernelOp
 }
 
-var (
-	_ G.SDOp            = (*kernelOp)(nil)
-	_ G.UsePreallocDoer = (*kernelOp)(nil)
-)
+var _ G.SDOp = (*kernelOp)(nil)
 
 // Arity implements G.Op.
 func (op *kernelOp) Arity() int { return op.arity }
@@ -86,20 +85,14 @@ func (op *kernelOp) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
 	return s, errors.Wrap(err, op.name)
 }
 
-// Do implements G.Op.
+// Do implements G.Op. The output is written into the op's own tensor (its
+// slot in the arena, or one allocated at the first run), never into memory
+// the machine offers: where outputs lie is planned after a program's first
+// run (see Program.plan), and that plan must not change from run to run.
 func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
-	return op.UsePreallocDo(nil, vals...)
-}
-
-// UsePreallocDo implements G.UsePreallocDoer: the output is written into prealloc
-// when it has the right shape and type, else into the tensor this op allocated
-// at an earlier run, else into a new tensor.
-//
-// Reusing its own tensor is safe because the order of a program's
-// instructions is fixed: before this op runs, no other instruction of the run
-// can hold that tensor, and after it the tape hands it on exactly as in the
-// run before.
-func (op *kernelOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	if op.trace != nil {
+		*op.trace = append(*op.trace, op)
+	}
 	in, err := op.inputs(vals)
 	if err != nil {
 		return nil, err
@@ -120,14 +113,10 @@ func (op *kernelOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 		return nil, errors.Wrap(err, op.name)
 	}
 	dt := floatDtype(in)
-	out, ok := prealloc.(*tensor.Dense)
-	if !ok || !fits(out, s, dt) {
-		if !fits(op.out, s, dt) {
-			op.out = tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
-		}
-		out = op.out
+	if !fits(op.out, s, dt) {
+		op.out = tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
 	}
-	return out, errors.Wrap(op.forward(out, in), op.name)
+	return op.out, errors.Wrap(op.forward(op.out, in), op.name)
 }
 
 // fits reports whether t can hold an output of shape s and type dt.

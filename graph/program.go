@@ -13,6 +13,8 @@ type Program struct {
 	g       *G.ExprGraph
 	store   *Params
 	ops     []*kernelOp
+	nodes   map[*kernelOp]*G.Node
+	planned bool
 	layout  layout
 	vm      G.VM
 	inputs  map[string]*G.Node
@@ -42,7 +44,16 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 		G.Read(n, v)
 		p.outputs[name] = v
 	}
-	p.layout, p.ops = plan(s.b.g)
+	p.nodes = map[*kernelOp]*G.Node{}
+	for _, n := range s.b.g.AllNodes() {
+		if op, ok := n.Op().(*kernelOp); ok {
+			if _, dup := p.nodes[op]; dup {
+				return nil, errors.Errorf("op %s is used by two nodes", op.name)
+			}
+			p.nodes[op] = n
+			p.ops = append(p.ops, op)
+		}
+	}
 	p.vm = G.NewTapeMachine(s.b.g)
 	return p, nil
 }
@@ -127,11 +138,37 @@ func (p *Program) Run() error {
 		if a != nil {
 			a.release()
 		}
-		p.store.arena.bind(p.layout)
+		if p.planned {
+			p.store.arena.bind(p.layout)
+		}
 		p.store.active = p
 	}
 	defer p.vm.Reset()
-	return errors.Wrap(p.vm.RunAll(), "running the program")
+	if p.planned {
+		return errors.Wrap(p.vm.RunAll(), "running the program")
+	}
+	return p.firstRun()
+}
+
+// firstRun runs the program with every op writing a tensor of its own, in
+// the order it records, then plans where the outputs lie in the arena from
+// then on (see plan) and binds them there.
+func (p *Program) firstRun() error {
+	var trace []*kernelOp
+	for _, op := range p.ops {
+		op.trace = &trace
+	}
+	err := p.vm.RunAll()
+	for _, op := range p.ops {
+		op.trace = nil
+	}
+	if err != nil {
+		return errors.Wrap(err, "running the program")
+	}
+	p.layout = plan(p.g, p.ops, p.nodes, trace, p.grads)
+	p.planned = true
+	p.store.arena.bind(p.layout)
+	return nil
 }
 
 // release lets go of the program's tensors in the arena, which the next

@@ -200,6 +200,7 @@ func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 		}
 		return err
 	}
+	log.Info("trained", "step", t.Step(), "activation_memory_mb", params.ArenaBytes()>>20)
 	return finish(s, log)
 }
 

@@ -189,11 +189,7 @@ func logSumExp[T float](x []T) float64 {
 	for _, v := range x {
 		m = max(m, v)
 	}
-	var sum float64
-	for _, v := range x {
-		sum += float64(exp(v - m))
-	}
-	return float64(m) + math.Log(sum)
+	return float64(m) + math.Log(expShift(nil, x, m))
 }
 
 // crossEntropyLogits is the fused loss; it stores each row's log-sum-exp in lse.
@@ -240,9 +236,11 @@ func crossEntropyLogitsBackward[T float](d, x []T, targets []int, lse []float64,
 			clear(dr)
 			continue
 		}
-		l, s, q := T(lse[i]), T(scale), T(eps/float64(vocab))
-		for v, xv := range row {
-			dr[v] = s * (exp(xv-l) - q)
+		// dr = s·(softmax(row) - q), the softmax being e^(row - lse).
+		expShift(dr, row, T(lse[i]))
+		s, q := T(scale), T(eps/float64(vocab))
+		for v, p := range dr {
+			dr[v] = s * (p - q)
 		}
 		dr[t] -= s * T(1-eps)
 	}

@@ -142,13 +142,7 @@ func softmaxInPlace[T float](v []T) {
 		clear(v)
 		return
 	}
-	var sum float64
-	for j, x := range v {
-		e := exp(x - m)
-		v[j] = e
-		sum += float64(e)
-	}
-	inv := T(1 / sum)
+	inv := T(1 / expShift(v, v, m))
 	for j := range v {
 		v[j] *= inv
 	}
@@ -161,11 +155,7 @@ func logSoftmaxRows[T float](y, x []T, n int) {
 		for _, v := range xr {
 			m = max(m, v)
 		}
-		var sum float64
-		for _, v := range xr {
-			sum += float64(exp(v - m))
-		}
-		lse := m + T(math.Log(sum))
+		lse := m + T(math.Log(expShift(nil, xr, m)))
 		for j, v := range xr {
 			yr[j] = v - lse
 		}
@@ -183,12 +173,15 @@ func softmaxBackward[T float](dx, y, dy []T, n int, scale float64, log bool) {
 				dot += float64(dyr[j] * yr[j])
 			}
 		}
-		for j := range yr {
-			if log {
-				dxr[j] = dyr[j] - T(float64(exp(yr[j]))*dot)
-			} else {
-				dxr[j] = T(scale * float64(yr[j]) * (float64(dyr[j]) - dot))
+		if log {
+			expShift(dxr, yr, 0) // the softmax, e^y
+			for j, p := range dxr {
+				dxr[j] = dyr[j] - T(float64(p)*dot)
 			}
+			continue
+		}
+		for j := range yr {
+			dxr[j] = T(scale * float64(yr[j]) * (float64(dyr[j]) - dot))
 		}
 	}
 }

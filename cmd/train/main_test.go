@@ -68,8 +68,15 @@ func TestTrainAndResume(t *testing.T) {
 	if err := run(context.Background(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
-	if err := run(context.Background(), []string{"-resume", dir, "-steps", "6"}, &out, &errb); err != nil {
+	cpu, mem := filepath.Join(t.TempDir(), "cpu.pprof"), filepath.Join(t.TempDir(), "mem.pprof")
+	resume := []string{"-resume", dir, "-steps", "6", "-cpuprofile", cpu, "-memprofile", mem}
+	if err := run(context.Background(), resume, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
+	}
+	for _, p := range []string{cpu, mem} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("profile %s: %v", p, err)
+		}
 	}
 	ms, err := trainer.ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
 	if err != nil {
@@ -79,7 +86,7 @@ func TestTrainAndResume(t *testing.T) {
 		t.Fatalf("metrics %+v", ms)
 	}
 	log := errb.String()
-	for _, want := range []string{"resumed", "step=4", "exact_match", "done"} {
+	for _, want := range []string{"resumed", "step=4", "exact_match", "activation_memory_mb", "done"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}

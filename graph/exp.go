@@ -34,3 +34,26 @@ func expShift[T float](dst, x []T, shift T) float64 {
 	}
 	return sum
 }
+
+// rowMax is the largest element of x (not empty), NaN if any is NaN.
+func rowMax[T float](x []T) T {
+	if x32, ok := any(x).([]float32); ok {
+		return T(vexp.Max(x32))
+	}
+	m := x[0]
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
+}
+
+// addConst sets dst[i] = x[i] + c.
+func addConst[T float](dst, x []T, c T) {
+	if x32, ok := any(x).([]float32); ok {
+		vexp.AddConst(any(dst).([]float32), x32, float32(c))
+		return
+	}
+	for i, v := range x {
+		dst[i] = v + c
+	}
+}

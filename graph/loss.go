@@ -185,10 +185,7 @@ func SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64, pad int) (
 
 // logSumExp is log Σ exp(x_j), computed from the row's maximum.
 func logSumExp[T float](x []T) float64 {
-	m := x[0]
-	for _, v := range x {
-		m = max(m, v)
-	}
+	m := rowMax(x)
 	return float64(m) + math.Log(expShift(nil, x, m))
 }
 

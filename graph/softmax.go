@@ -134,10 +134,10 @@ func softmaxRows[T float](y, x, mask []T, maskRow []int, scale float64) {
 
 // softmaxInPlace replaces the logits v by their softmax; all -Inf gives zeros.
 func softmaxInPlace[T float](v []T) {
-	m := T(math.Inf(-1))
-	for _, x := range v {
-		m = max(m, x)
+	if len(v) == 0 {
+		return
 	}
+	m := rowMax(v)
 	if math.IsInf(float64(m), -1) {
 		clear(v)
 		return
@@ -151,14 +151,8 @@ func softmaxInPlace[T float](v []T) {
 func logSoftmaxRows[T float](y, x []T, n int) {
 	for r := 0; r < len(x); r += n {
 		xr, yr := x[r:r+n], y[r:r+n]
-		m := xr[0]
-		for _, v := range xr {
-			m = max(m, v)
-		}
-		lse := m + T(math.Log(expShift(nil, xr, m)))
-		for j, v := range xr {
-			yr[j] = v - lse
-		}
+		m := rowMax(xr)
+		addConst(yr, xr, -(m + T(math.Log(expShift(nil, xr, m)))))
 	}
 }
 

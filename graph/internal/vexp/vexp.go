@@ -1,6 +1,7 @@
-// Package vexp computes the exponentials behind softmax and cross-entropy over
-// float32 rows: e^(x_i - shift) for a whole row and their sum, eight at a time
-// with AVX2 and FMA where the CPU has them.
+// Package vexp holds the row kernels behind softmax and cross-entropy over
+// float32 rows: the row's maximum, e^(x_i - shift) for a whole row and their
+// sum, and adding a constant, eight at a time with AVX2 and FMA where the CPU
+// has them.
 package vexp
 
 import "math"
@@ -33,6 +34,41 @@ func ExpShift(dst, x []float32, shift float32) float64 {
 		sum += float64(e)
 	}
 	return sum
+}
+
+// Max is the largest element of x (not empty), NaN if any element is NaN.
+func Max(x []float32) float32 {
+	m, n := x[0], 0
+	if haveAVX2 && len(x) >= 8 {
+		n = len(x) &^ 7
+		var nan bool
+		if m, nan = maxAVX2(&x[0], n); nan {
+			return float32(math.NaN())
+		}
+	}
+	for _, v := range x[n:] {
+		if v != v {
+			return v
+		}
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// AddConst sets dst[i] = x[i] + c; dst must be as long as x.
+func AddConst(dst, x []float32, c float32) {
+	n := 0
+	if haveAVX2 {
+		n = len(x) &^ 7
+		if n > 0 {
+			addAVX2(&dst[0], &x[0], n, c)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = x[i] + c
+	}
 }
 
 // Exp is e^x: 2^n · 2^f with x·log2(e) = n + f, n an integer and f in

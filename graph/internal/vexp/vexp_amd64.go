@@ -9,3 +9,14 @@ var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func expShiftAVX2(dst, x *float32, n int, shift float32) float64
+
+// maxAVX2 is the largest of n elements, n a positive multiple of 8, and
+// whether any is NaN.
+//
+//go:noescape
+func maxAVX2(x *float32, n int) (m float32, nan bool)
+
+// addAVX2 sets dst[i] = x[i] + c for n elements, n a positive multiple of 8.
+//
+//go:noescape
+func addAVX2(dst, x *float32, n int, c float32)

@@ -89,3 +89,53 @@ sum:
 	VZEROUPPER
 	MOVSD        X6, ret+32(FP)
 	RET
+
+// func maxAVX2(x *float32, n int) (m float32, nan bool)
+//
+// The largest of n elements, n a positive multiple of 8, and whether any is
+// NaN (VMAXPS alone would drop a NaN).
+TEXT ·maxAVX2(SB), NOSPLIT, $0-21
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VXORPS  Y2, Y2, Y2
+
+maxloop:
+	VMOVUPS (SI), Y1
+	VCMPPS  $3, Y1, Y1, Y3 // unordered: NaN
+	VORPS   Y3, Y2, Y2
+	VMAXPS  Y1, Y0, Y0
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     maxloop
+
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, m+16(FP)
+	VPTEST       Y2, Y2
+	SETNE        nan+20(FP)
+	VZEROUPPER
+	RET
+
+// func addAVX2(dst, x *float32, n int, c float32)
+//
+// dst[i] = x[i] + c for n elements, n a positive multiple of 8.
+TEXT ·addAVX2(SB), NOSPLIT, $0-28
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS c+24(FP), Y1
+
+addloop:
+	VADDPS  (SI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     addloop
+	VZEROUPPER
+	RET

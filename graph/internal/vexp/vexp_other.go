@@ -5,3 +5,7 @@ package vexp
 const haveAVX2 = false
 
 func expShiftAVX2(dst, x *float32, n int, shift float32) float64 { panic("vexp: no AVX2") }
+
+func maxAVX2(x *float32, n int) (float32, bool) { panic("vexp: no AVX2") }
+
+func addAVX2(dst, x *float32, n int, c float32) { panic("vexp: no AVX2") }

@@ -109,3 +109,31 @@ func TestExp(t *testing.T) {
 		t.Error("Exp(NaN) is not NaN")
 	}
 }
+
+func TestMaxAndAddConst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 5, 8, 13, 64, 1001} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 10)
+		}
+		for _, at := range []int{0, n / 2, n - 1} {
+			y := append([]float32(nil), x...)
+			y[at] = 1000
+			if got := Max(y); got != 1000 {
+				t.Errorf("n %d, largest at %d: Max %v", n, at, got)
+			}
+			y[at] = float32(math.NaN())
+			if got := Max(y); got == got {
+				t.Errorf("n %d, NaN at %d: Max %v", n, at, got)
+			}
+		}
+		dst := make([]float32, n)
+		AddConst(dst, x, -2.5)
+		for i := range x {
+			if dst[i] != x[i]-2.5 {
+				t.Fatalf("n %d: AddConst gives %v at %d, want %v", n, dst[i], i, x[i]-2.5)
+			}
+		}
+	}
+}

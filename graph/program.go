@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"runtime"
+
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -15,6 +17,9 @@ type Program struct {
 	ops     []*kernelOp
 	nodes   map[*kernelOp]*G.Node
 	planned bool
+	// fresh is set while the nodes hold the tensors of the first run, which
+	// hold a full set of activations: release lets go of them.
+	fresh   bool
 	layout  layout
 	vm      G.VM
 	inputs  map[string]*G.Node
@@ -166,16 +171,27 @@ func (p *Program) firstRun() error {
 		return errors.Wrap(err, "running the program")
 	}
 	p.layout = plan(p.g, p.ops, p.nodes, trace, p.grads)
-	p.planned = true
+	p.planned, p.fresh = true, true
 	p.store.arena.bind(p.layout)
 	return nil
 }
 
 // release lets go of the program's tensors in the arena, which the next
-// program will overwrite.
+// program will overwrite, and of those its first run allocated.
 func (p *Program) release() {
 	for _, op := range p.ops {
+		if p.fresh && op.out != nil {
+			// The node still holds its first-run tensor: bind it to its
+			// slot instead (same shape and type, so this cannot fail).
+			_ = G.UnsafeLet(p.nodes[op], op.out)
+		}
 		op.out = nil
+	}
+	if p.fresh {
+		// A first run allocated a full set of activations, now garbage:
+		// collect it now rather than let the heap grow to twice its size.
+		p.fresh = false
+		runtime.GC()
 	}
 	for _, v := range p.outputs {
 		*v = nil

@@ -65,10 +65,10 @@ func (a *arena) bind(l layout) {
 // reader, which lengthens its life.
 type storage struct {
 	op         *kernelOp
-	node       *G.Node
 	start, end int
 	addr, size uintptr
 	elems      int
+	off        int // in the arena, once placed
 }
 
 // planner computes lifetimes over a program's graph after its first run.
@@ -100,10 +100,10 @@ func plan(g *G.ExprGraph, ops []*kernelOp, nodes map[*kernelOp]*G.Node, trace []
 			continue
 		}
 		n := nodes[op]
-		stores = append(stores, &storage{op: op, node: n, start: pl.when[n], end: pl.lastUse(n),
+		stores = append(stores, &storage{op: op, start: pl.when[n], end: pl.lastUse(n),
 			addr: op.out.Uintptr(), size: op.out.MemSize(), elems: op.out.Shape().TotalSize()})
 	}
-	pl.lengthenAliased(stores, nodes)
+	pl.lengthenAliased(stores)
 	var l layout
 	l.slots = append(place(stores, tensor.Float32, &l.f32), place(stores, tensor.Float64, &l.f64)...)
 	return l
@@ -143,7 +143,7 @@ func (pl *planner) lastUse(n *G.Node) int {
 // lengthenAliased finds the nodes of Gorgonia's ops whose values lie in one of
 // our ops' outputs (the machine reuses memory it thinks is free) and
 // lengthens that storage's life to theirs.
-func (pl *planner) lengthenAliased(stores []*storage, nodes map[*kernelOp]*G.Node) {
+func (pl *planner) lengthenAliased(stores []*storage) {
 	byAddr := append([]*storage(nil), stores...)
 	sort.Slice(byAddr, func(i, j int) bool { return byAddr[i].addr < byAddr[j].addr })
 	for _, n := range pl.g.AllNodes() {
@@ -175,27 +175,24 @@ func place(stores []*storage, dt tensor.Dtype, total *int) []slot {
 	sort.SliceStable(mine, func(i, j int) bool { return mine[i].elems > mine[j].elems })
 	type span struct{ off, end int }
 	var placed []*storage
-	offs := map[*storage]int{}
 	slots := make([]slot, 0, len(mine))
 	for _, s := range mine {
 		var busy []span
 		for _, p := range placed {
 			if p.start <= s.end && s.start <= p.end {
-				busy = append(busy, span{offs[p], offs[p] + padded(p.elems)})
+				busy = append(busy, span{p.off, p.off + padded(p.elems)})
 			}
 		}
 		sort.Slice(busy, func(i, j int) bool { return busy[i].off < busy[j].off })
-		off := 0
 		for _, b := range busy {
-			if off+padded(s.elems) <= b.off {
+			if s.off+padded(s.elems) <= b.off {
 				break
 			}
-			off = max(off, b.end)
+			s.off = max(s.off, b.end)
 		}
-		offs[s] = off
 		placed = append(placed, s)
-		*total = max(*total, off+padded(s.elems))
-		slots = append(slots, slot{op: s.op, shape: s.op.out.Shape().Clone(), dtype: dt, off: off})
+		*total = max(*total, s.off+padded(s.elems))
+		slots = append(slots, slot{op: s.op, shape: s.op.out.Shape().Clone(), dtype: dt, off: s.off})
 	}
 	return slots
 }

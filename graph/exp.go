@@ -6,16 +6,6 @@ import (
 	"github.com/transformer-go/transformer/graph/internal/vexp"
 )
 
-// exp is e^x for the kernels' element types: math.Exp for float64, and for
-// float32 vexp.Exp, faster with a relative error below 1e-7 (float32's own
-// precision is 6e-8).
-func exp[T float](x T) T {
-	if f, ok := any(x).(float32); ok {
-		return T(vexp.Exp(f))
-	}
-	return T(math.Exp(float64(x)))
-}
-
 // expShift writes e^(x_i - shift) into dst (unless dst is nil) and returns
 // Σ_i e^(x_i - shift): the inner loop of softmax and cross-entropy over a
 // row, eight at a time for float32 (vexp.ExpShift).
@@ -26,7 +16,7 @@ func expShift[T float](dst, x []T, shift T) float64 {
 	}
 	var sum float64
 	for i, v := range x {
-		e := exp(v - shift)
+		e := T(math.Exp(float64(v - shift)))
 		if dst != nil {
 			dst[i] = e
 		}

@@ -81,39 +81,50 @@ func checkTargets(logp, targets *G.Node) error {
 }
 
 func crossEntropy[T float](logp []T, targets []int, eps float64, pad int) (float64, error) {
-	vocab := len(logp) / len(targets)
+	return smoothedLoss(logp, targets, eps, pad, func(int, []T) float64 { return 0 })
+}
+
+// smoothedLoss is the mean, over the rows whose target is not pad, of the
+// label-smoothed cross-entropy -(1-ε)·logp_t - ε/V·Σ_j logp_j, where a row's
+// log-probabilities are its elements less norm(i, row): 0 for
+// log-probabilities, the log-sum-exp for logits.
+func smoothedLoss[T float](x []T, targets []int, eps float64, pad int, norm func(i int, row []T) float64) (float64, error) {
+	vocab := len(x) / len(targets)
 	if err := checkIDs(targets, vocab); err != nil {
 		return 0, err
 	}
 	var loss float64
-	var n int
 	for i, t := range targets {
 		if t == pad {
 			continue
 		}
-		row := logp[i*vocab : (i+1)*vocab]
+		row := x[i*vocab : (i+1)*vocab]
 		var sum float64
 		for _, v := range row {
 			sum += float64(v)
 		}
-		loss -= (1-eps)*float64(row[t]) + eps/float64(vocab)*sum
-		n++
+		loss += norm(i, row) - (1-eps)*float64(row[t]) - eps/float64(vocab)*sum
 	}
-	if n == 0 {
-		return 0, nil
+	if n := countTargets(targets, pad); n > 0 {
+		return loss / float64(n), nil
 	}
-	return loss / float64(n), nil
+	return 0, nil
 }
 
-func crossEntropyBackward[T float](d []T, targets []int, dl, eps float64, pad int) {
-	vocab := len(d) / len(targets)
+// countTargets is the number of targets that are not pad.
+func countTargets(targets []int, pad int) int {
 	n := 0
 	for _, t := range targets {
 		if t != pad {
 			n++
 		}
 	}
-	scale := -dl / float64(max(n, 1))
+	return n
+}
+
+func crossEntropyBackward[T float](d []T, targets []int, dl, eps float64, pad int) {
+	vocab := len(d) / len(targets)
+	scale := -dl / float64(max(countTargets(targets, pad), 1))
 	for i, t := range targets {
 		row := d[i*vocab : (i+1)*vocab]
 		if t == pad {
@@ -191,42 +202,17 @@ func logSumExp[T float](x []T) float64 {
 
 // crossEntropyLogits is the fused loss; it stores each row's log-sum-exp in lse.
 func crossEntropyLogits[T float](x []T, targets []int, lse []float64, eps float64, pad int) (float64, error) {
-	vocab := len(x) / len(targets)
-	if err := checkIDs(targets, vocab); err != nil {
-		return 0, err
-	}
-	var loss float64
-	var n int
-	for i, t := range targets {
-		if t == pad {
-			continue
-		}
-		row := x[i*vocab : (i+1)*vocab]
-		var sum float64
-		for _, v := range row {
-			sum += float64(v)
-		}
+	return smoothedLoss(x, targets, eps, pad, func(i int, row []T) float64 {
 		lse[i] = logSumExp(row)
-		loss += lse[i] - (1-eps)*float64(row[t]) - eps/float64(vocab)*sum
-		n++
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	return loss / float64(n), nil
+		return lse[i]
+	})
 }
 
 // crossEntropyLogitsBackward is the fused loss's gradient, given the forward
 // pass's log-sum-exps.
 func crossEntropyLogitsBackward[T float](d, x []T, targets []int, lse []float64, dl, eps float64, pad int) {
 	vocab := len(d) / len(targets)
-	n := 0
-	for _, t := range targets {
-		if t != pad {
-			n++
-		}
-	}
-	scale := dl / float64(max(n, 1))
+	scale := dl / float64(max(countTargets(targets, pad), 1))
 	for i, t := range targets {
 		row, dr := x[i*vocab:(i+1)*vocab], d[i*vocab:(i+1)*vocab]
 		if t == pad {

@@ -5,12 +5,14 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/atomicfile"
 )
 
 // WriteFile saves the merges of b atomically as text, one merge per line in
 // the order they are applied, the two symbols separated by one space.
 func (b *BPE) WriteFile(path string) error {
-	return writeFileAtomic(path, func(w *bufio.Writer) error {
+	return atomicfile.Write(path, func(w *bufio.Writer) error {
 		for _, m := range b.merges {
 			w.WriteString(m.Left)
 			w.WriteByte(' ')

@@ -4,12 +4,14 @@ import (
 	"bufio"
 
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/atomicfile"
 )
 
 // WriteFile saves v atomically as text: one token per line, the token on
 // line n having id n-1.
 func (v *Vocab) WriteFile(path string) error {
-	return writeFileAtomic(path, func(w *bufio.Writer) error {
+	return atomicfile.Write(path, func(w *bufio.Writer) error {
 		for _, tok := range v.tokens {
 			w.WriteString(tok)
 			if err := w.WriteByte('\n'); err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/internal/atomicfile"
+
 	"github.com/transformer-go/transformer/layers"
 )
 
@@ -137,5 +139,5 @@ func (c Config) Save(path string) error {
 	if err != nil {
 		return errors.Wrap(err, "encoding config")
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
+	return atomicfile.WriteBytes(path, append(data, '\n'))
 }

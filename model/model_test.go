@@ -2,6 +2,7 @@ package model
 
 import (
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,13 +107,13 @@ func TestConfigFile(t *testing.T) {
 	if err != nil || got != base {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
-	if err := WriteFileAtomic(path, []byte(`{"heads": 5}`)); err != nil {
+	if err := os.WriteFile(path, []byte(`{"heads": 5}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadConfig(path, base); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("invalid override: %v", err)
 	}
-	if err := WriteFileAtomic(path, []byte(`{"dmodel": 5}`)); err != nil {
+	if err := os.WriteFile(path, []byte(`{"dmodel": 5}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadConfig(path, base); err == nil || !strings.Contains(err.Error(), "dmodel") {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/internal/atomicfile"
 )
 
 // Metrics is one evaluation, a line of OUT/metrics.jsonl.
@@ -83,5 +83,5 @@ func truncateMetrics(path string, step int) error {
 			buf.Write(append(line, '\n'))
 		}
 	}
-	return model.WriteFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }

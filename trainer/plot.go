@@ -4,12 +4,12 @@ import (
 	"bytes"
 
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-
-	"github.com/transformer-go/transformer/model"
 )
 
 // PlotLosses draws the training and validation loss against the step as a PNG.
@@ -38,5 +38,5 @@ func PlotLosses(ms []Metrics, path string) error {
 	if _, err := w.WriteTo(&buf); err != nil {
 		return errors.Wrap(err, "rendering the loss plot")
 	}
-	return model.WriteFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }

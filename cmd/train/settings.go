@@ -9,6 +9,8 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/internal/atomicfile"
+
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
 )
@@ -242,7 +244,7 @@ func (s settings) save() error {
 	if err != nil {
 		return errors.Wrap(err, "encoding settings")
 	}
-	return model.WriteFileAtomic(filepath.Join(s.Out, "run.json"), append(js, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(s.Out, "run.json"), append(js, '\n'))
 }
 
 // loadSettings reads OUT/run.json of an earlier run.

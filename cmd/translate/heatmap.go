@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
@@ -118,5 +120,5 @@ func writeHeatMap(path, title string, g attentionGrid, src, tgt []string) error 
 	if _, err := w.WriteTo(&buf); err != nil {
 		return errors.Wrap(err, "drawing the attention")
 	}
-	return model.WriteFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }

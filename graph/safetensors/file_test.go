@@ -43,8 +43,8 @@ func TestWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Mode().Perm() != fileMode {
-		t.Errorf("mode %v, want %v", info.Mode().Perm(), os.FileMode(fileMode))
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want %v", info.Mode().Perm(), os.FileMode(0o644))
 	}
 }
 

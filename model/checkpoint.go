@@ -2,6 +2,8 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -48,7 +50,8 @@ type Checkpoint struct {
 	file *safetensors.File
 }
 
-// LoadCheckpoint reads a checkpoint written by SaveCheckpoint and checks its config.
+// LoadCheckpoint reads a checkpoint written by SaveCheckpoint and checks its
+// config: known fields only, sizes within Validate's limits.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
 	f, err := safetensors.Read(path)
 	if err != nil {
@@ -58,31 +61,39 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if !ok {
 		return nil, errors.Errorf("checkpoint %s has no config in its metadata", path)
 	}
-	var cfg Config
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		return nil, errors.Wrapf(err, "checkpoint %s: config", path)
-	}
-	if err := cfg.Validate(); err != nil {
+	cfg, err := decodeConfig(raw)
+	if err != nil {
 		return nil, errors.Wrapf(err, "checkpoint %s", path)
 	}
 	return &Checkpoint{Path: path, Config: cfg, Meta: f.Metadata, file: f}, nil
 }
 
-// Restore copies the checkpoint's tensors into params. Every parameter must be
-// in the checkpoint with its shape, and every tensor of the checkpoint must be
-// a parameter; the error names each one that is not.
-func (c *Checkpoint) Restore(params *graph.Params) error {
+// decodeConfig parses and validates a config in JSON, refusing unknown fields.
+func decodeConfig(raw string) (Config, error) {
+	var cfg Config
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, errors.Wrap(err, "config")
+	}
+	return cfg, cfg.Validate()
+}
+
+// Fits checks, from shapes alone, that the checkpoint holds exactly the
+// parameters of shapes (see ParamShapes) with their shapes, so a loader can
+// refuse a checkpoint before allocating its model. The error names each
+// tensor that is missing, misshapen or unexpected.
+func (c *Checkpoint) Fits(shapes *graph.Params) error {
 	var problems []string
 	seen := map[string]bool{}
-	for _, name := range params.Names() {
+	for _, name := range shapes.Names() {
 		seen[name] = true
-		t, err := c.file.Dense(name, params.Dtype())
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		if err := params.Set(name, t); err != nil {
-			problems = append(problems, err.Error())
+		t, ok := c.file.Tensors[name]
+		switch {
+		case !ok:
+			problems = append(problems, "missing tensor "+name)
+		case !shapes.Shape(name).Eq(tensor.Shape(t.Shape)):
+			problems = append(problems, fmt.Sprintf("tensor %s has shape %v, the model's is %v", name, t.Shape, shapes.Shape(name)))
 		}
 	}
 	for _, name := range c.file.Names() {
@@ -97,16 +108,82 @@ func (c *Checkpoint) Restore(params *graph.Params) error {
 	return nil
 }
 
+// Restore copies the checkpoint's tensors into params. The checkpoint must
+// fit params (see Fits) and hold only finite values; the error names the
+// first tensor that does not.
+func (c *Checkpoint) Restore(params *graph.Params) error {
+	if err := c.Fits(params); err != nil {
+		return err
+	}
+	for _, name := range params.Names() {
+		t, err := c.file.Dense(name, params.Dtype())
+		if err == nil {
+			err = checkFinite(name, t)
+		}
+		if err == nil {
+			err = params.Set(name, t)
+		}
+		if err != nil {
+			return errors.Wrapf(err, "checkpoint %s", c.Path)
+		}
+	}
+	return nil
+}
+
+// checkFinite reports the first NaN or infinite element of t.
+func checkFinite(name string, t *tensor.Dense) error {
+	for i, v := range graph.Float64s(t) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return errors.Errorf("tensor %s holds %v at element %d: the weights are not finite", name, v, i)
+		}
+	}
+	return nil
+}
+
 // Transformer builds the encoder-decoder of the checkpoint's config with the
-// checkpoint's weights, of element type dt.
+// checkpoint's weights, of element type dt. It checks the tensors' shapes
+// and the memory the model needs before allocating it.
 func (c *Checkpoint) Transformer(dt tensor.Dtype) (*Transformer, *graph.Params, error) {
 	m, err := New(c.Config)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := checkHolds(c.file, c.Config, true); err != nil {
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
+	}
+	shapes, err := ParamShapes(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.Fits(shapes); err != nil {
+		return nil, nil, err
+	}
+	if err := c.Config.CheckMemory(false, 0); err != nil {
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	params, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
 		return nil, nil, err
 	}
 	return m, params, c.Restore(params)
+}
+
+// checkHolds refuses, before anything is allocated or built, a file whose
+// values are fewer than the parameters of the encoder-decoder of cfg
+// (different, if exact).
+func checkHolds(f *safetensors.File, cfg Config, exact bool) error {
+	var held int64
+	for _, t := range f.Tensors {
+		n, err := t.NumElements()
+		if err != nil {
+			return err
+		}
+		held += int64(n)
+	}
+	need := cfg.Footprint(4, 0).Params
+	if held < need || exact && held != need {
+		return errors.Errorf("the file holds %d values, but its config (vocab %d, d_model %d, d_ff %d, %d+%d layers) makes %d parameters",
+			held, cfg.Vocab, cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, need)
+	}
+	return nil
 }

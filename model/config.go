@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -79,34 +80,41 @@ func Preset(name string, vocab int) (Config, error) {
 	return c, c.Validate()
 }
 
-// Validate reports the first thing wrong with c, naming the field.
+// Validate reports the first thing wrong with c, naming the field and its
+// value: sizes out of range (see MaxVocab and the other limits), heads that
+// do not divide d_model, rates outside [0, 1) or NaN, unknown variants.
 func (c Config) Validate() error {
 	checks := []struct {
-		bad bool
-		msg string
+		bad   bool
+		field string
+		value any
+		want  string
 	}{
-		{c.Vocab < 5, "vocab must hold the 4 reserved tokens and at least one more"},
-		{c.DModel <= 0, "d_model must be positive"},
-		{c.Heads <= 0, "heads must be positive"},
-		{c.Heads > 0 && c.DModel%c.Heads != 0, "d_model must be divisible by heads"},
-		{c.DFF <= 0, "d_ff must be positive"},
-		{c.EncoderLayers < 0 || c.DecoderLayers < 0, "layer counts must not be negative"},
-		{c.EncoderLayers+c.DecoderLayers == 0, "the model needs at least one layer"},
-		{c.Dropout < 0 || c.Dropout >= 1, "dropout must be in [0, 1)"},
-		{c.AttnDropout < 0 || c.AttnDropout >= 1, "attn_dropout must be in [0, 1)"},
-		{c.LabelSmoothing < 0 || c.LabelSmoothing >= 1, "label_smoothing must be in [0, 1)"},
-		{c.Norm != "layer" && c.Norm != "rms", "norm must be layer or rms"},
-		{c.NormEps <= 0, "norm_eps must be positive"},
-		{c.Positions != "sinusoidal" && c.Positions != "learned", "positions must be sinusoidal or learned"},
-		{c.MaxLen <= 0, "max_len must be positive"},
+		{c.Vocab < 5 || c.Vocab > MaxVocab, "vocab", c.Vocab, fmt.Sprintf("in [5, %d]: the 4 reserved tokens and at least one more", MaxVocab)},
+		{c.DModel <= 0 || c.DModel > MaxDModel, "d_model", c.DModel, fmt.Sprintf("in [1, %d]", MaxDModel)},
+		{c.Heads <= 0 || c.Heads > c.DModel || c.DModel%c.Heads != 0, "heads", c.Heads, fmt.Sprintf("a divisor of d_model %d", c.DModel)},
+		{c.DFF <= 0 || c.DFF > MaxDFF, "d_ff", c.DFF, fmt.Sprintf("in [1, %d]", MaxDFF)},
+		{c.EncoderLayers < 0 || c.EncoderLayers > MaxLayers, "encoder_layers", c.EncoderLayers, fmt.Sprintf("in [0, %d]", MaxLayers)},
+		{c.DecoderLayers < 0 || c.DecoderLayers > MaxLayers, "decoder_layers", c.DecoderLayers, fmt.Sprintf("in [0, %d]", MaxLayers)},
+		{c.EncoderLayers+c.DecoderLayers == 0, "decoder_layers", c.DecoderLayers, "at least one layer in the model"},
+		{!inUnit(c.Dropout), "dropout", c.Dropout, "in [0, 1)"},
+		{!inUnit(c.AttnDropout), "attn_dropout", c.AttnDropout, "in [0, 1)"},
+		{!inUnit(c.LabelSmoothing), "label_smoothing", c.LabelSmoothing, "in [0, 1)"},
+		{c.Norm != "layer" && c.Norm != "rms", "norm", c.Norm, "layer or rms"},
+		{!(c.NormEps > 0 && c.NormEps < 1), "norm_eps", c.NormEps, "in (0, 1)"},
+		{c.Positions != "sinusoidal" && c.Positions != "learned", "positions", c.Positions, "sinusoidal or learned"},
+		{c.MaxLen <= 0 || c.MaxLen > MaxMaxLen, "max_len", c.MaxLen, fmt.Sprintf("in [1, %d]", MaxMaxLen)},
 	}
 	for _, ch := range checks {
 		if ch.bad {
-			return errors.Errorf("invalid config: %s (have %+v)", ch.msg, c)
+			return errors.Errorf("invalid config: %s is %v, want %s", ch.field, ch.value, ch.want)
 		}
 	}
 	return nil
 }
+
+// inUnit reports whether x is in [0, 1); NaN is not.
+func inUnit(x float64) bool { return x >= 0 && x < 1 }
 
 // sizes is the per-layer configuration the layers package takes.
 func (c Config) sizes() layers.Sizes {

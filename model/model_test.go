@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,7 +71,8 @@ func TestConfigValidation(t *testing.T) {
 		change func(c *Config)
 		want   string
 	}{
-		{"heads divide d_model", func(c *Config) { c.Heads = 3 }, "divisible by heads"},
+		{"heads divide d_model", func(c *Config) { c.Heads = 3 }, "heads is 3, want a divisor of d_model 128"},
+		{"heads above d_model", func(c *Config) { c.DModel, c.Heads = 4, 8 }, "heads is 8"},
 		{"positive d_ff", func(c *Config) { c.DFF = 0 }, "d_ff"},
 		{"dropout below 1", func(c *Config) { c.Dropout = 1 }, "dropout"},
 		{"negative dropout", func(c *Config) { c.AttnDropout = -0.1 }, "attn_dropout"},
@@ -79,6 +81,15 @@ func TestConfigValidation(t *testing.T) {
 		{"positions kind", func(c *Config) { c.Positions = "rotary" }, "positions"},
 		{"vocabulary", func(c *Config) { c.Vocab = 4 }, "vocab"},
 		{"some layers", func(c *Config) { c.EncoderLayers, c.DecoderLayers = 0, 0 }, "at least one layer"},
+		{"huge vocabulary", func(c *Config) { c.Vocab = 1e12 }, "vocab is 1000000000000, want in [5, 16777216]"},
+		{"huge d_ff", func(c *Config) { c.DFF = 1e12 }, "d_ff is 1000000000000"},
+		{"huge d_model", func(c *Config) { c.DModel, c.Heads = 1<<40, 1 }, "d_model is 1099511627776"},
+		{"huge max_len", func(c *Config) { c.MaxLen = 1e12 }, "max_len is 1000000000000"},
+		{"a billion layers", func(c *Config) { c.EncoderLayers = 1e9 }, "encoder_layers is 1000000000"},
+		{"negative layers", func(c *Config) { c.DecoderLayers = -1 }, "decoder_layers is -1"},
+		{"NaN dropout", func(c *Config) { c.Dropout = math.NaN() }, "dropout is NaN"},
+		{"NaN label smoothing", func(c *Config) { c.LabelSmoothing = math.NaN() }, "label_smoothing is NaN"},
+		{"NaN eps", func(c *Config) { c.NormEps = math.NaN() }, "norm_eps is NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,6 +35,12 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (Config, *graph.Params
 		return Config{}, nil, err
 	}
 	cfg, err := torchConfig(f, heads)
+	if err == nil {
+		err = checkHolds(f, cfg, false)
+	}
+	if err == nil {
+		err = cfg.CheckMemory(false, 0)
+	}
 	if err != nil {
 		return Config{}, nil, errors.Wrapf(err, "importing %s", path)
 	}
@@ -119,6 +125,9 @@ func torchSource(name string) (src string, block int) {
 // when block ≥ 0.
 func copyTensor(f *safetensors.File, params *graph.Params, name, src string, block int) error {
 	t, err := f.Dense(src, tensor.Float64)
+	if err == nil {
+		err = checkFinite(src, t)
+	}
 	if err != nil {
 		return errors.Wrapf(err, "%s (from %s)", name, src)
 	}

@@ -1,0 +1,134 @@
+package model
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/graph/safetensors"
+)
+
+// writeCheckpoint saves the weights of smallConfig under the config JSON
+// raw, after letting spoil change them, and returns the file's path.
+func writeCheckpoint(t testing.TB, dir, raw string, spoil func(p *graph.Params)) string {
+	t.Helper()
+	m, _ := New(smallConfig())
+	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spoil != nil {
+		spoil(params)
+	}
+	var tensors []safetensors.Tensor
+	for _, name := range params.Names() {
+		ts, err := safetensors.FromDense(name, params.Value(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tensors = append(tensors, ts)
+	}
+	path := filepath.Join(dir, "ck.safetensors")
+	if err := safetensors.Write(path, tensors, map[string]string{configKey: raw}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// configJSON is smallConfig as JSON with the fields of change set.
+func configJSON(t testing.TB, change map[string]any) string {
+	t.Helper()
+	js, _ := json.Marshal(smallConfig())
+	var fields map[string]any
+	if err := json.Unmarshal(js, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range change {
+		fields[k] = v
+	}
+	js, _ = json.Marshal(fields)
+	return string(js)
+}
+
+// TestHostileCheckpoints loads checkpoints whose config or weights are
+// absurd: each gets an error naming the problem, without allocating the
+// model the config describes.
+func TestHostileCheckpoints(t *testing.T) {
+	nan := func(p *graph.Params) { p.Value("decoder.layers.0.norm2.weight").Data().([]float32)[3] = float32(math.NaN()) }
+	tests := []struct {
+		name   string
+		change map[string]any
+		spoil  func(p *graph.Params)
+		want   string
+	}{
+		{"vocab 10^12", map[string]any{"vocab": 1e12}, nil, "vocab is 1000000000000"},
+		{"d_ff 10^12", map[string]any{"d_ff": 1e12}, nil, "d_ff is 1000000000000"},
+		{"d_model 2^40", map[string]any{"d_model": 1 << 40, "heads": 1}, nil, "d_model is 1099511627776"},
+		{"learned max_len 10^12", map[string]any{"positions": "learned", "max_len": 1e12}, nil, "max_len is 1000000000000"},
+		{"layers 10^9", map[string]any{"encoder_layers": 1e9}, nil, "encoder_layers is 1000000000"},
+		{"vocab 2×10^6 in a small file", map[string]any{"vocab": 2e6}, nil, "but its config (vocab 2000000, d_model 8, d_ff 12, 1+1 layers) makes 16001368 parameters"},
+		{"unknown field", map[string]any{"layerz": 3}, nil, `unknown field "layerz"`},
+		{"negative dropout", map[string]any{"dropout": -1}, nil, "dropout is -1"},
+		{"NaN weight", nil, nan, "tensor decoder.layers.0.norm2.weight holds NaN at element 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeCheckpoint(t, t.TempDir(), configJSON(t, tt.change), tt.spoil)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			ck, err := LoadCheckpoint(path)
+			if err == nil {
+				_, _, err = ck.Transformer(tensor.Float32)
+			}
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %v, want one naming %s and %q", err, path, tt.want)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("allocated %d MB before refusing", grew>>20)
+			}
+		})
+	}
+}
+
+// FuzzLoadCheckpoint feeds LoadCheckpoint and Transformer arbitrary files,
+// starting from a valid checkpoint and its config's variations: every input
+// either loads a model with finite weights or gives an error, never a
+// panic, a hang or a huge allocation.
+func FuzzLoadCheckpoint(f *testing.F) {
+	dir := f.TempDir()
+	for _, change := range []map[string]any{nil, {"vocab": 2e6}, {"positions": "learned", "max_len": 64}, {"pre_norm": true, "norm": "rms"}} {
+		data, err := os.ReadFile(writeCheckpoint(f, dir, configJSON(f, change), nil))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "fuzz.safetensors")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ck, err := LoadCheckpoint(path)
+		if err != nil {
+			return
+		}
+		_, params, err := ck.Transformer(tensor.Float32)
+		if err != nil {
+			return
+		}
+		for _, name := range params.Names() {
+			if err := checkFinite(name, params.Value(name)); err != nil {
+				t.Fatalf("loaded without error: %v", err)
+			}
+		}
+	})
+}

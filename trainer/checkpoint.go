@@ -40,6 +40,18 @@ type state struct {
 
 const stateKey = "trainer_state"
 
+// check refuses a state that is not of the given step or holds values no
+// run writes.
+func (st state) check(step int) error {
+	switch {
+	case st.Step != step:
+		return errors.Errorf("step %d, but the file is of step %d", st.Step, step)
+	case !(st.ElapsedS >= 0) || math.IsInf(st.ElapsedS, 0) || math.IsNaN(st.Best):
+		return errors.Errorf("elapsed %v s and best loss %v are not a run's", st.ElapsedS, st.Best)
+	}
+	return nil
+}
+
 // checkpointDir is where step checkpoints go.
 func (t *Trainer) checkpointDir() string { return filepath.Join(t.opt.OutDir, "checkpoints") }
 
@@ -157,20 +169,54 @@ func Checkpoints(outDir string) ([]string, error) {
 	return paths, err
 }
 
-// Resume restores the latest checkpoint of dir (an output directory of an
-// earlier run with the same data and options): weights, Adam's moments and
-// step, the dropout generator, the data position and the best validation
-// loss, so the run continues exactly as if never interrupted. Metrics the
-// interrupted run logged after that checkpoint are dropped.
-func (t *Trainer) Resume(dir string) error {
+// Resumed says what Resume restored.
+type Resumed struct {
+	// Step is the step resumed at, Path the checkpoint's weights file.
+	Step int
+	Path string
+	// Skipped holds why each newer checkpoint could not be resumed, newest
+	// first: Resume falls back to the newest one that loads.
+	Skipped []error
+	// TornMetrics is true when the last line of metrics.jsonl was
+	// incomplete (the run was killed while appending it) and was dropped.
+	TornMetrics bool
+}
+
+// Resume restores the newest checkpoint of dir that loads (an output
+// directory of an earlier run with the same data and options): weights,
+// Adam's moments and step, the dropout generator, the data position and the
+// best validation loss, so the run continues exactly as if never
+// interrupted. Metrics the interrupted run logged after that checkpoint are
+// dropped.
+func (t *Trainer) Resume(dir string) (Resumed, error) {
 	paths, err := Checkpoints(dir)
 	if err != nil {
-		return err
+		return Resumed{}, err
 	}
 	if len(paths) == 0 {
-		return errors.Errorf("no checkpoint to resume in %s", filepath.Join(dir, "checkpoints"))
+		return Resumed{}, errors.Errorf("no checkpoint to resume in %s", filepath.Join(dir, "checkpoints"))
 	}
-	path := paths[len(paths)-1]
+	if last := stepOf(paths[len(paths)-1]); last > t.opt.Steps {
+		return Resumed{}, errors.Errorf("%s has a checkpoint of step %d, past this run's last step %d", dir, last, t.opt.Steps)
+	}
+	var r Resumed
+	for i := len(paths) - 1; i >= 0; i-- {
+		err := t.restore(paths[i])
+		if err == nil {
+			r.Step, r.Path = t.adam.Step, paths[i]
+			break
+		}
+		r.Skipped = append(r.Skipped, err)
+	}
+	if r.Path == "" {
+		return r, errors.Errorf("no checkpoint of %s can be resumed; the newest failed with: %v", dir, r.Skipped[0])
+	}
+	r.TornMetrics, err = truncateMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), t.adam.Step)
+	return r, err
+}
+
+// restore loads the checkpoint whose weights file is path, and its state.
+func (t *Trainer) restore(path string) error {
 	ck, err := model.LoadCheckpoint(path)
 	if err != nil {
 		return err
@@ -181,20 +227,27 @@ func (t *Trainer) Resume(dir string) error {
 	if err := ck.Restore(t.params); err != nil {
 		return err
 	}
-	if err := t.restoreState(statePath(path)); err != nil {
-		return err
-	}
-	return truncateMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), t.adam.Step)
+	return t.restoreState(statePath(path), stepOf(path))
 }
 
-// restoreState reads a state file written by saveState.
-func (t *Trainer) restoreState(path string) error {
+// stepOf is the step in the name of a weights file.
+func stepOf(path string) int {
+	var step int
+	fmt.Sscanf(filepath.Base(path), "step-%08d.safetensors", &step)
+	return step
+}
+
+// restoreState reads a state file written by saveState for the given step.
+func (t *Trainer) restoreState(path string, step int) error {
 	f, err := safetensors.Read(path)
 	if err != nil {
 		return err
 	}
 	var st state
 	if err := json.Unmarshal([]byte(f.Metadata[stateKey]), &st); err != nil {
+		return errors.Wrapf(err, "%s: trainer state", path)
+	}
+	if err := st.check(step); err != nil {
 		return errors.Wrapf(err, "%s: trainer state", path)
 	}
 	m, v := t.adam.Moments()

@@ -1,7 +1,6 @@
 package trainer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -30,7 +29,8 @@ type Metrics struct {
 	BLEU *float64 `json:"bleu,omitempty"`
 }
 
-// appendMetrics appends m to the JSON-lines file at path.
+// appendMetrics appends m to the JSON-lines file at path and syncs it, so
+// an evaluation that was reported is on disk.
 func appendMetrics(path string, m Metrics) error {
 	line, err := json.Marshal(m)
 	if err != nil {
@@ -41,6 +41,9 @@ func appendMetrics(path string, m Metrics) error {
 		return errors.Wrap(err, "metrics")
 	}
 	_, err = f.Write(append(line, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -49,32 +52,47 @@ func appendMetrics(path string, m Metrics) error {
 
 // ReadMetrics reads a metrics.jsonl file; a missing file has no metrics.
 func ReadMetrics(path string) ([]Metrics, error) {
+	ms, _, err := readMetrics(path, false)
+	return ms, err
+}
+
+// readMetrics reads the metrics of path. With repair, a last line that is
+// incomplete (a kill during its append) is dropped and reported as torn;
+// any other bad line is an error naming it.
+func readMetrics(path string, repair bool) (ms []Metrics, torn bool, err error) {
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, errors.Wrap(err, "metrics")
+		return nil, false, errors.Wrap(err, "metrics")
 	}
-	var ms []Metrics
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for line := 1; sc.Scan(); line++ {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, line := range lines {
+		if len(line) == 0 {
+			continue
+		}
 		var m Metrics
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return nil, errors.Wrapf(err, "%s:%d", path, line)
+		err := json.Unmarshal(line, &m)
+		last := i == len(lines)-1 || i == len(lines)-2 && len(lines[i+1]) == 0
+		if repair && last && (err != nil || !bytes.HasSuffix(line, []byte("\n"))) {
+			return ms, true, nil
+		}
+		if err != nil {
+			return nil, false, errors.Wrapf(err, "%s:%d", path, i+1)
 		}
 		ms = append(ms, m)
 	}
-	return ms, errors.Wrap(sc.Err(), path)
+	return ms, false, nil
 }
 
 // truncateMetrics keeps the metrics of steps up to step, so that a resumed
-// run does not repeat what the interrupted one logged after its checkpoint.
-func truncateMetrics(path string, step int) error {
-	ms, err := ReadMetrics(path)
-	if err != nil || len(ms) == 0 {
-		return err
+// run does not repeat what the interrupted one logged after its checkpoint,
+// and drops a torn last line. It reports whether a line was torn.
+func truncateMetrics(path string, step int) (torn bool, err error) {
+	ms, torn, err := readMetrics(path, true)
+	if err != nil || len(ms) == 0 && !torn {
+		return torn, err
 	}
 	var buf bytes.Buffer
 	for _, m := range ms {
@@ -83,5 +101,5 @@ func truncateMetrics(path string, step int) error {
 			buf.Write(append(line, '\n'))
 		}
 	}
-	return atomicfile.WriteBytes(path, buf.Bytes())
+	return torn, atomicfile.WriteBytes(path, buf.Bytes())
 }

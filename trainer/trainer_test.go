@@ -123,9 +123,9 @@ func (s stopAt) Step(i StepInfo) {
 	}
 }
 
-func TestResumeIsExact(t *testing.T) {
-	const steps = 8
-	// One run straight through.
+// wholeRun trains a fixture straight through for steps updates.
+func wholeRun(t *testing.T, steps int) fixture {
+	t.Helper()
 	whole := newFixture(t)
 	tr, err := New(whole.m, whole.params, whole.data, options(t.TempDir(), steps), nil)
 	if err != nil {
@@ -134,34 +134,53 @@ func TestResumeIsExact(t *testing.T) {
 	if err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// One run interrupted after step 5, then resumed by a new process's worth
-	// of objects.
-	dir := t.TempDir()
+	return whole
+}
+
+// interruptedRun trains a fixture in dir and stops it after step stop, as
+// Ctrl-C would (which saves a checkpoint).
+func interruptedRun(t *testing.T, dir string, steps, stop int) {
+	t.Helper()
 	first := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	tr1, _ := New(first.m, first.params, first.data, options(dir, steps), stopAt{step: 5, cancel: cancel})
+	tr1, _ := New(first.m, first.params, first.data, options(dir, steps), stopAt{step: stop, cancel: cancel})
 	if err := tr1.Run(ctx); err != ErrInterrupted {
 		t.Fatalf("interrupted run: %v", err)
 	}
+}
+
+// assertSameWeights fails t unless a and b are bit-identical.
+func assertSameWeights(t *testing.T, a, b fixture) {
+	t.Helper()
+	for _, name := range a.params.Names() {
+		x, y := a.params.Value(name).Data().([]float32), b.params.Value(name).Data().([]float32)
+		for i := range x {
+			if x[i] != y[i] {
+				t.Fatalf("%s[%d]: %v uninterrupted, %v resumed", name, i, x[i], y[i])
+			}
+		}
+	}
+}
+
+func TestResumeIsExact(t *testing.T) {
+	const steps = 8
+	whole := wholeRun(t, steps)
+	dir := t.TempDir()
+	interruptedRun(t, dir, steps, 5)
+	// Resumed by a new process's worth of objects.
 	second := newFixture(t)
 	tr2, _ := New(second.m, second.params, second.data, options(dir, steps), nil)
-	if err := tr2.Resume(dir); err != nil {
+	r, err := tr2.Resume(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if tr2.Step() != 5 {
-		t.Fatalf("resumed at step %d, want 5", tr2.Step())
+	if tr2.Step() != 5 || r.Step != 5 || len(r.Skipped) != 0 || r.TornMetrics {
+		t.Fatalf("resumed at step %d (%+v), want 5 with nothing skipped", tr2.Step(), r)
 	}
 	if err := tr2.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range whole.params.Names() {
-		a, b := whole.params.Value(name).Data().([]float32), second.params.Value(name).Data().([]float32)
-		for i := range a {
-			if a[i] != b[i] {
-				t.Fatalf("%s[%d]: %v uninterrupted, %v resumed", name, i, a[i], b[i])
-			}
-		}
-	}
+	assertSameWeights(t, whole, second)
 	ms, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +195,57 @@ func TestResumeIsExact(t *testing.T) {
 	}
 	if ck, _ := Checkpoints(dir); len(ck) != 2 {
 		t.Errorf("kept checkpoints %v, want the last 2", ck)
+	}
+}
+
+// TestResumeFallsBackAndRepairs damages what a kill can damage, the newest
+// checkpoint and the last metrics line, and resumes from the checkpoint
+// before to the same weights.
+func TestResumeFallsBackAndRepairs(t *testing.T) {
+	const steps = 8
+	whole := wholeRun(t, steps)
+	dir := t.TempDir()
+	interruptedRun(t, dir, steps, 5) // checkpoints of steps 3 and 5
+	newest := filepath.Join(dir, "checkpoints", "step-00000005.safetensors")
+	if err := os.Truncate(newest, 100); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "metrics.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"step": 6, "train_lo`)
+	f.Close()
+	second := newFixture(t)
+	tr2, _ := New(second.m, second.params, second.data, options(dir, steps), nil)
+	r, err := tr2.Resume(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Step != 3 || len(r.Skipped) != 1 || !strings.Contains(r.Skipped[0].Error(), newest) || !r.TornMetrics {
+		t.Fatalf("resumed %+v, want step 3 after skipping %s, with the torn metrics line dropped", r, newest)
+	}
+	if err := tr2.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	assertSameWeights(t, whole, second)
+	if ms, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err != nil || len(ms) != 2 {
+		t.Fatalf("metrics after the repaired resume: %+v, %v", ms, err)
+	}
+}
+
+func TestResumeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	interruptedRun(t, dir, 8, 5)
+	fx := newFixture(t)
+	tr, _ := New(fx.m, fx.params, fx.data, options(dir, 4), nil)
+	if _, err := tr.Resume(dir); err == nil || !strings.Contains(err.Error(), "checkpoint of step 5, past this run's last step 4") {
+		t.Errorf("resume with fewer steps than done: %v", err)
+	}
+	for _, st := range []state{{Step: 1e9}, {Step: -100}, {Step: 5, ElapsedS: math.NaN()}, {Step: 5, ElapsedS: -1}} {
+		if err := st.check(5); err == nil {
+			t.Errorf("state %+v of step 5 accepted", st)
+		}
+	}
+	if err := (state{Step: 5, ElapsedS: 12}).check(5); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/trainer"
+	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 // corpus is the data of a run and the size of its vocabulary.
@@ -140,10 +141,10 @@ func tokenizer(s settings, train []data.Pair, log *slog.Logger) (data.Tokenizer,
 	if err != nil {
 		return data.Tokenizer{}, err
 	}
-	if err := bpe.WriteFile(filepath.Join(s.Out, "bpe.txt")); err != nil {
+	if err := bpe.WriteFile(filepath.Join(s.Out, rundir.BPE)); err != nil {
 		return data.Tokenizer{}, err
 	}
-	if err := vocab.WriteFile(filepath.Join(s.Out, "vocab.txt")); err != nil {
+	if err := vocab.WriteFile(filepath.Join(s.Out, rundir.Vocab)); err != nil {
 		return data.Tokenizer{}, err
 	}
 	log.Info("vocabulary", "tokens", vocab.Len())

@@ -40,6 +40,7 @@ import (
 
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
+	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 func main() {
@@ -97,7 +98,7 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 	if f.s.Steps > 0 {
 		s.Steps, s.Epochs = f.s.Steps, 0
 	}
-	if p := filepath.Join(s.Out, "bpe.txt"); !s.synthetic() && fileExists(p) {
+	if p := filepath.Join(s.Out, rundir.BPE); !s.synthetic() && fileExists(p) {
 		s.BPEFile = p
 	}
 	return s, nil
@@ -146,12 +147,16 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 	return cfg, errors.Wrap(cfg.Validate(), "model config")
 }
 
-// train runs (or resumes) training as the settings say.
+// train runs (or resumes) training as the settings say. The settings are
+// valid here; the run directory is locked before anything is written to it,
+// and run.json is written only once the model is built (and resumed).
 func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	if err := os.MkdirAll(s.Out, 0o755); err != nil {
-		return errors.Wrap(err, "output directory")
+	dir, err := openRunDir(s, f)
+	if err != nil {
+		return err
 	}
+	defer dir.Close()
 	c, err := loadCorpus(s, log)
 	if err != nil {
 		return err
@@ -160,13 +165,10 @@ func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 		s.Steps = max(1, int(math.Ceil(s.Epochs*float64(c.batches)/float64(s.Accumulate))))
 	}
 	cfg, err := modelConfig(s, c.vocab)
+	if err == nil {
+		err = cfg.CheckMemory(true, s.MaxTokens)
+	}
 	if err != nil {
-		return err
-	}
-	if err := s.save(); err != nil {
-		return err
-	}
-	if err := cfg.Save(filepath.Join(s.Out, "config.json")); err != nil {
 		return err
 	}
 	m, err := model.New(cfg)
@@ -183,10 +185,15 @@ func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 		return err
 	}
 	if f.resume != "" {
-		if err := t.Resume(s.Out); err != nil {
+		if err := resume(t, s.Out, log); err != nil {
 			return err
 		}
-		log.Info("resumed", "step", t.Step())
+	}
+	if err := s.save(); err != nil {
+		return err
+	}
+	if err := cfg.Save(dir.Path(rundir.Config)); err != nil {
+		return err
 	}
 	err = t.Run(ctx)
 	if err := writeHeapProfile(f.memProfile); err != nil {
@@ -202,6 +209,31 @@ func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 	}
 	log.Info("trained", "step", t.Step(), "activation_memory_mb", params.ArenaBytes()>>20)
 	return finish(s, log)
+}
+
+// openRunDir locks the run directory: a new one (refusing a finished or
+// running run unless -overwrite), or the one to resume.
+func openRunDir(s settings, f *flags) (*rundir.Dir, error) {
+	if f.resume != "" {
+		return rundir.Open(s.Out)
+	}
+	return rundir.Create(s.Out, f.overwrite)
+}
+
+// resume restores the newest loadable checkpoint and says what it skipped.
+func resume(t *trainer.Trainer, out string, log *slog.Logger) error {
+	r, err := t.Resume(out)
+	for _, e := range r.Skipped {
+		log.Warn("skipped a checkpoint that does not load", "error", e)
+	}
+	if r.TornMetrics {
+		log.Warn("dropped the incomplete last line of metrics.jsonl")
+	}
+	if err != nil {
+		return err
+	}
+	log.Info("resumed", "step", r.Step, "checkpoint", r.Path)
+	return nil
 }
 
 // options are the trainer's options from the settings.

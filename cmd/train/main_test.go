@@ -49,15 +49,78 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-resume", "nowhere", "-dropout", "0.2"}, "only -steps"},
 		{[]string{"-resume", filepath.Join(t.TempDir(), "none")}, "not a training output directory"},
 		{[]string{"-preset", "huge", "-summary"}, "base, big, small, tiny"},
-		{[]string{"-symbols", "0"}, "-task"},
+		{[]string{"-symbols", "0"}, "-symbols 0"},
 		{[]string{"stray"}, "unexpected arguments"},
+		{[]string{"-lr-factor", "NaN"}, "-lr-factor NaN"},
+		{[]string{"-dropout", "NaN"}, "-dropout NaN"},
+		{[]string{"-dropout", "-0.5"}, "-dropout -0.5"},
+		{[]string{"-clip", "NaN"}, "-clip NaN"},
+		{[]string{"-epochs", "NaN"}, "-epochs NaN"},
+		{[]string{"-epochs", "+Inf"}, "-epochs +Inf"},
+		{[]string{"-train-size", "-1"}, "-train-size -1"},
+		{[]string{"-train-size", "1000000000"}, "-train-size 1000000000"},
+		{[]string{"-average", "-3"}, "-average -3"},
+		{[]string{"-average", "9", "-keep", "5"}, "-average 9: want a number from 0 to 5"},
+		{[]string{"-task", "files", "-train-src", "a", "-train-tgt", "b", "-valid-src", "c", "-valid-tgt", "d", "-steps", "5", "-max-sentence-len", "-5"}, "-max-sentence-len -5"},
+		{[]string{"-max-tokens", "-5"}, "-max-tokens -5"},
+		{[]string{"-label-smoothing", "1"}, "-label-smoothing 1"},
 	}
 	for _, tc := range tests {
-		var out, errb bytes.Buffer
-		err := run(context.Background(), tc.args, &out, &errb)
+		out := filepath.Join(t.TempDir(), "out")
+		var stdout, errb bytes.Buffer
+		args := tc.args
+		if args[0] != "-resume" {
+			args = append(args, "-out", out)
+		}
+		err := run(context.Background(), args, &stdout, &errb)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: the refused run created %s", tc.args, out)
+		}
+	}
+}
+
+// TestRunDirectoryIsProtected runs twice into one directory, overwrites,
+// and resumes with bad settings: a finished run is never lost by accident.
+func TestRunDirectoryIsProtected(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := []string{"-steps", "2", "-max-tokens", "128", "-train-size", "50", "-held-out", "8", "-out", dir}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), args, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	final := filepath.Join(dir, "final.safetensors")
+	before, _ := os.ReadFile(final)
+	err := run(context.Background(), append(args, "-seed", "7"), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "holds a run: continue it with -resume") {
+		t.Fatalf("second run into a finished run's directory: %v", err)
+	}
+	if after, _ := os.ReadFile(final); !bytes.Equal(before, after) {
+		t.Fatal("the refused run changed final.safetensors")
+	}
+	settings, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err := run(context.Background(), []string{"-resume", dir, "-steps", "1"}, &out, &errb); err == nil ||
+		!strings.Contains(err.Error(), "past this run's last step 1") {
+		t.Fatalf("resume to fewer steps than done: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "run.json")); !bytes.Equal(settings, after) {
+		t.Fatal("a failed resume rewrote run.json")
+	}
+	bad := bytes.Replace(settings, []byte(`"train_size": 50`), []byte(`"train_size": -1`), 1)
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"-resume", dir}, &out, &errb); err == nil ||
+		!strings.Contains(err.Error(), "run.json: -train-size -1") {
+		t.Fatalf("resume of a run.json with train_size -1: %v", err)
+	}
+	if err := run(context.Background(), append(args, "-seed", "7", "-overwrite"), &out, &errb); err != nil {
+		t.Fatalf("-overwrite: %v", err)
+	}
+	if ms, err := trainer.ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err != nil || len(ms) != 2 {
+		t.Fatalf("metrics after -overwrite: %d lines, %v; want the new run's 2", len(ms), err)
 	}
 }
 

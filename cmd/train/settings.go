@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 // settings are a run's flags. They are saved as OUT/run.json, which -resume reads.
@@ -62,6 +64,7 @@ type settings struct {
 type flags struct {
 	s         settings
 	resume    string
+	overwrite bool
 	summary   bool
 	vocabSize int
 	// cpuProfile and memProfile name pprof files to write (not settings: a
@@ -109,6 +112,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
 	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "start over in an -out directory that holds a run, removing the run's files")
 	fs.StringVar(&f.resume, "resume", "", "continue the run in this output directory from its last checkpoint, with its settings")
 	fs.BoolVar(&f.summary, "summary", false, "print the model's parameter summary and exit")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
@@ -131,6 +135,9 @@ func (s settings) synthetic() bool { return s.Task != "files" }
 
 // complete fills in defaults that depend on the task and checks the settings.
 func (s *settings) complete() error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	if s.synthetic() {
 		if _, err := data.NewTask(s.Task, data.TaskConfig{Symbols: s.Symbols, MinLen: s.MinLen, MaxLen: s.MaxLen}); err != nil {
 			return errors.Wrap(err, "-task")
@@ -173,8 +180,53 @@ func (s *settings) complete() error {
 	if s.Out == "" {
 		s.Out = filepath.Join("runs", time.Now().Format("20060102-150405"))
 	}
+	return s.check()
+}
+
+// check refuses settings out of range, NaN included, naming the flag. It
+// runs on the flags of a new run and on the run.json of a resumed one,
+// before anything is written.
+func (s settings) check() error {
+	ints := []struct {
+		flag           string
+		v, least, most int
+	}{
+		{"symbols", s.Symbols, 1, 1 << 20}, {"min-len", s.MinLen, 1, s.MaxLen}, {"max-len", s.MaxLen, 1, 1 << 12},
+		{"train-size", s.TrainSize, 1, maxExamples / max(1, s.MaxLen)}, {"held-out", s.HeldOut, 1, maxExamples / max(1, s.MaxLen)},
+		{"max-sentence-len", s.MaxSentLen, 1, 1 << 16}, {"bpe-merges", s.BPEMerges, 0, 1 << 24},
+		{"steps", s.Steps, 0, maxSetting}, {"max-tokens", s.MaxTokens, 0, 1 << 24},
+		{"warmup", s.Warmup, 0, maxSetting}, {"accumulate", s.Accumulate, 1, 1 << 16},
+		{"eval-every", s.EvalEvery, 0, maxSetting}, {"save-every", s.SaveEvery, 0, maxSetting},
+		{"keep", s.Keep, 1, 1 << 16}, {"average", s.Average, 0, s.Keep},
+	}
+	for _, c := range ints {
+		if c.v < c.least || c.v > c.most {
+			return errors.Errorf("-%s %d: want a number from %d to %d", c.flag, c.v, c.least, c.most)
+		}
+	}
+	floats := []struct {
+		flag    string
+		v, most float64
+		unsetOK bool // -1 means the preset's value
+	}{
+		{"dropout", s.Dropout, 1, true}, {"label-smoothing", s.LabelSmoothing, 1, true},
+		{"epochs", s.Epochs, maxSetting, false}, {"lr-factor", s.LRFactor, maxSetting, false}, {"clip", s.Clip, maxSetting, true},
+	}
+	for _, c := range floats {
+		if !(c.v >= 0 && c.v < c.most) && !(c.unsetOK && c.v == -1) {
+			return errors.Errorf("-%s %v: want a number in [0, %v)", c.flag, c.v, c.most)
+		}
+	}
 	return nil
 }
+
+// maxExamples bounds the tokens of a synthetic task's examples (2^28 ids
+// take 2 GiB).
+const maxExamples = 1 << 28
+
+// maxSetting bounds every count and rate, far above any sensible value, so
+// that no setting asks for an unbounded allocation.
+const maxSetting = 1 << 30
 
 // completeFiles fills the file names from -data and checks they are all given.
 func (s *settings) completeFiles() error {
@@ -244,19 +296,21 @@ func (s settings) save() error {
 	if err != nil {
 		return errors.Wrap(err, "encoding settings")
 	}
-	return atomicfile.WriteBytes(filepath.Join(s.Out, "run.json"), append(js, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(s.Out, rundir.Settings), append(js, '\n'))
 }
 
 // loadSettings reads OUT/run.json of an earlier run.
 func loadSettings(dir string) (settings, error) {
 	var s settings
-	js, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	js, err := os.ReadFile(filepath.Join(dir, rundir.Settings))
 	if err != nil {
 		return s, errors.Wrapf(err, "-resume %s: not a training output directory", dir)
 	}
-	if err := json.Unmarshal(js, &s); err != nil {
-		return s, errors.Wrapf(err, "%s", filepath.Join(dir, "run.json"))
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, errors.Wrapf(err, "%s", filepath.Join(dir, rundir.Settings))
 	}
 	s.Out = dir
-	return s, nil
+	return s, errors.Wrapf(s.check(), "%s", filepath.Join(dir, rundir.Settings))
 }

@@ -1,0 +1,146 @@
+// Package rundir owns a training run's output directory: its layout, its
+// lock, and the rules that keep a run from being lost.
+//
+//   - A new run needs a directory that is missing, empty, or left by a run
+//     that failed before it started (no run.json). A directory holding a
+//     run is refused unless the caller asks to overwrite it, and then only
+//     the run's own files are removed.
+//   - A resumed run needs the directory of a run.
+//   - One process at a time: the directory is locked (a lock on OUT/.lock)
+//     for as long as the Dir is open, and a second process is refused.
+//   - Temporary files of atomic writes that a killed process left behind
+//     are removed when the directory is opened.
+package rundir
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/atomicfile"
+)
+
+// The files and directories of a run, relative to its directory.
+const (
+	Settings    = "run.json"          // the run's settings, which a resume reads
+	Config      = "config.json"       // the model's config
+	Metrics     = "metrics.jsonl"     // one line per evaluation
+	Checkpoints = "checkpoints"       // step checkpoints and their states
+	Best        = "best.safetensors"  // the best weights so far
+	Final       = "final.safetensors" // the weights at the end
+	Averaged    = "averaged.safetensors"
+	Plot        = "loss.png"
+	BPE         = "bpe.txt"
+	Vocab       = "vocab.txt"
+	Lock        = ".lock"
+)
+
+// layout lists the names a run writes in its directory.
+var layout = []string{Settings, Config, Metrics, Checkpoints, Best, Final, Averaged, Plot, BPE, Vocab, Lock}
+
+// Dir is an open, locked run directory.
+type Dir struct {
+	path string
+	lock *os.File
+}
+
+// Create opens path for a new run, creating it if needed. A directory that
+// holds a run (run.json) is refused unless overwrite, which removes the
+// run's files first; files that are not a run's are never removed, and
+// their presence is an error.
+func Create(path string, overwrite bool) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, errors.Wrap(err, "run directory")
+	}
+	if err := checkForeign(path); err != nil {
+		return nil, err
+	}
+	d, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	if IsRun(path) && !overwrite {
+		d.Close()
+		return nil, errors.Errorf("%s holds a run: continue it with -resume %s, or start over with -overwrite", path, path)
+	}
+	if err := d.clear(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Open opens the directory of an earlier run, to resume it.
+func Open(path string) (*Dir, error) {
+	if !IsRun(path) {
+		return nil, errors.Errorf("%s is not a run directory: it has no %s", path, Settings)
+	}
+	return open(path)
+}
+
+// IsRun reports whether path holds a run that has started.
+func IsRun(path string) bool {
+	st, err := os.Stat(filepath.Join(path, Settings))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// open locks path and removes stale temporary files.
+func open(path string) (*Dir, error) {
+	lock, err := lockDir(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dir{path: path, lock: lock}
+	for _, sub := range []string{path, filepath.Join(path, Checkpoints)} {
+		if _, err := atomicfile.Clean(sub); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// checkForeign refuses a directory with files that no run writes.
+func checkForeign(path string) error {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return errors.Wrap(err, "run directory")
+	}
+	for _, e := range entries {
+		if !slices.Contains(layout, e.Name()) && !atomicfile.IsTemp(e.Name()) {
+			return errors.Errorf("%s is not empty and holds %s, which is not a run's: choose another -out", path, e.Name())
+		}
+	}
+	return nil
+}
+
+// clear removes the files of an earlier run, the lock excepted.
+func (d *Dir) clear() error {
+	for _, name := range layout {
+		if name == Lock {
+			continue
+		}
+		if err := os.RemoveAll(d.Path(name)); err != nil {
+			return errors.Wrap(err, "clearing the old run")
+		}
+	}
+	return nil
+}
+
+// Path is the path of name (one of the layout's names) in the directory.
+func (d *Dir) Path(name string) string { return filepath.Join(d.path, name) }
+
+// Root is the directory's path.
+func (d *Dir) Root() string { return d.path }
+
+// Close releases the lock.
+func (d *Dir) Close() error {
+	if d.lock == nil {
+		return nil
+	}
+	err := unlockDir(d.lock)
+	d.lock = nil
+	return err
+}

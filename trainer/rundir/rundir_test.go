@@ -1,0 +1,119 @@
+package rundir
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func TestCreate(t *testing.T) {
+	tests := []struct {
+		name      string
+		files     []string // in the directory before Create
+		overwrite bool
+		want      string // error substring; "" for success
+		kept      []string
+	}{
+		{name: "missing directory"},
+		{name: "empty directory", files: []string{}},
+		{name: "failed start", files: []string{BPE, Vocab, Lock}},
+		{name: "a run", files: []string{Settings, Metrics, "checkpoints/step-00000010.safetensors"}, want: "holds a run: continue it with -resume"},
+		{name: "a run, overwritten", files: []string{Settings, Metrics, Final, "checkpoints/step-00000010.safetensors"}, overwrite: true},
+		{name: "foreign file", files: []string{"thesis.tex"}, overwrite: true, want: "holds thesis.tex, which is not a run's", kept: []string{"thesis.tex"}},
+		{name: "stale temporary", files: []string{".run.json.tmp-42"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			if tt.files != nil {
+				os.MkdirAll(dir, 0o755)
+			}
+			for _, f := range tt.files {
+				write(t, filepath.Join(dir, f))
+			}
+			d, err := Create(dir, tt.overwrite)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), dir) {
+					t.Fatalf("error %v, want one naming %s with %q", err, dir, tt.want)
+				}
+				for _, f := range tt.files {
+					if !exists(filepath.Join(dir, f)) {
+						t.Errorf("refused Create removed %s", f)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 || entries[0].Name() != Lock {
+				t.Errorf("new run directory holds %v, want only the lock", entries)
+			}
+		})
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "not a run directory") {
+		t.Fatalf("Open of an empty directory: %v", err)
+	}
+	write(t, filepath.Join(dir, Settings))
+	write(t, filepath.Join(dir, Checkpoints, ".step-00000010.safetensors.tmp-77"))
+	write(t, filepath.Join(dir, Checkpoints, "step-00000005.safetensors"))
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if exists(filepath.Join(dir, Checkpoints, ".step-00000010.safetensors.tmp-77")) {
+		t.Error("Open left a stale temporary file")
+	}
+	if !exists(filepath.Join(dir, Checkpoints, "step-00000005.safetensors")) || !exists(d.Path(Settings)) {
+		t.Error("Open removed a run's file")
+	}
+}
+
+func TestOneProcessAtATime(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Create(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, d.Path(Settings))
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "in use by another run") {
+		t.Fatalf("second Open while locked: %v", err)
+	}
+	if _, err := Create(dir, true); err == nil || !strings.Contains(err.Error(), "in use by another run") {
+		t.Fatalf("overwrite while locked: %v", err)
+	}
+	if !exists(d.Path(Settings)) {
+		t.Fatal("a refused overwrite removed the locked run's files")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	d2.Close()
+}

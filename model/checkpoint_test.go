@@ -62,7 +62,9 @@ func configJSON(t testing.TB, change map[string]any) string {
 // absurd: each gets an error naming the problem, without allocating the
 // model the config describes.
 func TestHostileCheckpoints(t *testing.T) {
-	nan := func(p *graph.Params) { p.Value("decoder.layers.0.norm2.weight").Data().([]float32)[3] = float32(math.NaN()) }
+	nan := func(p *graph.Params) {
+		p.Value("decoder.layers.0.norm2.weight").Data().([]float32)[3] = float32(math.NaN())
+	}
 	tests := []struct {
 		name   string
 		change map[string]any

@@ -63,6 +63,16 @@ func (f *pairFilter) add(p Pair, where func() string) error {
 	return nil
 }
 
+// result returns the kept pairs, or an error naming where when none is
+// left.
+func (f *pairFilter) result(where string) ([]Pair, ReadStats, error) {
+	if len(f.pairs) == 0 {
+		return nil, f.stats, errors.Errorf("%s: no sentence pairs (%d read, %d empty, %d too long)",
+			where, f.stats.Read, f.stats.SkippedEmpty, f.stats.SkippedLong)
+	}
+	return f.pairs, f.stats, nil
+}
+
 // length measures s according to the options.
 func (f *pairFilter) length(s string) int {
 	if f.opt.Length != nil {

@@ -12,23 +12,23 @@ import (
 // magic bytes). Files of different line counts and invalid UTF-8 are errors
 // naming the files and line; pairs are filtered as opt says.
 func ReadParallel(srcPath, tgtPath string, opt ReadOptions) ([]Pair, ReadStats, error) {
-	src, err := openLines(srcPath)
+	src, err := OpenLines(srcPath)
 	if err != nil {
 		return nil, ReadStats{}, err
 	}
 	defer src.Close()
-	tgt, err := openLines(tgtPath)
+	tgt, err := OpenLines(tgtPath)
 	if err != nil {
 		return nil, ReadStats{}, err
 	}
 	defer tgt.Close()
 	f := pairFilter{opt: opt}
 	for {
-		s, sok, err := src.next()
+		s, sok, err := src.Next()
 		if err != nil {
 			return nil, f.stats, err
 		}
-		t, tok, err := tgt.next()
+		t, tok, err := tgt.Next()
 		if err != nil {
 			return nil, f.stats, err
 		}
@@ -36,7 +36,7 @@ func ReadParallel(srcPath, tgtPath string, opt ReadOptions) ([]Pair, ReadStats, 
 			return nil, f.stats, lengthMismatch(src, tgt, sok)
 		}
 		if !sok {
-			return f.pairs, f.stats, nil
+			return f.result(srcPath + " and " + tgtPath)
 		}
 		where := func() string { return fmt.Sprintf("%s:%d and %s:%d", srcPath, src.line, tgtPath, tgt.line) }
 		if err := f.add(Pair{s, t}, where); err != nil {
@@ -47,7 +47,7 @@ func ReadParallel(srcPath, tgtPath string, opt ReadOptions) ([]Pair, ReadStats, 
 
 // lengthMismatch describes files of different line counts; srcLonger says
 // which one still had a line.
-func lengthMismatch(src, tgt *lineReader, srcLonger bool) error {
+func lengthMismatch(src, tgt *LineReader, srcLonger bool) error {
 	longer, shorter := src, tgt
 	if !srcLonger {
 		longer, shorter = tgt, src
@@ -62,7 +62,7 @@ func lengthMismatch(src, tgt *lineReader, srcLonger bool) error {
 // UTF-8, are errors naming the file and line. Pairs are filtered as opt says.
 func ReadTSV(path string, opt ReadOptions) ([]Pair, ReadStats, error) {
 	f := pairFilter{opt: opt}
-	err := readLines(path, func(line string, n int) error {
+	err := ReadLines(path, func(line string, n int) error {
 		src, tgt, ok := strings.Cut(line, "\t")
 		if strings.TrimSpace(line) != "" && (!ok || strings.Contains(tgt, "\t")) {
 			return errors.Errorf("%s:%d: want source and target separated by one tab, got %d fields",
@@ -73,5 +73,5 @@ func ReadTSV(path string, opt ReadOptions) ([]Pair, ReadStats, error) {
 	if err != nil {
 		return nil, f.stats, err
 	}
-	return f.pairs, f.stats, nil
+	return f.result(path)
 }

@@ -65,7 +65,7 @@ func TestReadParallelErrors(t *testing.T) {
 		{"strict long", "pairs.de", "pairs.en", ReadOptions{Strict: true, MaxLen: 3},
 			"testdata/pairs.de:2 and testdata/pairs.en:2: sentence longer than 3 tokens"},
 		{"missing", "pairs.de", "nonexistent.en", ReadOptions{}, "open testdata/nonexistent.en"},
-		{"truncated gzip", "truncated.gz", "pairs.en", ReadOptions{}, "testdata/truncated.gz:3: unexpected EOF"},
+		{"truncated gzip", "truncated.gz", "pairs.en", ReadOptions{}, "testdata/truncated.gz: corrupt gzip data after line 2: unexpected EOF"},
 	}
 	for _, tt := range tests {
 		_, _, err := ReadParallel(testdata(tt.src), testdata(tt.tgt), tt.opt)

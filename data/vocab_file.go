@@ -11,15 +11,24 @@ import (
 // WriteFile saves v atomically as text: one token per line, the token on
 // line n having id n-1.
 func (v *Vocab) WriteFile(path string) error {
-	return atomicfile.Write(path, func(w *bufio.Writer) error {
-		for _, tok := range v.tokens {
-			w.WriteString(tok)
-			if err := w.WriteByte('\n'); err != nil {
-				return err
-			}
+	return atomicfile.Write(path, v.encode)
+}
+
+// encode writes the file's text to w.
+func (v *Vocab) encode(w *bufio.Writer) error {
+	for _, tok := range v.tokens {
+		w.WriteString(tok)
+		if err := w.WriteByte('\n'); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// Fingerprint is the SHA-256 of the text WriteFile writes, in hex: a
+// checkpoint records it so that a loader can tell a changed file.
+func (v *Vocab) Fingerprint() string {
+	return fingerprint(v.encode)
 }
 
 // ReadVocabFile loads a vocabulary saved by WriteFile (optionally
@@ -29,7 +38,7 @@ func ReadVocabFile(path string) (*Vocab, error) {
 	var toks []string
 	seen := make(map[string]int) // token -> line
 	lines := 0
-	err := readLines(path, func(tok string, n int) error {
+	err := ReadLines(path, func(tok string, n int) error {
 		lines = n
 		if n <= NumReserved && tok != reservedTokens[n-1] {
 			return errors.Errorf("%s:%d: want reserved token %q, got %q", path, n, reservedTokens[n-1], tok)

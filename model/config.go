@@ -38,8 +38,9 @@ type Config struct {
 	NormEps float64 `json:"norm_eps"`
 	// PreNorm normalizes sublayer inputs and adds a final norm to each stack.
 	PreNorm bool `json:"pre_norm"`
-	// Positions is "sinusoidal" or "learned"; MaxLen bounds the sequence
-	// length of learned positions.
+	// Positions is "sinusoidal" or "learned". MaxLen bounds every
+	// sequence's length in tokens, sources and decoded outputs included;
+	// learned positions have that many rows.
 	Positions string `json:"positions"`
 	MaxLen    int    `json:"max_len"`
 }
@@ -90,7 +91,7 @@ func (c Config) Validate() error {
 		value any
 		want  string
 	}{
-		{c.Vocab < 5 || c.Vocab > MaxVocab, "vocab", c.Vocab, fmt.Sprintf("in [5, %d]: the 4 reserved tokens and at least one more", MaxVocab)},
+		{c.Vocab < MinVocab || c.Vocab > MaxVocab, "vocab", c.Vocab, fmt.Sprintf("in [%d, %d]: the 4 reserved tokens and at least one more", MinVocab, MaxVocab)},
 		{c.DModel <= 0 || c.DModel > MaxDModel, "d_model", c.DModel, fmt.Sprintf("in [1, %d]", MaxDModel)},
 		{c.Heads <= 0 || c.Heads > c.DModel || c.DModel%c.Heads != 0, "heads", c.Heads, fmt.Sprintf("a divisor of d_model %d", c.DModel)},
 		{c.DFF <= 0 || c.DFF > MaxDFF, "d_ff", c.DFF, fmt.Sprintf("in [1, %d]", MaxDFF)},

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -98,7 +99,9 @@ func (s Search) Validate() error {
 		return errors.Errorf("unknown decoding method %q: want greedy, beam or sample", s.Method)
 	case s.Method == MethodBeam && (s.Beam < 1 || s.NBest < 1 || s.NBest > s.Beam):
 		return errors.Errorf("beam search needs 1 ≤ n-best ≤ beam, have n-best %d and beam %d", s.NBest, s.Beam)
-	case s.Method == MethodSample && (s.Temperature <= 0 || s.TopK < 0 || s.TopP < 0 || s.TopP > 1):
+	case s.Method == MethodBeam && !(s.Alpha >= 0 && s.Alpha <= 10):
+		return errors.Errorf("beam search needs a length penalty α in [0, 10], have %g", s.Alpha)
+	case s.Method == MethodSample && (!(s.Temperature > 0) || math.IsInf(s.Temperature, 1) || s.TopK < 0 || !(s.TopP >= 0 && s.TopP <= 1)):
 		return errors.Errorf("sampling needs temperature > 0, top-k ≥ 0 and top-p in [0, 1], have %g, %d and %g", s.Temperature, s.TopK, s.TopP)
 	case s.Method == MethodSample && s.Rand == nil:
 		return errors.New("sampling needs a random number generator")
@@ -115,6 +118,9 @@ func (s Search) Validate() error {
 func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.MaxLen > d.m.cfg.MaxLen {
+		return nil, errors.Errorf("max length %d is above the model's max_len %d", s.MaxLen, d.m.cfg.MaxLen)
 	}
 	order := make([]int, len(srcs))
 	for i := range order {
@@ -133,6 +139,9 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 			return nil, errors.Wrapf(err, "decoding the batch of sources %s", numbers(idx))
 		}
 		for i, j := range idx {
+			if len(hyps[i]) == 0 {
+				return nil, errors.Errorf("decoding source %d found no hypothesis", j+1)
+			}
 			out[j] = hyps[i]
 		}
 	}
@@ -167,7 +176,7 @@ func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
 
 // limits are each source's bound on output tokens and the number of cache
 // positions that holds the longest: maxLen, or the source's length plus
-// DefaultExtraLen, within MaxLen for learned positions.
+// DefaultExtraLen, within the config's MaxLen.
 func (d *Decoder) limits(srcs [][]int, maxLen int) ([]int, int) {
 	limits := make([]int, len(srcs))
 	longest := 0
@@ -176,9 +185,7 @@ func (d *Decoder) limits(srcs [][]int, maxLen int) ([]int, int) {
 		if maxLen == 0 {
 			limits[i] = len(s) + DefaultExtraLen
 		}
-		if d.learned() {
-			limits[i] = min(limits[i], d.m.cfg.MaxLen)
-		}
+		limits[i] = min(limits[i], d.m.cfg.MaxLen)
 		longest = max(longest, limits[i])
 	}
 	return limits, d.roundLen(longest)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -114,7 +115,27 @@ func (ss *session) advance(tokens, parents []int) ([]float64, error) {
 	}
 	ss.lp = floatsInto(ss.lp, ss.step.Output(LogProbs))
 	ss.t++
-	return ss.lp, nil
+	return ss.lp, checkRows(ss.lp, len(tokens), ss.t)
+}
+
+// checkRows refuses log-probabilities [rows·vocab] that no distribution
+// has: NaN, +Inf, or a row without a finite value. Broken weights give
+// them, and a search fed them would end with no hypothesis.
+func checkRows(lp []float64, rows, step int) error {
+	vocab := len(lp) / rows
+	for r := range rows {
+		finite := false
+		for _, v := range lp[r*vocab : (r+1)*vocab] {
+			if math.IsNaN(v) || math.IsInf(v, 1) {
+				return errors.Errorf("decoding step %d: the model's log-probabilities hold %v (are its weights finite?)", step, v)
+			}
+			finite = finite || !math.IsInf(v, -1)
+		}
+		if !finite {
+			return errors.Errorf("decoding step %d: the model gives every token probability 0", step)
+		}
+	}
+	return nil
 }
 
 // carryCaches copies the updated caches of the last step into the caches the
@@ -175,7 +196,7 @@ func floatsInto(dst []float64, t *tensor.Dense) []float64 {
 
 // srcLen is the padded length of a batch of sources: the longest rounded up
 // to a multiple of shapeStep, so that batches of nearby lengths share
-// programs (within MaxLen for learned positions).
+// programs (within the config's MaxLen).
 func (d *Decoder) srcLen(srcs [][]int) (int, error) {
 	longest := 0
 	for i, s := range srcs {
@@ -184,8 +205,8 @@ func (d *Decoder) srcLen(srcs [][]int) (int, error) {
 		}
 		longest = max(longest, len(s))
 	}
-	if d.learned() && longest > d.m.cfg.MaxLen {
-		return 0, errors.Errorf("a source of %d tokens is longer than the model's %d positions", longest, d.m.cfg.MaxLen)
+	if longest > d.m.cfg.MaxLen {
+		return 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.m.cfg.MaxLen)
 	}
 	return d.roundLen(longest), nil
 }
@@ -193,14 +214,7 @@ func (d *Decoder) srcLen(srcs [][]int) (int, error) {
 // shapeStep is the granularity of the padded lengths of decoding programs.
 const shapeStep = 8
 
-// roundLen rounds n up to a multiple of shapeStep, within MaxLen for learned
-// positions.
+// roundLen rounds n up to a multiple of shapeStep, within the config's MaxLen.
 func (d *Decoder) roundLen(n int) int {
-	r := (n + shapeStep - 1) / shapeStep * shapeStep
-	if d.learned() {
-		r = min(r, d.m.cfg.MaxLen)
-	}
-	return r
+	return min((n+shapeStep-1)/shapeStep*shapeStep, d.m.cfg.MaxLen)
 }
-
-func (d *Decoder) learned() bool { return d.m.cfg.Positions == "learned" }

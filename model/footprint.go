@@ -13,6 +13,7 @@ import (
 // together cannot overflow an int64, so Validate can estimate memory
 // before anything is allocated.
 const (
+	MinVocab  = 5       // the 4 reserved tokens and one more
 	MaxVocab  = 1 << 24 // 16.7M tokens
 	MaxDModel = 1 << 16
 	MaxDFF    = 1 << 18

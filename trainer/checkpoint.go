@@ -67,7 +67,11 @@ func statePath(weights string) string {
 
 // meta is the metadata stored with every weights file.
 func (t *Trainer) meta() map[string]string {
-	return map[string]string{"step": strconv.Itoa(t.adam.Step)}
+	meta := map[string]string{"step": strconv.Itoa(t.adam.Step)}
+	for k, v := range t.opt.Meta {
+		meta[k] = v
+	}
+	return meta
 }
 
 // save writes the checkpoint of the current step and removes old ones.

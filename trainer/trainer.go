@@ -35,6 +35,9 @@ type Options struct {
 	// OutDir receives metrics.jsonl, checkpoints/, best.safetensors,
 	// final.safetensors and loss.png.
 	OutDir string
+	// Meta is recorded in the metadata of every checkpoint, beside the
+	// step: say, the fingerprints of the tokenizer's files.
+	Meta map[string]string
 }
 
 // Validate reports the first bad option.
@@ -44,10 +47,10 @@ func (o Options) Validate() error {
 		return errors.Errorf("steps must be positive, have %d", o.Steps)
 	case o.Warmup <= 0:
 		return errors.Errorf("warmup must be positive, have %d", o.Warmup)
-	case o.LRFactor <= 0:
-		return errors.Errorf("learning-rate factor must be positive, have %g", o.LRFactor)
-	case o.ClipNorm < 0:
-		return errors.Errorf("clip norm must not be negative, have %g", o.ClipNorm)
+	case !(o.LRFactor > 0) || math.IsInf(o.LRFactor, 0):
+		return errors.Errorf("learning-rate factor must be positive and finite, have %g", o.LRFactor)
+	case !(o.ClipNorm >= 0) || math.IsInf(o.ClipNorm, 0):
+		return errors.Errorf("clip norm must be finite and not negative, have %g", o.ClipNorm)
 	case o.Accumulate <= 0:
 		return errors.Errorf("accumulation must be at least 1 batch, have %d", o.Accumulate)
 	case o.EvalEvery <= 0 || o.SaveEvery <= 0:

@@ -61,6 +61,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *steps < 1 || *steps > 1e6 {
+		return errors.Errorf("-steps %d: want 1 to 1000000", *steps)
+	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "preset\tvocab\ttrain tok/s\tforward tok/s\tMB/step")
 	if *torch {
@@ -81,8 +84,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 // row measures one preset and vocabulary size.
 func row(w io.Writer, preset string, vocab, steps int, torch bool) error {
 	cfg, err := model.Preset(preset, vocab)
+	if err == nil {
+		err = cfg.CheckMemory(true, 32*32)
+	}
 	if err != nil {
-		return err
+		return errors.Wrapf(err, "-presets %s -vocabs %d", preset, vocab)
 	}
 	rig, err := trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
 	if err != nil {

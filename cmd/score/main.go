@@ -9,7 +9,9 @@
 //
 // SRC and TGT hold one sequence per line, ids separated by white space; line i
 // of TGT is the target of line i of SRC and starts with the start token. Id 0
-// is padding and may not appear. The checkpoint is one written by cmd/train, or
+// is padding and may not appear. The files may be gzip-compressed; a line is
+// at most 1 MiB and a sequence at most the model's max_len ids, or the line
+// is an error naming it. The checkpoint is one written by cmd/train, or
 // with -from torch a PyTorch model's weights in safetensors (see
 // model.ImportTorch), whose sizes come from the tensor shapes.
 package main
@@ -26,6 +28,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
@@ -65,11 +68,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	src, err := readIDs(*srcPath, m.Config().Vocab)
+	src, err := readIDs(*srcPath, m.Config().Vocab, m.Config().MaxLen, false)
 	if err != nil {
 		return err
 	}
-	tgt, err := readIDs(*tgtPath, m.Config().Vocab)
+	tgt, err := readIDs(*tgtPath, m.Config().Vocab, m.Config().MaxLen, true)
 	if err != nil {
 		return err
 	}
@@ -104,30 +107,40 @@ func load(path, from string, heads int) (*model.Transformer, *graph.Params, erro
 	return m, params, err
 }
 
-// readIDs reads one sequence of ids in [1, vocab) per line.
-func readIDs(path string, vocab int) ([][]int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+// readIDs reads one sequence of ids in [1, vocab) per line (plain or
+// gzip-compressed), each at most maxLen ids long; with target, each must
+// start with the start token.
+func readIDs(path string, vocab, maxLen int, target bool) ([][]int, error) {
 	var seqs [][]int
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	for line := 1; sc.Scan(); line++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 {
-			return nil, errors.Errorf("%s:%d: empty line", path, line)
-		}
-		seq := make([]int, len(fields))
-		for i, fld := range fields {
-			id, err := strconv.Atoi(fld)
-			if err != nil || id <= 0 || id >= vocab {
-				return nil, errors.Errorf("%s:%d: token %d is %q, want an id in [1, %d)", path, line, i+1, fld, vocab)
-			}
-			seq[i] = id
+	err := data.ReadLines(path, func(line string, n int) error {
+		seq, err := parseIDs(line, vocab)
+		switch {
+		case err != nil:
+			return errors.Wrapf(err, "%s:%d", path, n)
+		case len(seq) > maxLen:
+			return errors.Errorf("%s:%d: %d ids, more than the model's max_len %d", path, n, len(seq), maxLen)
+		case target && (seq[0] != data.BOSID || len(seq) < 2):
+			return errors.Errorf("%s:%d: a target starts with the start token %d and has a token after it", path, n, data.BOSID)
 		}
 		seqs = append(seqs, seq)
+		return nil
+	})
+	return seqs, err
+}
+
+// parseIDs parses a line of ids in [1, vocab) separated by white space.
+func parseIDs(line string, vocab int) ([]int, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return nil, errors.New("empty line")
 	}
-	return seqs, errors.Wrap(sc.Err(), path)
+	seq := make([]int, len(fields))
+	for i, fld := range fields {
+		id, err := strconv.Atoi(fld)
+		if err != nil || id <= 0 || id >= vocab {
+			return nil, errors.Errorf("token %d is %q, want an id in [1, %d)", i+1, fld, vocab)
+		}
+		seq[i] = id
+	}
+	return seq, nil
 }

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/model"
 )
 
 const python = "/usr/bin/python3"
@@ -72,7 +78,74 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := readIDs(bad, 100); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
+	if _, err := readIDs(bad, 100, 50, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
 		t.Errorf("bad id: %v", err)
 	}
+}
+
+// TestHostileInputs scores with a real checkpoint and inputs a careless or
+// hostile user gives: each is an error naming the file and line.
+func TestHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg, _ := model.Preset("tiny", 20)
+	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, cfg.MaxLen = 8, 16, 1, 1, 16
+	m, _ := model.New(cfg)
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "ck.safetensors")
+	if err := model.SaveCheckpoint(ck, cfg, params, nil); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.safetensors")
+	if err := safetensors.Write(huge, []safetensors.Tensor{{Name: "embed.weight", DType: safetensors.F32, Shape: []int{1e12, 0}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	src := write("src.txt", "5 6 2\n7 2\n")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-checkpoint", ck, "-src", src, "-tgt", write("nobos.txt", "1 5 2\n5 2\n")}, "nobos.txt:2: a target starts with the start token 1"},
+		{[]string{"-checkpoint", ck, "-src", write("long.txt", "5 2\n"+strings.Repeat("5 ", 20000)+"\n"), "-tgt", src}, "long.txt:2: 20000 ids, more than the model's max_len 16"},
+		{[]string{"-checkpoint", ck, "-src", src, "-tgt", write("zero.txt", strings.Repeat("0", 2<<20))}, "zero.txt:1: line longer than"},
+		{[]string{"-checkpoint", huge, "-from", "torch", "-heads", "1", "-src", src, "-tgt", src}, "vocab is 1000000000000"},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		err := run(tc.args, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// FuzzParseIDs parses arbitrary lines as ids: the result is an error or
+// ids in [1, vocab), as many as the fields of the line.
+func FuzzParseIDs(f *testing.F) {
+	for _, seed := range []string{"1 5 6 2", " 7\t8 ", "", "0", "-3 4", "99999999999999999999", "5 x 9", "+5"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		ids, err := parseIDs(line, 100)
+		if err != nil {
+			return
+		}
+		if len(ids) != len(strings.Fields(line)) {
+			t.Fatalf("%q: %d ids from %d fields", line, len(ids), len(strings.Fields(line)))
+		}
+		for _, id := range ids {
+			if id < 1 || id >= 100 {
+				t.Fatalf("%q: id %d", line, id)
+			}
+		}
+	})
 }

@@ -18,6 +18,8 @@ type corpus struct {
 	vocab int
 	// batches is the number of batches in an epoch.
 	batches int
+	// meta goes into every checkpoint: the tokenizer's fingerprints.
+	meta map[string]string
 }
 
 // loadCorpus builds the run's data: a synthetic task, or files tokenized with
@@ -98,6 +100,7 @@ func fileCorpus(s settings, log *slog.Logger) (corpus, error) {
 		return corpus{}, err
 	}
 	c.data.BLEU = bleuSample(s, tok, valid)
+	c.meta = map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint()}
 	return c, nil
 }
 

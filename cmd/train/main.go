@@ -152,6 +152,9 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 // and run.json is written only once the model is built (and resumed).
 func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if _, err := modelConfig(s, model.MinVocab); err != nil {
+		return err // the vocabulary comes later; the rest is checked before anything is written
+	}
 	dir, err := openRunDir(s, f)
 	if err != nil {
 		return err
@@ -180,7 +183,9 @@ func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 		return err
 	}
 	log.Info("model", "preset", s.Preset, "parameters", params.Count(), "vocab", cfg.Vocab, "steps", s.Steps, "out", s.Out)
-	t, err := trainer.New(m, params, c.data, s.options(), newReporter(stderr, log))
+	opt := s.options()
+	opt.Meta = c.meta
+	t, err := trainer.New(m, params, c.data, opt, newReporter(stderr, log))
 	if err != nil {
 		return err
 	}

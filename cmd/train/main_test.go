@@ -38,6 +38,10 @@ func TestBinaryStarts(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
+	hugeConfig := filepath.Join(t.TempDir(), "huge.json")
+	layersConfig := filepath.Join(t.TempDir(), "layers.json")
+	os.WriteFile(hugeConfig, []byte(`{"d_ff": 1000000000000}`), 0o644)
+	os.WriteFile(layersConfig, []byte(`{"encoder_layers": 1000000000}`), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -64,6 +68,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-task", "files", "-train-src", "a", "-train-tgt", "b", "-valid-src", "c", "-valid-tgt", "d", "-steps", "5", "-max-sentence-len", "-5"}, "-max-sentence-len -5"},
 		{[]string{"-max-tokens", "-5"}, "-max-tokens -5"},
 		{[]string{"-label-smoothing", "1"}, "-label-smoothing 1"},
+		{[]string{"-config", hugeConfig}, "d_ff is 1000000000000"},
+		{[]string{"-config", layersConfig}, "encoder_layers is 1000000000"},
 	}
 	for _, tc := range tests {
 		out := filepath.Join(t.TempDir(), "out")

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"unicode/utf8"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
@@ -47,11 +44,29 @@ func load(dir, checkpoint string) (*translator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkFingerprints(ck.Meta, dir, bpe, vocab); err != nil {
+		return nil, err
+	}
 	if vocab.Len() != m.Config().Vocab {
 		return nil, errors.Errorf("%s holds %d tokens but the model of %s has %d",
 			filepath.Join(dir, "vocab.txt"), vocab.Len(), path, m.Config().Vocab)
 	}
 	return &translator{m: m, params: params, tok: data.Tokenizer{BPE: bpe, Vocab: vocab}}, nil
+}
+
+// checkFingerprints refuses a bpe.txt or vocab.txt that is not the one
+// the checkpoint was trained with (edited, emptied or reordered since),
+// when the checkpoint records their fingerprints.
+func checkFingerprints(meta map[string]string, dir string, bpe *data.BPE, vocab *data.Vocab) error {
+	for _, f := range []struct{ key, file, have string }{
+		{data.BPEFingerprintKey, "bpe.txt", bpe.Fingerprint()},
+		{data.VocabFingerprintKey, "vocab.txt", vocab.Fingerprint()},
+	} {
+		if want, ok := meta[f.key]; ok && want != f.have {
+			return errors.Errorf("%s is not the file the model was trained with (its SHA-256 differs from the checkpoint's)", filepath.Join(dir, f.file))
+		}
+	}
+	return nil
 }
 
 // lines are the lines of a file, or of standard input, and its name for
@@ -64,57 +79,67 @@ type lines struct {
 // where locates line i (from 0) for a message: "NAME:LINE".
 func (l lines) where(i int) string { return fmt.Sprintf("%s:%d", l.name, i+1) }
 
-// readInput reads the lines of path, or of stdin if path is empty.
+// readInput reads the lines of path (plain or gzip-compressed), or of stdin
+// if path is empty.
 func readInput(path string, stdin io.Reader) (lines, error) {
+	var lr *data.LineReader
+	var err error
 	if path == "" {
-		return readLines("standard input", stdin)
+		lr, err = data.NewLineReader("standard input", stdin)
+	} else {
+		lr, err = data.OpenLines(path)
 	}
-	return readFile(path)
-}
-
-func readFile(path string) (lines, error) {
-	f, err := os.Open(path)
 	if err != nil {
 		return lines{}, err
 	}
-	defer f.Close()
-	return readLines(path, f)
+	defer lr.Close()
+	l := lines{name: lr.Name()}
+	for {
+		s, ok, err := lr.Next()
+		if err != nil || !ok {
+			return l, err
+		}
+		l.text = append(l.text, s)
+	}
 }
 
-// readLines reads r one line at a time; each line must be valid UTF-8.
-func readLines(name string, r io.Reader) (lines, error) {
-	l := lines{name: name}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	for sc.Scan() {
-		if !utf8.Valid(sc.Bytes()) {
-			return l, errors.Errorf("%s: not valid UTF-8", l.where(len(l.text)))
-		}
-		l.text = append(l.text, sc.Text())
-	}
-	return l, errors.Wrap(sc.Err(), name)
+// lengths bounds the sentences: tokens past max (EOS, and BOS for a target,
+// included) are an error naming the line, or with truncate are cut off with
+// a warning.
+type lengths struct {
+	max      int
+	truncate bool
+	warn     io.Writer
 }
 
 // encode tokenizes line i of l, with EOSID appended (and BOSID prepended for
-// a target), checking that the model's positions can hold it.
-func (t *translator) encode(l lines, i int, target bool) ([]int, error) {
-	ids := append(t.tok.Encode(l.text[i]), data.EOSID)
+// a target), within the bounds of n.
+func (t *translator) encode(l lines, i int, target bool, n lengths) ([]int, error) {
+	ids := t.tok.Encode(l.text[i])
+	room := n.max - 1
+	if target {
+		room--
+	}
+	if len(ids) > room {
+		if !n.truncate {
+			return nil, errors.Errorf("%s: %d tokens, more than the %d this model takes (see -max-src-len and -long)", l.where(i), len(ids), room)
+		}
+		fmt.Fprintf(n.warn, "translate: %s: %d tokens, truncated to %d\n", l.where(i), len(ids), room)
+		ids = ids[:max(room, 0)]
+	}
+	ids = append(ids, data.EOSID)
 	if target {
 		ids = append([]int{data.BOSID}, ids...)
-	}
-	cfg := t.m.Config()
-	if n := len(ids); cfg.Positions == "learned" && n > cfg.MaxLen {
-		return nil, errors.Errorf("%s: %d tokens, more than the model's %d positions", l.where(i), n, cfg.MaxLen)
 	}
 	return ids, nil
 }
 
 // sources tokenizes the input lines.
-func (t *translator) sources(in lines) ([][]int, error) {
+func (t *translator) sources(in lines, n lengths) ([][]int, error) {
 	srcs := make([][]int, len(in.text))
 	for i := range srcs {
 		var err error
-		if srcs[i], err = t.encode(in, i, false); err != nil {
+		if srcs[i], err = t.encode(in, i, false, n); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@
 //	translate -model DIR [-checkpoint best|final|averaged|FILE] [-input FILE]
 //	          [-method beam|greedy|sample] [-beam 4] [-alpha 0.6] [-nbest N]
 //	          [-temperature T] [-top-k K] [-top-p P] [-seed S] [-max-len N] [-batch 32]
+//	          [-max-src-len N] [-long error|truncate]
 //	          [-score TARGETS] [-attention PNG [-attention-line N] [-layer L] [-head H]]
 //
 // DIR is a training output directory of cmd/train on files: it holds the
@@ -14,7 +15,10 @@
 // default, as in the paper; greedy; or sampling with a temperature, top-k and
 // top-p), detokenized and printed, one line each, in the order read. Outputs
 // are at most the source's length plus 50 tokens long unless -max-len says
-// otherwise.
+// otherwise, and never longer than the model's max_len. Input (plain or
+// gzip-compressed) is read a line at a time, each at most 1 MiB; a sentence
+// of more tokens than -max-src-len (by default the model's max_len) is an
+// error naming its line, or with -long truncate is cut off with a warning.
 //
 // With -nbest N each sentence has N lines "LINE\tSCORE\tTRANSLATION": its N
 // best hypotheses of the beam search, LINE counting input lines from 1 and
@@ -61,6 +65,9 @@ type options struct {
 	seed                          uint64
 	attention                     string
 	attentionLine, layer, head    int
+	maxSrcLen                     int
+	long                          string
+	warn                          io.Writer // warnings: standard error
 }
 
 func newFlags(fs *flag.FlagSet) *options {
@@ -79,6 +86,8 @@ func newFlags(fs *flag.FlagSet) *options {
 	fs.Uint64Var(&o.seed, "seed", 1, "sampling: random seed")
 	fs.IntVar(&s.MaxLen, "max-len", 0, "longest translation in tokens (0: the source's length + 50)")
 	fs.IntVar(&s.Batch, "batch", s.Batch, "sentences decoded together")
+	fs.IntVar(&o.maxSrcLen, "max-src-len", 0, "longest sentence in tokens, EOS included (0: the model's max_len)")
+	fs.StringVar(&o.long, "long", "error", "a sentence longer than -max-src-len: error, or truncate (with a warning)")
 	fs.StringVar(&o.score, "score", "", "score the translations in this file (line i translates input line i) instead of translating")
 	fs.StringVar(&o.attention, "attention", "", "draw the cross-attention of one sentence into this PNG file")
 	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
@@ -94,6 +103,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	o.warn = stderr
 	if err := o.check(fs); err != nil {
 		return err
 	}
@@ -133,6 +143,12 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.search.Method != model.MethodBeam && o.search.NBest != 1 {
 		return errors.Errorf("-nbest %d needs -method beam", o.search.NBest)
 	}
+	if o.long != "error" && o.long != "truncate" {
+		return errors.Errorf("-long %q: want error or truncate", o.long)
+	}
+	if o.maxSrcLen < 0 {
+		return errors.Errorf("-max-src-len %d: want 0 (the model's max_len) or more", o.maxSrcLen)
+	}
 	if o.attention != "" && o.attentionLine < 1 {
 		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)
 	}
@@ -145,14 +161,32 @@ func (o *options) process(t *translator, in lines, w io.Writer) ([]pair, error) 
 	if o.attention != "" && o.attentionLine > len(in.text) {
 		return nil, errors.Errorf("-attention-line %d: %s has %d lines", o.attentionLine, in.name, len(in.text))
 	}
-	srcs, err := t.sources(in)
+	n, err := o.lengths(t)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := t.sources(in, n)
 	if err != nil {
 		return nil, err
 	}
 	if o.score != "" {
-		return t.score(srcs, in, o.score, o.search.Batch, w)
+		return t.score(srcs, in, o.score, o.search.Batch, n, w)
 	}
 	return t.translate(srcs, in, o.search, w)
+}
+
+// lengths are the bounds on sentences: -max-src-len within the model's
+// max_len, and -long.
+func (o *options) lengths(t *translator) (lengths, error) {
+	limit := t.m.Config().MaxLen
+	n := lengths{max: limit, truncate: o.long == "truncate", warn: o.warn}
+	if o.maxSrcLen > limit {
+		return n, errors.Errorf("-max-src-len %d: the model takes at most %d tokens (its max_len)", o.maxSrcLen, limit)
+	}
+	if o.maxSrcLen > 0 {
+		n.max = o.maxSrcLen
+	}
+	return n, nil
 }
 
 // pair is a sentence's source ids (with EOS) and target ids (without BOS or EOS).

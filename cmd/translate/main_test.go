@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -51,7 +52,8 @@ func writeRun(t *testing.T, positions string) string {
 	}
 	for _, err := range []error{
 		bpe.WriteFile(filepath.Join(dir, "bpe.txt")), vocab.WriteFile(filepath.Join(dir, "vocab.txt")),
-		cfg.Save(filepath.Join(dir, "config.json")), model.SaveCheckpoint(filepath.Join(dir, "best.safetensors"), cfg, params, nil),
+		cfg.Save(filepath.Join(dir, "config.json")), model.SaveCheckpoint(filepath.Join(dir, "best.safetensors"), cfg, params, map[string]string{
+			data.BPEFingerprintKey: bpe.Fingerprint(), data.VocabFingerprintKey: vocab.Fingerprint()}),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -179,6 +181,10 @@ func TestErrors(t *testing.T) {
 	bad := writeFile(t, tmp, "bad.de", "ein Hund .\nkaputt \xff\n")
 	long := writeFile(t, tmp, "long.de", "ein Hund .\n"+strings.Repeat("Hund ", 30)+"\n")
 	short := writeFile(t, tmp, "short.en", "a dog .\n")
+	huge := writeFile(t, tmp, "huge.de", strings.Repeat("Hund ", 5000)+"\n")
+	swapped, emptied := writeRun(t, "learned"), writeRun(t, "learned")
+	swapLines(t, filepath.Join(swapped, "vocab.txt"), 5, 6)
+	writeFile(t, emptied, "bpe.txt", "")
 	tests := []struct {
 		args []string
 		want string
@@ -196,6 +202,13 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-layer", "2"}, "-layer 2"},
 		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-head", "4"}, "-head 4"},
 		{[]string{"-model", dir, "stray"}, "unexpected"},
+		{[]string{"-model", dir, "-input", huge}, "huge.de:1: "},
+		{[]string{"-model", dir, "-input", in, "-max-len", "1000000000"}, "max length 1000000000 is above the model's max_len 24"},
+		{[]string{"-model", dir, "-input", in, "-max-src-len", "100"}, "-max-src-len 100: the model takes at most 24"},
+		{[]string{"-model", dir, "-input", in, "-alpha", "NaN"}, "length penalty"},
+		{[]string{"-model", dir, "-input", in, "-long", "drop"}, "-long"},
+		{[]string{"-model", swapped, "-input", in}, "vocab.txt is not the file the model was trained with"},
+		{[]string{"-model", emptied, "-input", in}, "bpe.txt is not the file the model was trained with"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
@@ -203,5 +216,37 @@ func TestErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// swapLines swaps lines i and j (from 0) of the file at path.
+func swapLines(t *testing.T, path string, i, j int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	lines[i], lines[j] = lines[j], lines[i]
+	writeFile(t, filepath.Dir(path), filepath.Base(path), strings.Join(lines, "\n"))
+}
+
+func TestLongAndCompressedInput(t *testing.T) {
+	dir := writeRun(t, "sinusoidal")
+	tmp := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("ein Hund .\n" + strings.Repeat("Hund ", 5000) + "\n"))
+	zw.Close()
+	in := writeFile(t, tmp, "in.de.gz", gz.String())
+	var out, errb bytes.Buffer
+	if err := run([]string{"-model", dir, "-input", in, "-long", "truncate", "-method", "greedy"}, nil, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 2 {
+		t.Errorf("%d output lines, want 2", n)
+	}
+	if !strings.Contains(errb.String(), "in.de.gz:2: 15000 tokens, truncated to 23") {
+		t.Errorf("warning %q", errb.String())
 	}
 }

@@ -30,8 +30,8 @@ func (t *translator) translate(srcs [][]int, in lines, s model.Search, w io.Writ
 
 // score writes the teacher-forced log-probability of each line of the file
 // path as the translation of the same line of in, whose ids are srcs.
-func (t *translator) score(srcs [][]int, in lines, path string, batch int, w io.Writer) ([]pair, error) {
-	tl, err := readFile(path)
+func (t *translator) score(srcs [][]int, in lines, path string, batch int, n lengths, w io.Writer) ([]pair, error) {
+	tl, err := readInput(path, nil)
 	if err != nil {
 		return nil, errors.Wrap(err, "-score")
 	}
@@ -40,7 +40,7 @@ func (t *translator) score(srcs [][]int, in lines, path string, batch int, w io.
 	}
 	tgts, pairs := make([][]int, len(srcs)), make([]pair, len(srcs))
 	for i := range tgts {
-		if tgts[i], err = t.encode(tl, i, true); err != nil {
+		if tgts[i], err = t.encode(tl, i, true, n); err != nil {
 			return nil, err
 		}
 		pairs[i] = pair{src: srcs[i], tgt: tgts[i][1 : len(tgts[i])-1]}

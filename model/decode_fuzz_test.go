@@ -1,0 +1,77 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestDecodeNonFiniteWeights decodes with a NaN or infinite weight in the
+// output layer: every method returns an error, never an empty result.
+func TestDecodeNonFiniteWeights(t *testing.T) {
+	cfg := decodeConfigs()["post-norm, sinusoidal"]
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		m, params := decodeModel(t, cfg, 1, 1)
+		params.Value("decoder.layers.1.norm3.weight").Data().([]float64)[0] = bad
+		d, _ := NewDecoder(m, params)
+		for _, method := range []string{MethodGreedy, MethodBeam, MethodSample} {
+			s := DefaultSearch()
+			s.Method, s.Rand = method, rand.New(rand.NewPCG(1, 1))
+			hyps, err := d.Decode(decodeSources(cfg.Vocab, 3, 1), s)
+			if err == nil || !strings.Contains(err.Error(), "log-probabilities hold") {
+				t.Errorf("weight %v, %s: %d results, error %v", bad, method, len(hyps), err)
+			}
+		}
+		d.Close()
+	}
+}
+
+// FuzzDecode decodes random sources with random weights, some of them
+// large or not finite, by every method: the result is an error, or one
+// hypothesis at least per source with finite scores and valid tokens.
+func FuzzDecode(f *testing.F) {
+	cfg := decodeConfigs()["pre-norm, rms, learned positions"]
+	m, params := decodeModel(f, cfg, 1, 1)
+	d, err := NewDecoder(m, params)
+	if err != nil {
+		f.Fatal(err)
+	}
+	names := params.Names()
+	f.Add(uint64(1), 1.0, uint16(0), 0.0, uint8(0), uint8(2), uint8(0))
+	f.Add(uint64(2), 30.0, uint16(7), math.NaN(), uint8(1), uint8(4), uint8(3))
+	f.Add(uint64(3), 1e30, uint16(100), math.Inf(1), uint8(2), uint8(1), uint8(20))
+	f.Fuzz(func(t *testing.T, seed uint64, scale float64, at uint16, bad float64, method, n, maxLen uint8) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		for _, name := range names {
+			for i := range params.Value(name).Data().([]float64) {
+				params.Value(name).Data().([]float64)[i] = scale * (rng.Float64() - 0.5)
+			}
+		}
+		w := params.Value(names[int(at)%len(names)]).Data().([]float64)
+		w[int(at)%len(w)] = bad
+		s := DefaultSearch()
+		s.Method = []string{MethodGreedy, MethodBeam, MethodSample}[method%3]
+		s.Rand, s.MaxLen = rand.New(rand.NewPCG(seed, 4)), int(maxLen%16)
+		srcs := decodeSources(cfg.Vocab, 1+int(n%5), seed)
+		out, err := d.Decode(srcs, s)
+		if err != nil {
+			return
+		}
+		for i, hyps := range out {
+			if len(hyps) == 0 {
+				t.Fatalf("source %d: no hypothesis and no error", i)
+			}
+			for _, h := range hyps {
+				if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
+					t.Fatalf("source %d: score %v", i, h.Score)
+				}
+				for _, tok := range h.Tokens {
+					if tok <= BOSID || tok >= cfg.Vocab {
+						t.Fatalf("source %d: token %d", i, tok)
+					}
+				}
+			}
+		}
+	})
+}

@@ -17,8 +17,11 @@
 // vocab.txt. On files, every -bleu-every evaluations also translate the first
 // -bleu-sample validation sentences greedily and report their BLEU;
 // cmd/translate translates with the output directory. Ctrl-C saves a checkpoint;
-// -resume OUT continues exactly where the run stopped. -summary prints the
-// parameter summary of the model and exits. See -h for every flag.
+// -resume OUT continues exactly where the run stopped, from the newest
+// checkpoint that loads. An OUT that holds a run is refused unless -resume or
+// -overwrite, and OUT is locked while a run uses it (see trainer/rundir).
+// -summary prints the parameter summary of the model and exits. See -h for
+// every flag.
 package main
 
 import (

@@ -23,12 +23,13 @@ type corpus struct {
 }
 
 // loadCorpus builds the run's data: a synthetic task, or files tokenized with
-// BPE, whose merges and vocabulary are written to the output directory.
-func loadCorpus(s settings, log *slog.Logger) (corpus, error) {
+// BPE, whose merges and vocabulary are written to the output directory if
+// write.
+func loadCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
 	if s.synthetic() {
 		return syntheticCorpus(s)
 	}
-	return fileCorpus(s, log)
+	return fileCorpus(s, log, write)
 }
 
 func syntheticCorpus(s settings) (corpus, error) {
@@ -79,7 +80,7 @@ func buckets(step int, sets ...[]data.Example) []int {
 	return data.StepBuckets(step, longest)
 }
 
-func fileCorpus(s settings, log *slog.Logger) (corpus, error) {
+func fileCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
 	opt := data.ReadOptions{MaxLen: s.MaxSentLen}
 	train, stats, err := data.ReadParallel(s.TrainSrc, s.TrainTgt, opt)
 	if err != nil {
@@ -91,7 +92,7 @@ func fileCorpus(s settings, log *slog.Logger) (corpus, error) {
 		return corpus{}, err
 	}
 	log.Info("read validation pairs", "kept", vstats.Kept, "skipped_empty", vstats.SkippedEmpty, "skipped_long", vstats.SkippedLong)
-	tok, err := tokenizer(s, train, log)
+	tok, err := tokenizer(s, train, log, write)
 	if err != nil {
 		return corpus{}, err
 	}
@@ -120,7 +121,7 @@ func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEU
 
 // tokenizer learns or loads BPE, builds the vocabulary, and writes both to
 // OUT/bpe.txt and OUT/vocab.txt.
-func tokenizer(s settings, train []data.Pair, log *slog.Logger) (data.Tokenizer, error) {
+func tokenizer(s settings, train []data.Pair, log *slog.Logger, write bool) (data.Tokenizer, error) {
 	var bpe *data.BPE
 	var err error
 	if s.BPEFile != "" {
@@ -144,11 +145,13 @@ func tokenizer(s settings, train []data.Pair, log *slog.Logger) (data.Tokenizer,
 	if err != nil {
 		return data.Tokenizer{}, err
 	}
-	if err := bpe.WriteFile(filepath.Join(s.Out, rundir.BPE)); err != nil {
-		return data.Tokenizer{}, err
-	}
-	if err := vocab.WriteFile(filepath.Join(s.Out, rundir.Vocab)); err != nil {
-		return data.Tokenizer{}, err
+	if write {
+		if err := bpe.WriteFile(filepath.Join(s.Out, rundir.BPE)); err != nil {
+			return data.Tokenizer{}, err
+		}
+		if err := vocab.WriteFile(filepath.Join(s.Out, rundir.Vocab)); err != nil {
+			return data.Tokenizer{}, err
+		}
 	}
 	log.Info("vocabulary", "tokens", vocab.Len())
 	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil

@@ -157,7 +157,7 @@ func oursDecode(r row, warmup, runs int) (float64, error) {
 	tokens := 0
 	decode := func() error {
 		hyps, err := d.Decode(srcs, s)
-		tokens = outputTokens(hyps)
+		tokens = model.OutputTokens(hyps)
 		return err
 	}
 	for range warmup {
@@ -189,16 +189,4 @@ func randomSources(n, vocab int) [][]int {
 		srcs[i] = append(srcs[i], model.EOSID)
 	}
 	return srcs
-}
-
-// outputTokens counts the tokens of the best hypotheses, EOS included.
-func outputTokens(hyps [][]model.Hypothesis) int {
-	n := 0
-	for _, h := range hyps {
-		n += len(h[0].Tokens)
-		if h[0].Ended {
-			n++
-		}
-	}
-	return n
 }

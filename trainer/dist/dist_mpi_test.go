@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/transformer-go/transformer/internal/mpitest"
 )
@@ -16,10 +18,14 @@ import (
 // TestMain is, under mpirun, each rank's side of TestCollectives: MPI is
 // called from the main goroutine, as the package asks.
 func TestMain(m *testing.M) {
-	if os.Getenv("OMPI_COMM_WORLD_SIZE") != "" {
+	switch {
+	case os.Getenv("OMPI_COMM_WORLD_SIZE") == "":
+		os.Exit(m.Run())
+	case os.Getenv(benchEnv) != "":
+		os.Exit(benchMain())
+	default:
 		os.Exit(ranksMain())
 	}
-	os.Exit(m.Run())
 }
 
 // ranksMain checks the collectives on this rank and prints "rank R ok" or
@@ -137,5 +143,73 @@ func TestCollectives(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "rank 0 of 2 ok") || !strings.Contains(string(out), "rank 1 of 2 ok") {
 			t.Errorf("%s: %v\n%s", net.name, err, out)
 		}
+	}
+}
+
+// benchEnv, set to "FLOATS TIMES", makes a rank time TIMES all-reduces of
+// FLOATS float32s instead of checking the collectives.
+const benchEnv = "DIST_BENCH"
+
+// benchMain is each rank's side of BenchmarkAllReduce: it prints the median
+// seconds of one all-reduce.
+func benchMain() int {
+	var n, times int
+	if _, err := fmt.Sscan(os.Getenv(benchEnv), &n, &times); err != nil || n < 1 || times < 1 {
+		fmt.Println("bad", benchEnv)
+		return 1
+	}
+	w, err := Join()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer w.Leave()
+	buf := make([]float32, n)
+	ds := make([]float64, times)
+	for i := range ds {
+		start := time.Now()
+		if err := w.SumF32(buf); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		ds[i] = time.Since(start).Seconds()
+	}
+	slices.Sort(ds)
+	if w.Root() {
+		fmt.Printf("allreduce_s %g\n", ds[times/2])
+	}
+	return 0
+}
+
+// BenchmarkAllReduce times the all-reduce of one training step of the small
+// preset (7.6M float32 gradients) on 2 ranks, over shared memory and over TCP
+// on the loopback interface, and reports the median seconds per all-reduce
+// and the bus bandwidth 2(n−1)/n·bytes/s.
+func BenchmarkAllReduce(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const floats = 7_600_000
+	for _, net := range []struct {
+		name  string
+		extra []string
+	}{
+		{"vader", []string{"--mca", "btl", "self,vader"}},
+		{"tcp", []string{"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo"}},
+	} {
+		b.Run(net.name, func(b *testing.B) {
+			cmd := mpitest.Command(b, "2", net.extra, exe)
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d %d", benchEnv, floats, max(b.N, 10)))
+			out, err := cmd.CombinedOutput()
+			var secs float64
+			if i := strings.Index(string(out), "allreduce_s "); err != nil || i < 0 {
+				b.Fatalf("%v\n%s", err, out)
+			} else {
+				fmt.Sscan(string(out[i+len("allreduce_s "):]), &secs)
+			}
+			b.ReportMetric(secs*1e3, "ms/allreduce")
+			b.ReportMetric(2*0.5*floats*4/secs/1e9, "busGB/s")
+		})
 	}
 }

@@ -214,7 +214,7 @@ func (w window) rate() float64 {
 // shares of them), with the gradient g of parallel.go, and reports whether
 // any rank asked to stop.
 func (t *Trainer) update(stop bool) (bool, error) {
-	grads, s, err := t.gradients()
+	grads, s, unit, err := t.gradients()
 	if err != nil {
 		return false, err
 	}
@@ -229,24 +229,25 @@ func (t *Trainer) update(stop bool) (bool, error) {
 		return false, errors.Errorf("step %d: the loss is %v; stopping. The last good checkpoint is in %s",
 			t.adam.Step+1, l, filepath.Join(t.opt.OutDir, "checkpoints"))
 	}
-	scaleGrads(grads, 1/s.tokens, t.opt.ClipNorm)
+	scale := gradScale(t.params.Names(), grads, unit/s.tokens, t.opt.ClipNorm)
 	t.window.loss += s.loss / s.tokens
 	t.window.tokens += int(s.tokens)
 	t.window.steps++
-	return s.stop, t.adam.Update(t.params, grads, t.sched.At(t.adam.Step+1))
+	return s.stop, t.adam.UpdateScaled(t.params, grads, t.sched.At(t.adam.Step+1), scale)
 }
 
 // gradients runs this rank's shares of Accumulate batches and returns the
-// token-weighted sum of their gradients, Σ_b n_b·∇L_b, with Σ_b n_b and
-// Σ_b n_b·L_b.
-func (t *Trainer) gradients() (map[string]*tensor.Dense, sums, error) {
+// token-weighted sum of their gradients, Σ_b n_b·∇L_b, divided by unit,
+// with Σ_b n_b and Σ_b n_b·L_b. unit is 1, or for a single batch on a
+// single rank n_b: its program's own gradients, ∇L_b, will do.
+func (t *Trainer) gradients() (map[string]*tensor.Dense, sums, float64, error) {
 	w := t.world()
 	direct := t.opt.Accumulate == 1 && w.Size() == 1 // the program's own gradients will do
 	if !direct {
 		t.clearAcc()
 	}
 	var s sums
-	grads := t.acc
+	grads, unit := t.acc, 1.0
 	for range t.opt.Accumulate {
 		b := t.data.Train.Next().Shard(w.Rank(), w.Size())
 		if b.TgtTokens == 0 {
@@ -254,24 +255,24 @@ func (t *Trainer) gradients() (map[string]*tensor.Dense, sums, error) {
 		}
 		p, err := t.trainProgram(b)
 		if err != nil {
-			return nil, s, err
+			return nil, s, 0, err
 		}
 		if err := t.m.Feed(p, t.params.Dtype(), toModel(b)); err != nil {
-			return nil, s, err
+			return nil, s, 0, err
 		}
 		if err := p.Run(); err != nil {
-			return nil, s, errors.Wrapf(err, "step %d", t.adam.Step+1)
+			return nil, s, 0, errors.Wrapf(err, "step %d", t.adam.Step+1)
 		}
 		n := float64(b.TgtTokens)
 		s.tokens += n
 		s.loss += n * p.Loss()
 		if direct {
-			grads = programGrads(p, n)
+			grads, unit = programGrads(p), n
 		} else {
 			addScaled(t.acc, p, n)
 		}
 	}
-	return grads, s, nil
+	return grads, s, unit, nil
 }
 
 // clearAcc zeroes the accumulated gradients, making them on first use.
@@ -288,13 +289,11 @@ func (t *Trainer) clearAcc() {
 	}
 }
 
-// programGrads are p's gradients, scaled by n in place (the program
-// overwrites them when it next runs).
-func programGrads(p *graph.Program, n float64) map[string]*tensor.Dense {
+// programGrads are p's gradients, by parameter name.
+func programGrads(p *graph.Program) map[string]*tensor.Dense {
 	grads := map[string]*tensor.Dense{}
 	for _, name := range p.ParamNames() {
 		grads[name] = p.Grad(name)
-		scaleInPlace(grads[name], n)
 	}
 	return grads
 }
@@ -362,38 +361,38 @@ func addInto(acc, g *tensor.Dense) {
 	}
 }
 
-// scaleGrads multiplies every gradient by scale, then rescales them to the
-// global norm clip if they exceed it (clip 0: no clipping).
-func scaleGrads(grads map[string]*tensor.Dense, scale, clip float64) {
-	if clip > 0 {
-		var sq float64
-		for _, g := range grads {
-			for _, v := range graph.Float64s(g) {
-				sq += v * v
-			}
+// gradScale is the factor that multiplies every gradient: scale, reduced
+// so that the scaled gradients' global norm is at most clip (if clip > 0).
+// The norm is summed in the order of names, so that every run and every
+// rank gets the same bits.
+func gradScale(names []string, grads map[string]*tensor.Dense, scale, clip float64) float64 {
+	if clip <= 0 {
+		return scale
+	}
+	var sq float64
+	for _, name := range names {
+		if g, ok := grads[name]; ok {
+			sq += sumSquares(g)
 		}
-		if norm := scale * math.Sqrt(sq); norm > clip {
-			scale *= clip / norm
-		}
 	}
-	if scale == 1 {
-		return
+	if norm := scale * math.Sqrt(sq); norm > clip {
+		scale *= clip / norm
 	}
-	for _, g := range grads {
-		scaleInPlace(g, scale)
-	}
+	return scale
 }
 
-// scaleInPlace multiplies g's elements by scale.
-func scaleInPlace(g *tensor.Dense, scale float64) {
+// sumSquares is Σ g², summed in float64.
+func sumSquares(g *tensor.Dense) float64 {
+	var sq float64
 	switch d := g.Data().(type) {
 	case []float32:
-		for i := range d {
-			d[i] *= float32(scale)
+		for _, v := range d {
+			sq += float64(v) * float64(v)
 		}
 	case []float64:
-		for i := range d {
-			d[i] *= scale
+		for _, v := range d {
+			sq += v * v
 		}
 	}
+	return sq
 }

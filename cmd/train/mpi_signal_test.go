@@ -33,7 +33,9 @@ func TestMPISignals(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"d_model": 32, "heads": 2, "d_ff": 64, "encoder_layers": 1, "decoder_layers": 1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const steps = 600
+	// Long enough (several seconds) to outlast mpirun's second before it
+	// forwards SIGTERM.
+	const steps = 2500
 	args := func(out string) []string {
 		return []string{"-config", cfg, "-steps", strconv.Itoa(steps), "-max-tokens", "256", "-train-size", "500",
 			"-held-out", "16", "-eval-every", "500", "-out", out}

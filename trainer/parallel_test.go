@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -65,6 +66,35 @@ func TestShardedGradientsMatch(t *testing.T) {
 		}
 		if d := math.Sqrt(diff / norm); d > 1e-12 {
 			t.Errorf("%d ranks: sharded gradient at relative distance %.3g from the batch's", size, d)
+		}
+	}
+}
+
+// TestClipIsDeterministic clips, many times, gradients whose squared norm
+// depends on the order of summation: 2^54 and twenty ones, which float64
+// sums to 2^54 when 2^54 comes first (each one is below half its ulp of 4)
+// and to about 2^54 + j when j ones come first, enough to change the norm's
+// last bit. Every time must give the same bits, as every rank must.
+func TestClipIsDeterministic(t *testing.T) {
+	names := []string{"a"}
+	for i := range 20 {
+		names = append(names, fmt.Sprintf("b%02d", i))
+	}
+	scale := func() float64 {
+		grads := map[string]*tensor.Dense{}
+		for i, name := range names {
+			v := 1.0
+			if i == 0 {
+				v = 1 << 27
+			}
+			grads[name] = tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{v}))
+		}
+		return gradScale(names, grads, 1, 1)
+	}
+	want := scale()
+	for range 100 {
+		if got := scale(); got != want {
+			t.Fatalf("clip scale %v, then %v", want, got)
 		}
 	}
 }

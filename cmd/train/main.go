@@ -16,7 +16,9 @@
 // bleu highest BLEU), final.safetensors, loss.png, and for files bpe.txt and
 // vocab.txt. On files, every -bleu-every evaluations also translate the first
 // -bleu-sample validation sentences greedily and report their BLEU;
-// cmd/translate translates with the output directory. Ctrl-C saves a checkpoint;
+// cmd/translate translates with the output directory. Ctrl-C (SIGINT), SIGTERM
+// or SIGUSR1 saves a checkpoint and stops (under mpirun, every rank stops
+// after the same step: see the README on several processes);
 // -resume OUT continues exactly where the run stopped, from the newest
 // checkpoint that loads. An OUT that holds a run is refused unless -resume or
 // -overwrite, and OUT is locked while a run uses it (see trainer/rundir).
@@ -55,7 +57,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "train:", err)
 		os.Exit(1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	err = run(ctx, world, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {

@@ -29,10 +29,7 @@ var tcp = []string{"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "l
 // turns into full-size steps where a gradient is near zero; the arithmetic
 // itself is checked exactly in float64 by trainer's TestShardedGradientsMatch.
 func TestMPIMatchesOneProcess(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "train")
-	if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
-	}
+	bin := buildMPI(t)
 	args := func(out string, steps string) []string {
 		return []string{"-steps", steps, "-max-tokens", "512", "-train-size", "2000", "-held-out", "32",
 			"-eval-every", "10", "-accumulate", "2", "-warmup", "4000", "-out", out}
@@ -71,6 +68,16 @@ func TestMPIMatchesOneProcess(t *testing.T) {
 		}
 		t.Logf("%s: weights at relative L2 distance %.3g, updates %.3g", r.name, d, du)
 	}
+}
+
+// buildMPI builds the command with the mpi tag and returns its path.
+func buildMPI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "train")
+	if out, err := exec.Command("go", "build", "-tags", "mpi", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // finalWeights reads a run's final weights.

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
@@ -38,18 +39,21 @@ func Dropout(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 // is 1 where element i is kept. x orders the draw and gives the size.
 func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 	words := (x.Shape().TotalSize() + 63) / 64
+	// One 64-bit draw gives two 32-bit uniforms u, each kept when u ≥ p·2³²:
+	// the borrow of u - threshold is 1 exactly when it is not.
+	threshold := uint64(p * (1 << 32))
+	keep := func(u uint64) uint64 { return 1 ^ (u&(1<<32-1)-threshold)>>63 }
 	draw := func(n int, mask []int) {
-		// One 64-bit draw gives two 32-bit uniforms.
-		threshold := uint32(p * (1 << 32))
-		clear(mask)
-		for i := 0; i < n; i += 2 {
-			u := rng.Uint64()
-			if uint32(u) >= threshold {
-				mask[i>>6] |= 1 << (i & 63)
+		for w := range mask {
+			var word uint64
+			for j := 0; j < 64 && w*64+j < n; j += 2 {
+				u := rng.Uint64()
+				word |= keep(u) << j
+				if w*64+j+1 < n {
+					word |= keep(u>>32) << (j + 1)
+				}
 			}
-			if i+1 < n && uint32(u>>32) >= threshold {
-				mask[(i+1)>>6] |= 1 << ((i + 1) & 63)
-			}
+			mask[w] = int(word)
 		}
 	}
 	return Op{
@@ -87,14 +91,25 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 func maskKernel[T Float](p float64) func(Operand[T], []Operand[T]) error {
 	s := T(1 / (1 - p))
 	return func(y Operand[T], in []Operand[T]) error {
-		x, mask := in[0].Data, in[1].Ints
-		for i, v := range x {
-			if mask[i>>6]>>(i&63)&1 != 0 {
-				y.Data[i] = v * s
-			} else {
-				y.Data[i] = 0
-			}
-		}
+		scaleMasked(y.Data, in[0].Data, in[1].Ints, s)
 		return nil
+	}
+}
+
+// scaleMasked writes y = x·s where the mask's bit is set, else 0, by the
+// product's bits and'ed with the bit widened to a word: no branch to
+// mispredict on random bits.
+func scaleMasked[T Float](y, x []T, mask []int, s T) {
+	switch yd := any(y).(type) {
+	case []float32:
+		for i, v := range any(x).([]float32) {
+			keep := -uint32(mask[i>>6] >> (i & 63) & 1)
+			yd[i] = math.Float32frombits(math.Float32bits(v*float32(s)) & keep)
+		}
+	case []float64:
+		for i, v := range any(x).([]float64) {
+			keep := -uint64(mask[i>>6] >> (i & 63) & 1)
+			yd[i] = math.Float64frombits(math.Float64bits(v*float64(s)) & keep)
+		}
 	}
 }

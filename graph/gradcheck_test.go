@@ -32,7 +32,7 @@ func TestGradCheckCatchesWrongGradient(t *testing.T) {
 		return s.do(func() (*G.Node, error) { return double(x) }, x)
 	}}
 	err := c.Run()
-	if err == nil || !strings.Contains(err.Error(), "6 gradient elements differ") {
+	if err == nil || !strings.Contains(err.Error(), "6 elements differ") {
 		t.Fatalf("wrong gradient not caught: %v", err)
 	}
 }

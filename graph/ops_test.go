@@ -77,7 +77,7 @@ func TestOpGradients(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := GradCheck{Build: tc.build, Set: tc.set, Train: tc.train, Seed: 7}
+			c := GradCheck{Build: tc.build, Set: tc.set, Train: tc.train, Seed: 7, Float32: true}
 			if err := c.Run(); err != nil {
 				t.Fatal(err)
 			}

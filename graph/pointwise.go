@@ -55,27 +55,43 @@ func (k pointwiseKernels[T]) kernels(fromY bool) Kernels[T] {
 // dx = dy where x > 0, else 0.
 func ReLU(x *G.Node) (*G.Node, error) {
 	return pointwise("relu", x, false,
-		pointwiseKernels[float32]{relu[float32], reluGrad[float32]},
-		pointwiseKernels[float64]{relu[float64], reluGrad[float64]})
+		pointwiseKernels[float32]{relu32, reluGrad32},
+		pointwiseKernels[float64]{relu64, reluGrad64})
 }
 
-func relu[T Float](y, x []T) {
+// The ReLU kernels select with the sign bit rather than branch: a branch on
+// the sign of random activations is mispredicted half the time, which made
+// them ten times slower. signMask32(b) is all ones where the float of bits b
+// is not negative, keep32(b) where it is positive (not ±0).
+
+func signMask32(b uint32) uint32 { return uint32(int32(^b) >> 31) }
+func keep32(b uint32) uint32     { return uint32((int32(^b) & -int32(b)) >> 31) }
+func signMask64(b uint64) uint64 { return uint64(int64(^b) >> 63) }
+func keep64(b uint64) uint64     { return uint64((int64(^b) & -int64(b)) >> 63) }
+
+func relu32(y, x []float32) {
 	for i, v := range x {
-		if v > 0 {
-			y[i] = v
-		} else {
-			y[i] = 0
-		}
+		b := math.Float32bits(v)
+		y[i] = math.Float32frombits(b & signMask32(b))
 	}
 }
 
-func reluGrad[T Float](dx, x, dy []T) {
+func reluGrad32(dx, x, dy []float32) {
 	for i, v := range x {
-		if v > 0 {
-			dx[i] = dy[i]
-		} else {
-			dx[i] = 0
-		}
+		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & keep32(math.Float32bits(v)))
+	}
+}
+
+func relu64(y, x []float64) {
+	for i, v := range x {
+		b := math.Float64bits(v)
+		y[i] = math.Float64frombits(b & signMask64(b))
+	}
+}
+
+func reluGrad64(dx, x, dy []float64) {
+	for i, v := range x {
+		dx[i] = math.Float64frombits(math.Float64bits(dy[i]) & keep64(math.Float64bits(v)))
 	}
 }
 

@@ -78,8 +78,8 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 		Name:  fmt.Sprintf("dropout(p=%g)", p),
 		Arity: 2,
 		Shape: SameShape,
-		F32:   Kernels[float32]{Forward: maskKernel[float32](p)},
-		F64:   Kernels[float64]{Forward: maskKernel[float64](p)},
+		F32:   Kernels[float32]{Forward: maskKernel(p, scaleMasked32)},
+		F64:   Kernels[float64]{Forward: maskKernel(p, scaleMasked64)},
 		Diff:  []bool{true, false},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := applyMask(dy, in[1], p)
@@ -88,7 +88,8 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 	}.Apply(x, mask)
 }
 
-func maskKernel[T Float](p float64) func(Operand[T], []Operand[T]) error {
+// maskKernel is applyMask's kernel, scaleMasked of its type.
+func maskKernel[T Float](p float64, scaleMasked func(y, x []T, mask []int, s T)) func(Operand[T], []Operand[T]) error {
 	s := T(1 / (1 - p))
 	return func(y Operand[T], in []Operand[T]) error {
 		scaleMasked(y.Data, in[0].Data, in[1].Ints, s)
@@ -96,20 +97,20 @@ func maskKernel[T Float](p float64) func(Operand[T], []Operand[T]) error {
 	}
 }
 
-// scaleMasked writes y = x·s where the mask's bit is set, else 0, by the
+// scaleMasked32 writes y = x·s where the mask's bit is set, else 0, by the
 // product's bits and'ed with the bit widened to a word: no branch to
 // mispredict on random bits.
-func scaleMasked[T Float](y, x []T, mask []int, s T) {
-	switch yd := any(y).(type) {
-	case []float32:
-		for i, v := range any(x).([]float32) {
-			keep := -uint32(mask[i>>6] >> (i & 63) & 1)
-			yd[i] = math.Float32frombits(math.Float32bits(v*float32(s)) & keep)
-		}
-	case []float64:
-		for i, v := range any(x).([]float64) {
-			keep := -uint64(mask[i>>6] >> (i & 63) & 1)
-			yd[i] = math.Float64frombits(math.Float64bits(v*float64(s)) & keep)
-		}
+func scaleMasked32(y, x []float32, mask []int, s float32) {
+	for i, v := range x {
+		keep := -uint32(mask[i>>6] >> (i & 63) & 1)
+		y[i] = math.Float32frombits(math.Float32bits(v*s) & keep)
+	}
+}
+
+// scaleMasked64 is scaleMasked32 in float64.
+func scaleMasked64(y, x []float64, mask []int, s float64) {
+	for i, v := range x {
+		keep := -uint64(mask[i>>6] >> (i & 63) & 1)
+		y[i] = math.Float64frombits(math.Float64bits(v*s) & keep)
 	}
 }

@@ -12,30 +12,9 @@ import (
 	"github.com/transformer-go/transformer/internal/torchtest"
 )
 
-// torchTensor is a tensor as testdata/variants_torch.py reads it.
-type torchTensor struct {
-	Shape []int     `json:"shape"`
-	Data  []float64 `json:"data"`
-}
-
-// torchCase is a graph for PyTorch: its parameters (inputs included), its
-// attention mask (1 where hidden) and the projection R of L = Σ out ⊙ R.
-type torchCase struct {
-	Name   string                 `json:"name"`
-	Params map[string]torchTensor `json:"params"`
-	Mask   *torchTensor           `json:"mask"`
-	Proj   []float64              `json:"proj"`
-}
-
-// torchAnswer is an output and the gradients of L.
-type torchAnswer struct {
-	Out   []float64            `json:"out"`
-	Grads map[string][]float64 `json:"grads"`
-}
-
 // hidden is mask [b, 1, q, k] as 1 where a key is hidden, for PyTorch.
-func hidden(mask *tensor.Dense) *torchTensor {
-	h := torchTensor{Shape: mask.Shape().Clone()}
+func hidden(mask *tensor.Dense) *torchtest.Tensor {
+	h := torchtest.Tensor{Shape: mask.Shape().Clone()}
 	for _, v := range graph.Float64s(mask) {
 		var hide float64
 		if math.IsInf(v, -1) {
@@ -88,39 +67,24 @@ func variantCases() []struct {
 // to 1e-10 in float64 and 1e-4 in float32, of each tensor's largest
 // magnitude.
 func TestVariantsMatchTorch(t *testing.T) {
-	var cases []torchCase
-	var ours64, ours32 []torchAnswer
+	var cases []torchtest.Case
+	var ours64, ours32 []torchtest.Answer
 	for _, tc := range variantCases() {
 		params, a64 := evalVariant(t, tc.build, tensor.Float64, nil)
 		_, a32 := evalVariant(t, tc.build, tensor.Float32, params)
-		c := torchCase{Name: tc.name, Params: map[string]torchTensor{}, Proj: projection(len(a64.Out))}
+		c := torchtest.Case{Name: tc.name, Params: map[string]torchtest.Tensor{}, Proj: projection(len(a64.Out))}
 		for _, n := range params.Names() {
-			c.Params[n] = torchTensor{Shape: params.Shape(n), Data: graph.Float64s(params.Value(n))}
+			c.Params[n] = torchtest.Tensor{Shape: params.Shape(n), Data: graph.Float64s(params.Value(n))}
 		}
 		if tc.mask != nil {
 			c.Mask = hidden(tc.mask)
 		}
 		cases, ours64, ours32 = append(cases, c), append(ours64, a64), append(ours32, a32)
 	}
-	var theirs []torchAnswer
-	torchtest.Run(t, "testdata/variants_torch.py", cases, &theirs)
-	if len(theirs) != len(cases) {
-		t.Fatalf("%d answers for %d cases", len(theirs), len(cases))
-	}
+	theirs := torchtest.Run(t, "testdata/variants_torch.py", cases)
 	for i, c := range cases {
-		for _, ours := range []struct {
-			a   torchAnswer
-			tol float64
-		}{{ours64[i], 1e-10}, {ours32[i], 1e-4}} {
-			assertAgree(t, c.Name+": output", ours.a.Out, theirs[i].Out, ours.tol, 0)
-			var all float64
-			for _, g := range theirs[i].Grads {
-				all = math.Max(all, maxAbs(g))
-			}
-			for name, g := range ours.a.Grads {
-				assertAgree(t, c.Name+": gradient of "+name, g, theirs[i].Grads[name], ours.tol, all/100)
-			}
-		}
+		torchtest.Compare(t, c.Name+" (float64)", ours64[i], theirs[i], 1e-10)
+		torchtest.Compare(t, c.Name+" (float32)", ours32[i], theirs[i], 1e-4)
 	}
 }
 
@@ -136,7 +100,7 @@ func projection(n int) []float64 {
 
 // evalVariant builds build in type dt, with the parameter values of values
 // if not nil, and returns its parameters, output and gradients of L.
-func evalVariant(t *testing.T, build func(s *graph.Scope) *G.Node, dt tensor.Dtype, values *graph.Params) (*graph.Params, torchAnswer) {
+func evalVariant(t *testing.T, build func(s *graph.Scope) *G.Node, dt tensor.Dtype, values *graph.Params) (*graph.Params, torchtest.Answer) {
 	t.Helper()
 	params, _ := graph.NewParams(dt, rand.New(rand.NewPCG(1, 1)))
 	s := graph.NewScope(params)
@@ -158,32 +122,9 @@ func evalVariant(t *testing.T, build func(s *graph.Scope) *G.Node, dt tensor.Dty
 	if err := p.Run(); err != nil {
 		t.Fatal(err)
 	}
-	a := torchAnswer{Out: graph.Float64s(p.Output("out")), Grads: map[string][]float64{}}
+	a := torchtest.Answer{Out: graph.Float64s(p.Output("out")), Grads: map[string][]float64{}}
 	for _, n := range p.ParamNames() {
 		a.Grads[n] = graph.Float64s(p.Grad(n))
 	}
 	return params, a
-}
-
-// assertAgree fails t unless got and want agree to tol times want's largest
-// magnitude (at least floor).
-func assertAgree(t *testing.T, what string, got, want []float64, tol, floor float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	scale := math.Max(maxAbs(want), floor)
-	for i := range got {
-		if d := math.Abs(got[i] - want[i]); !(d <= tol*scale) {
-			t.Fatalf("%s[%d] = %.10g, PyTorch %.10g (tolerance %.1e of %.3g)", what, i, got[i], want[i], tol, scale)
-		}
-	}
-}
-
-func maxAbs(v []float64) float64 {
-	var m float64
-	for _, x := range v {
-		m = math.Max(m, math.Abs(x))
-	}
-	return m
 }

@@ -1,16 +1,11 @@
-"""PyTorch references for layers' TestVariantsMatchTorch: rotary position
-embedding, the SwiGLU feed-forward network and grouped-query attention,
-written from their papers (and Hugging Face's LLaMA conventions) without
-reference to the Go code.
-
-Reads a JSON list of cases from stdin, each {name, params: {name: {shape,
-data}}, mask: {shape, data} or null (1 where a key is hidden), proj}; for
-each computes out = CASES[name](params, mask) in float64 and
-L = sum(out * proj), and prints a JSON list of {out, grads: {name: dL/dparam}}.
+"""PyTorch references for layers' TestVariantsMatchTorch, for
+internal/torchtest/cases.py: rotary position embedding, the SwiGLU
+feed-forward network and grouped-query attention, written from their papers
+(and Hugging Face's LLaMA conventions) without reference to the Go code.
+CASES maps a case's name to a function of its parameters and mask giving the
+output.
 """
-import json
 import math
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -69,21 +64,3 @@ CASES = {
     "multi-head as grouped-query, rotary, no bias": lambda p, m: gqa(p, m, 4, True),
 }
 
-
-def tensor(t, dtype=torch.float64):
-    return torch.tensor(t["data"], dtype=dtype).reshape(t["shape"])
-
-
-def answer(case):
-    params = {name: tensor(t).requires_grad_() for name, t in case["params"].items()}
-    mask = tensor(case["mask"]) > 0 if case["mask"] else None
-    out = CASES[case["name"]](params, mask)
-    proj = torch.tensor(case["proj"], dtype=torch.float64).reshape(out.shape)
-    (out * proj).sum().backward()
-    return {
-        "out": out.detach().flatten().tolist(),
-        "grads": {name: p.grad.flatten().tolist() for name, p in params.items()},
-    }
-
-
-json.dump([answer(c) for c in json.load(sys.stdin)], sys.stdout)

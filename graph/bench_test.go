@@ -92,6 +92,19 @@ func BenchmarkOps(b *testing.B) {
 			return s.Embed(s.Param("w", tensor.Shape{vocab, dModel}, Normal(1)), s.Input("ids", tensor.Int, batch, length), 22.6)
 		}},
 		{"dropout", true, func(s *Scope) *G.Node { return s.Dropout(x(s, batch, length, dFF), 0.1) }},
+		{"silu", false, func(s *Scope) *G.Node { return s.SiLU(x(s, batch, length, dFF)) }},
+		{"gelu", false, func(s *Scope) *G.Node { return s.GELU(x(s, batch, length, dFF)) }},
+		{"mul", false, func(s *Scope) *G.Node {
+			return s.Mul(x(s, batch, length, dFF), s.Param("y", tensor.Shape{batch, length, dFF}, Normal(1)))
+		}},
+		{"mul_broadcast", false, func(s *Scope) *G.Node {
+			return s.Mul(x(s, batch, length, dFF), s.Param("y", tensor.Shape{length, 1}, Normal(1)))
+		}},
+		{"transpose", false, func(s *Scope) *G.Node { return s.Transpose(x(s, batch, heads, length, dk), 0, 2, 1, 3) }},
+		{"sum_axis", false, func(s *Scope) *G.Node { return s.Sum(x(s, batch, length, dModel), 1, false) }},
+		{"batched_matmul_broadcast", false, func(s *Scope) *G.Node {
+			return s.BatchedMatMul(x(s, batch, 2, heads/2*length, dk), s.Param("k", tensor.Shape{batch, 2, length, dk}, Normal(1)), false, true)
+		}},
 		{"cross_entropy_logits", false, func(s *Scope) *G.Node {
 			return s.SmoothedCrossEntropyLogits(x(s, batch, length, vocab), s.Input("targets", tensor.Int, batch, length), 0.1, -1)
 		}},

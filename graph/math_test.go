@@ -274,13 +274,28 @@ type errorString string
 func (e errorString) Error() string { return string(e) }
 
 func TestPointwiseExtremes(t *testing.T) {
-	// Sigmoid and SiLU must not overflow for large |x|; GELU's tails are x and 0.
-	xs := []float64{-800, -40, 0, 40, 800}
-	out := run(t, tensor.Float64, func(s *Scope) map[string]*G.Node {
-		x := s.Constant("x", tensor.New(tensor.WithShape(5), tensor.WithBacking(xs)))
-		return map[string]*G.Node{"sigmoid": s.Sigmoid(x), "silu": s.SiLU(x), "gelu": s.GELU(x)}
-	})
-	assertClose(t, "sigmoid", out["sigmoid"].Data().([]float64), []float64{0, math.Exp(-40), 0.5, 1, 1}, 1e-15)
-	assertClose(t, "silu", out["silu"].Data().([]float64), []float64{0, -40 * math.Exp(-40), 0, 40, 800}, 1e-12)
-	assertClose(t, "gelu", out["gelu"].Data().([]float64), []float64{0, 0, 0, 40, 800}, 1e-12)
+	// Sigmoid, SiLU and Exp must neither overflow nor lose NaN, in either
+	// type (float32's exponentials are vexp's); GELU's tails are x and 0.
+	nan := math.NaN()
+	xs := []float64{-800, -40, 0, 40, 800, nan}
+	want := map[string][]float64{
+		"sigmoid": {0, math.Exp(-40), 0.5, 1, 1, nan},
+		"silu":    {0, -40 * math.Exp(-40), 0, 40, 800, nan},
+		"gelu":    {0, 0, 0, 40, 800, nan},
+		"exp":     {0, math.Exp(-40), 1, math.Exp(40), math.Inf(1), nan},
+	}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		out := run(t, dt, func(s *Scope) map[string]*G.Node {
+			x := s.Constant("x", FromFloat64s(dt, xs, len(xs)))
+			return map[string]*G.Node{"sigmoid": s.Sigmoid(x), "silu": s.SiLU(x), "gelu": s.GELU(x), "exp": s.Exp(x)}
+		})
+		for name, w := range want {
+			got := Float64s(out[name])
+			for i := range w {
+				if d := math.Abs(got[i] - w[i]); !(d <= 1e-6*math.Abs(w[i])) && !(math.IsNaN(w[i]) && math.IsNaN(got[i])) && got[i] != w[i] {
+					t.Errorf("%v %s(%g) = %g, want %g", dt, name, xs[i], got[i], w[i])
+				}
+			}
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	G "gorgonia.org/gorgonia"
+
+	"github.com/transformer-go/transformer/graph/internal/vexp"
 )
 
 // pointwiseKernels compute an elementwise function and its gradient in one
@@ -98,13 +100,13 @@ func reluGrad64(dx, x, dy []float64) {
 // Exp is eˣ elementwise; dx = dy·y.
 func Exp(x *G.Node) (*G.Node, error) {
 	return pointwise("exp", x, true,
-		pointwiseKernels[float32]{expInto[float32], mulInto[float32]},
-		pointwiseKernels[float64]{expInto[float64], mulInto[float64]})
+		pointwiseKernels[float32]{vexp.Exps, mulInto[float32]},
+		pointwiseKernels[float64]{expInto, mulInto[float64]})
 }
 
-func expInto[T Float](y, x []T) {
+func expInto(y, x []float64) {
 	for i, v := range x {
-		y[i] = T(math.Exp(float64(v)))
+		y[i] = math.Exp(v)
 	}
 }
 
@@ -176,8 +178,8 @@ func tanhGrad[T Float](dx, y, dy []T) {
 // dx = dy·y·(1 - y).
 func Sigmoid(x *G.Node) (*G.Node, error) {
 	return pointwise("sigmoid", x, true,
-		pointwiseKernels[float32]{sigmoidInto[float32], sigmoidGrad[float32]},
-		pointwiseKernels[float64]{sigmoidInto[float64], sigmoidGrad[float64]})
+		pointwiseKernels[float32]{sigmoid32, sigmoidGrad[float32]},
+		pointwiseKernels[float64]{sigmoidInto, sigmoidGrad[float64]})
 }
 
 // sigmoid is σ(v), computed without overflow on either side.
@@ -189,9 +191,21 @@ func sigmoid(v float64) float64 {
 	return e / (1 + e)
 }
 
-func sigmoidInto[T Float](y, x []T) {
+func sigmoidInto(y, x []float64) {
 	for i, v := range x {
-		y[i] = T(sigmoid(float64(v)))
+		y[i] = sigmoid(v)
+	}
+}
+
+// sigmoid32 is σ(x) = 1 / (1 + e⁻ˣ) with the exponentials eight at a time
+// (vexp): e⁻ˣ overflows to +Inf where σ is 0.
+func sigmoid32(y, x []float32) {
+	for i, v := range x {
+		y[i] = -v
+	}
+	vexp.Exps(y, y)
+	for i, e := range y {
+		y[i] = 1 / (1 + e)
 	}
 }
 
@@ -205,21 +219,34 @@ func sigmoidGrad[T Float](dx, y, dy []T) {
 // 2018, the gate of SwiGLU); dx = dy·σ(x)·(1 + x·(1 - σ(x))).
 func SiLU(x *G.Node) (*G.Node, error) {
 	return pointwise("silu", x, false,
-		pointwiseKernels[float32]{siluInto[float32], siluGrad[float32]},
-		pointwiseKernels[float64]{siluInto[float64], siluGrad[float64]})
+		pointwiseKernels[float32]{silu32, siluGrad32},
+		pointwiseKernels[float64]{siluInto, siluGrad})
 }
 
-func siluInto[T Float](y, x []T) {
+func siluInto(y, x []float64) {
 	for i, v := range x {
-		y[i] = T(float64(v) * sigmoid(float64(v)))
+		y[i] = v * sigmoid(v)
 	}
 }
 
-func siluGrad[T Float](dx, x, dy []T) {
+func siluGrad(dx, x, dy []float64) {
 	for i, g := range dy {
-		v := float64(x[i])
-		s := sigmoid(v)
-		dx[i] = g * T(s*(1+v*(1-s)))
+		s := sigmoid(x[i])
+		dx[i] = g * s * (1 + x[i]*(1-s))
+	}
+}
+
+func silu32(y, x []float32) {
+	sigmoid32(y, x)
+	for i, v := range x {
+		y[i] *= v
+	}
+}
+
+func siluGrad32(dx, x, dy []float32) {
+	sigmoid32(dx, x)
+	for i, s := range dx {
+		dx[i] = dy[i] * s * (1 + x[i]*(1-s))
 	}
 }
 

@@ -162,19 +162,46 @@ func binaryOf[T Float](k binary, a, b T) T {
 // which the run reaches with stride st[i]: dx[j·st[i]] += dy[j]·∂(a k b)/∂x_i.
 func partialRun[T Float](k binary, i int, dx, dy, a, b []T, st []int) {
 	sa, sb, sx := st[0], st[1], st[i]
-	for j, g := range dy {
-		av, bv := a[j*sa], b[j*sb]
-		switch {
-		case k == mul && i == 0:
-			g *= bv
-		case k == mul:
-			g *= av
-		case i == 0: // div
-			g /= bv
-		default:
-			g *= -av / (bv * bv)
+	if k == mul {
+		// ∂(a·b)/∂a = b and ∂(a·b)/∂b = a: dy times the other operand.
+		o, so := b, sb
+		if i == 1 {
+			o, so = a, sa
 		}
-		dx[j*sx] += g
+		mulAccumulate(dx, dy, o, sx, so)
+		return
+	}
+	for j, g := range dy {
+		bv := b[j*sb]
+		if i == 0 {
+			dx[j*sx] += g / bv
+		} else {
+			dx[j*sx] -= g * a[j*sa] / (bv * bv)
+		}
+	}
+}
+
+// mulAccumulate is dx[j·sx] += dy[j]·o[j·so], the strides 0 or 1; a run
+// onto one element of dx sums in a register.
+func mulAccumulate[T Float](dx, dy, o []T, sx, so int) {
+	switch {
+	case sx == 0:
+		var acc T
+		for j, g := range dy {
+			acc += g * o[j*so]
+		}
+		dx[0] += acc
+	case so == 1:
+		dx, o = dx[:len(dy)], o[:len(dy)]
+		for j, g := range dy {
+			dx[j] += g * o[j]
+		}
+	default:
+		c := o[0]
+		dx = dx[:len(dy)]
+		for j, g := range dy {
+			dx[j] += g * c
+		}
 	}
 }
 

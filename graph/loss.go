@@ -152,17 +152,31 @@ func smoothedRows[T Float](stats, x []T, targets []int, eps float64, pad int, lo
 			continue
 		}
 		row := x[i*vocab : (i+1)*vocab]
-		var z, sum float64
+		var z float64
 		if logits {
 			z = logSumExp(row)
 		}
-		for _, v := range row {
-			sum += float64(v)
-		}
 		stats[2*i] = T(z)
-		stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*sum)
+		stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*rowSum(row))
 	}
 	return nil
+}
+
+// rowSum is Σ x in float64, in four interleaved partial sums so that the
+// additions do not wait on one another.
+func rowSum[T Float](x []T) float64 {
+	var s0, s1, s2, s3 float64
+	n := len(x) &^ 3
+	for j := 0; j < n; j += 4 {
+		s0 += float64(x[j])
+		s1 += float64(x[j+1])
+		s2 += float64(x[j+2])
+		s3 += float64(x[j+3])
+	}
+	for _, v := range x[n:] {
+		s0 += float64(v)
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // countTargets is the number of targets that are not pad.
@@ -197,9 +211,9 @@ func smoothedRowsBackward[T Float](d, x []T, targets []int, stats, dstats []T, e
 		}
 		// dr = (dl + dz)·softmax(row) - dl·q, the softmax being e^(row - lse).
 		expShift(dr, x[i*vocab:(i+1)*vocab], stats[2*i])
-		s := dl + dz
+		s, c := dl+dz, dl*q
 		for v, p := range dr {
-			dr[v] = s*p - dl*q
+			dr[v] = s*p - c
 		}
 		dr[t] -= dl * T(1-eps)
 	}

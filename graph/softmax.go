@@ -30,29 +30,31 @@ func Softmax(x, mask *G.Node, scale float64) (*G.Node, error) {
 		SaveOutput: true,
 	}
 	in := G.Nodes{x}
-	var ms tensor.Shape
+	lead := x.Shape()[:x.Dims()-1]
+	ms := lead // without a mask, a walk of the rows alone
 	if mask != nil {
 		if err := checkBroadcast(x.Shape(), mask.Shape()); err != nil {
 			return nil, errors.Wrap(err, "softmax mask")
 		}
-		op.Arity, op.Diff, ms = 2, []bool{true, false}, mask.Shape()
+		op.Arity, op.Diff, ms = 2, []bool{true, false}, mask.Shape()[:mask.Dims()-1]
 		in = append(in, mask)
 	}
-	rows := maskRows(x.Shape(), ms)
+	// rows walks the rows of x and, along with them, the mask's rows.
+	rows := newBcast(lead, ms)
 	op.F32 = softmaxKernels[float32](rows, scale)
 	op.F64 = softmaxKernels[float64](rows, scale)
 	return op.Apply(in...)
 }
 
-// softmaxKernels are Softmax's kernels; rows are the mask's row offsets (maskRows).
-func softmaxKernels[T Float](rows []int, scale float64) Kernels[T] {
+// softmaxKernels are Softmax's kernels; rows walks the rows of x and of the mask.
+func softmaxKernels[T Float](rows bcast, scale float64) Kernels[T] {
 	return Kernels[T]{
 		Forward: func(y Operand[T], x []Operand[T]) error {
 			var mask []T
 			if len(x) == 2 {
 				mask = x[1].Data
 			}
-			softmaxRows(y.Data, x[0].Data, mask, rows, scale)
+			softmaxRows(y.Data, x[0].Data, mask, lastDim(y.Shape), rows, scale)
 			return nil
 		},
 		Backward: func(_ int, dx Operand[T], _ []Operand[T], y, dy Operand[T]) error {
@@ -95,21 +97,23 @@ func logSoftmaxKernels[T Float]() Kernels[T] {
 //
 //	softmax:     dx_j = scale · y_j (dy_j - Σ_k dy_k y_k)
 //	log-softmax: dx_j = dy_j - exp(y_j) Σ_k dy_k
-func softmaxRows[T Float](y, x, mask []T, maskRow []int, scale float64) {
-	n := len(x) / len(maskRow)
+func softmaxRows[T Float](y, x, mask []T, n int, rows bcast, scale float64) {
 	s := T(scale)
-	for r, mo := range maskRow {
-		xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
-		for j := range xr {
-			yr[j] = s * xr[j]
-		}
-		if mask != nil {
-			for j, m := range mask[mo : mo+n] {
-				yr[j] += m
+	rows.each(func(r0 int, off, st []int, count int) {
+		for i := range count {
+			r, mo := r0+i, (off[0]+i*st[0])*n
+			xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+			for j := range xr {
+				yr[j] = s * xr[j]
 			}
+			if mask != nil {
+				for j, m := range mask[mo : mo+n] {
+					yr[j] += m
+				}
+			}
+			softmaxInPlace(yr)
 		}
-		softmaxInPlace(yr)
-	}
+	})
 }
 
 // softmaxInPlace replaces the logits v by their softmax; all -Inf gives zeros.
@@ -158,42 +162,6 @@ func softmaxBackward[T Float](dx, y, dy []T, n int, scale float64, log bool) {
 			dxr[j] = T(scale * float64(yr[j]) * (float64(dyr[j]) - dot))
 		}
 	}
-}
-
-// maskRows gives, for every row of a tensor of shape s (the last axis being the
-// row), the offset of the row of a mask of shape ms that applies to it. With
-// no mask (ms nil) it still gives one entry per row.
-func maskRows(s, ms tensor.Shape) []int {
-	n := lastDim(s)
-	rows := make([]int, s.TotalSize()/max(n, 1))
-	if ms == nil {
-		return rows
-	}
-	lead := len(s) - 1
-	// stride of each leading axis in the mask, 0 where the mask broadcasts.
-	strides := make([]int, lead)
-	st := ms[len(ms)-1]
-	for i := lead - 1; i >= 0; i-- {
-		if ms[i] != 1 {
-			strides[i] = st
-		}
-		st *= ms[i]
-	}
-	idx := make([]int, lead)
-	for r := range rows {
-		off := 0
-		for i, v := range idx {
-			off += v * strides[i]
-		}
-		rows[r] = off
-		for i := lead - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < s[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return rows
 }
 
 // checkBroadcast checks that m can be broadcast to s along every axis but the last.

@@ -14,8 +14,9 @@ import (
 // them share one block per element type, as large as the largest needs:
 // compiling a program per batch shape costs no more memory than the largest.
 type arena struct {
-	f32 []float32
-	f64 []float64
+	f32  []float32
+	f64  []float64
+	ints []int // dropout masks
 }
 
 // slot is where one op's output lies in the arena.
@@ -29,8 +30,8 @@ type slot struct {
 // layout is the arena layout of a program's ops: one slot per op with a
 // tensor output, and the elements needed of each type.
 type layout struct {
-	slots    []slot
-	f32, f64 int
+	slots          []slot
+	f32, f64, ints int
 }
 
 // align keeps every slot on a 64-byte boundary (for the vector kernels).
@@ -47,13 +48,19 @@ func (a *arena) bind(l layout) {
 	if len(a.f64) < l.f64 {
 		a.f64 = make([]float64, l.f64+l.f64/8)
 	}
+	if len(a.ints) < l.ints {
+		a.ints = make([]int, l.ints+l.ints/8)
+	}
 	for _, s := range l.slots {
 		end := s.off + s.shape.TotalSize()
 		var backing any
-		if s.dtype == tensor.Float32 {
+		switch s.dtype {
+		case tensor.Float32:
 			backing = a.f32[s.off:end:end]
-		} else {
+		case tensor.Float64:
 			backing = a.f64[s.off:end:end]
+		default:
+			backing = a.ints[s.off:end:end]
 		}
 		s.op.out = tensor.New(tensor.WithShape(s.shape.Clone()...), tensor.WithBacking(backing))
 	}
@@ -106,6 +113,7 @@ func plan(g *G.ExprGraph, ops []*kernelOp, nodes map[*kernelOp]*G.Node, trace []
 	pl.lengthenAliased(stores)
 	var l layout
 	l.slots = append(place(stores, tensor.Float32, &l.f32), place(stores, tensor.Float64, &l.f64)...)
+	l.slots = append(l.slots, place(stores, tensor.Int, &l.ints)...)
 	return l
 }
 

@@ -9,69 +9,114 @@ import (
 )
 
 // BatchedMatMul multiplies the matrices in the last two axes of a and b,
-// batched over the leading axes (which must be equal):
+// batched over the leading axes, which broadcast (BroadcastShape: NumPy's
+// matmul rule):
 //
 //	c[..., i, j] = Σ_k op(a)[..., i, k] · op(b)[..., k, j]
 //
 // where op transposes the last two axes when asked. Attention uses it for
-// Q·Kᵀ and weights·V over [batch, heads, len, dk].
+// Q·Kᵀ and weights·V over [batch, heads, len, dk]; grouped-query attention
+// lets one key head [batch, groups, 1, len, dk] serve several query heads
+// [batch, groups, heads/groups, len, dk].
 func BatchedMatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
-	m, k, n, err := batchedDims(a.Shape(), b.Shape(), transA, transB)
+	if a.Dims() < 2 || b.Dims() < 2 {
+		return nil, errors.Errorf("batched matmul: %v by %v: need matrices", a.Shape(), b.Shape())
+	}
+	batch, err := BroadcastShape(batchOf(a.Shape()), batchOf(b.Shape()))
+	if err != nil {
+		return nil, errors.Wrapf(err, "batched matmul: %v by %v: batch axes", a.Shape(), b.Shape())
+	}
+	return batchedProduct(a, b, transA, transB, batch)
+}
+
+// batchOf is the batch shape of a stack of matrices s: all but its last two axes.
+func batchOf(s tensor.Shape) tensor.Shape { return s[:len(s)-2] }
+
+// batchedProduct is c = op(a)·op(b) over the broadcast of a's and b's batch
+// axes, with c's batch axes out: the broadcast itself for BatchedMatMul, or
+// an operand's batch axes for a gradient, where the products of the batch
+// entries that broadcast onto one entry of c are summed.
+func batchedProduct(a, b *G.Node, transA, transB bool, out tensor.Shape) (*G.Node, error) {
+	m, k, n, err := matrixDims(a.Shape(), b.Shape(), transA, transB)
 	if err != nil {
 		return nil, err
 	}
-	op := &kernelOp{
-		name:    fmt.Sprintf("batched_matmul(transA=%t,transB=%t)", transA, transB),
-		arity:   2,
-		sig:     signature(tensorType(a.Dims()), tensorType(a.Dims()), tensorType(b.Dims())),
-		diffWRT: []bool{true, true},
+	full, err := BroadcastShape(batchOf(a.Shape()), batchOf(b.Shape()))
+	if err != nil {
+		return nil, err
 	}
-	op.shape = func(s []tensor.Shape) (tensor.Shape, error) {
-		c := s[0].Clone()
-		c[len(c)-2], c[len(c)-1] = m, n
-		return c, nil
+	sum := !full.Eq(out)
+	if bc, err := BroadcastShape(out, full); err != nil || !bc.Eq(full) {
+		return nil, errors.Errorf("batched matmul: batch axes %v do not broadcast to %v", out, full)
 	}
-	op.forward = func(c *tensor.Dense, in []*tensor.Dense) error {
-		ad, bd, cd := in[0].Data(), in[1].Data(), c.Data()
-		for i := range c.Shape().TotalSize() / (m * n) {
-			gemm(transA, transB, m, n, k, part(ad, i, m*k), part(bd, i, k*n), part(cd, i, m*n), 0)
+	plan := newBcast(full, batchOf(a.Shape()), batchOf(b.Shape()), out)
+	cShape := append(out.Clone(), m, n)
+	op := Op{
+		Name:  fmt.Sprintf("batched_matmul(transA=%t,transB=%t,out=%v)", transA, transB, cShape),
+		Arity: 2,
+		Shape: func([]tensor.Shape) (tensor.Shape, error) { return cShape.Clone(), nil },
+		F32:   Kernels[float32]{Forward: batchedKernel[float32](plan, transA, transB, m, k, n, sum)},
+		F64:   Kernels[float64]{Forward: batchedKernel[float64](plan, transA, transB, m, k, n, sum)},
+	}
+	if !sum {
+		op.Diff = []bool{true, true}
+		op.Grad = func(in G.Nodes, _, dc *G.Node) (G.Nodes, error) {
+			da, err := batchedGradA(in[0], in[1], dc, transA, transB)
+			if err != nil {
+				return nil, err
+			}
+			db, err := batchedGradB(in[0], in[1], dc, transA, transB)
+			return G.Nodes{da, db}, err
 		}
+	}
+	return op.Apply(a, b)
+}
+
+// batchedKernel runs one product per entry of the broadcast batch; with sum,
+// the products that land on one entry of c add up.
+func batchedKernel[T Float](p bcast, transA, transB bool, m, k, n int, sum bool) func(Operand[T], []Operand[T]) error {
+	sa, sb, sc := m*k, k*n, m*n
+	beta := 0.0
+	if sum {
+		beta = 1
+	}
+	return func(c Operand[T], in []Operand[T]) error {
+		if sum {
+			clear(c.Data)
+		}
+		a, b := in[0].Data, in[1].Data
+		p.each(func(_ int, off, st []int, cnt int) {
+			for j := range cnt {
+				ia, ib, ic := off[0]+j*st[0], off[1]+j*st[1], off[2]+j*st[2]
+				gemm(transA, transB, m, n, k, a[ia*sa:(ia+1)*sa], b[ib*sb:(ib+1)*sb], c.Data[ic*sc:(ic+1)*sc], beta)
+			}
+		})
 		return nil
 	}
-	op.diff = func(in G.Nodes, _, dc *G.Node) (G.Nodes, error) {
-		da, err := batchedGradA(in[0], in[1], dc, transA, transB)
-		if err != nil {
-			return nil, err
-		}
-		db, err := batchedGradB(in[0], in[1], dc, transA, transB)
-		return G.Nodes{da, db}, err
-	}
-	return apply(op, a, b)
 }
 
 // batchedGradA is the gradient with respect to a of c = op(a)·op(b):
-// dc·op(b)ᵀ, transposed when a was.
+// dc·op(b)ᵀ, transposed when a was, summed over a's broadcast batch axes.
 func batchedGradA(a, b, dc *G.Node, transA, transB bool) (*G.Node, error) {
+	batch := batchOf(a.Shape())
 	if transA {
-		return BatchedMatMul(b, dc, transB, true)
+		return batchedProduct(b, dc, transB, true, batch)
 	}
-	return BatchedMatMul(dc, b, false, !transB)
+	return batchedProduct(dc, b, false, !transB, batch)
 }
 
 // batchedGradB is the gradient with respect to b of c = op(a)·op(b):
-// op(a)ᵀ·dc, transposed when b was.
+// op(a)ᵀ·dc, transposed when b was, summed over b's broadcast batch axes.
 func batchedGradB(a, b, dc *G.Node, transA, transB bool) (*G.Node, error) {
+	batch := batchOf(b.Shape())
 	if transB {
-		return BatchedMatMul(dc, a, true, transA)
+		return batchedProduct(dc, a, true, transA, batch)
 	}
-	return BatchedMatMul(a, dc, !transA, false)
+	return batchedProduct(a, dc, !transA, false, batch)
 }
 
-// batchedDims checks the shapes of a batched product and returns its sizes.
-func batchedDims(as, bs tensor.Shape, transA, transB bool) (m, k, n int, err error) {
-	if len(as) < 3 || len(as) != len(bs) || !as[:len(as)-2].Eq(bs[:len(bs)-2]) {
-		return 0, 0, 0, errors.Errorf("batched matmul: %v by %v: need equal batch axes", as, bs)
-	}
+// matrixDims checks the inner sizes of a batched product and returns its sizes.
+func matrixDims(as, bs tensor.Shape, transA, transB bool) (m, k, n int, err error) {
 	m, k = as[len(as)-2], as[len(as)-1]
 	if transA {
 		m, k = k, m
@@ -84,14 +129,4 @@ func batchedDims(as, bs tensor.Shape, transA, transB bool) (m, k, n int, err err
 		return 0, 0, 0, errors.Errorf("batched matmul: %v by %v (transposed %t, %t): inner sizes differ", as, bs, transA, transB)
 	}
 	return m, k, n, nil
-}
-
-// part is the i-th block of size n of a float32 or float64 slice.
-func part(data any, i, n int) any {
-	switch d := data.(type) {
-	case []float32:
-		return d[i*n : (i+1)*n]
-	default:
-		return data.([]float64)[i*n : (i+1)*n]
-	}
 }

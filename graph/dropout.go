@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
@@ -15,9 +16,11 @@ import (
 //
 //	y = x ⊙ keep / (1 - p),   keep ~ Bernoulli(1 - p)
 //
-// A fresh mask is drawn from rng at every run of the program; the backward pass
-// uses the same mask. id must differ between the dropout sites of one graph (the
-// Scope numbers them), or Gorgonia would merge two sites on the same input.
+// A fresh mask is drawn from rng at every run of the program, by a node of its
+// own whose output (one bit per element) the backward pass reads too:
+// dx = dy ⊙ keep / (1 - p). id must differ between the dropout sites of one
+// graph (the Scope numbers them), or Gorgonia would merge two sites on the
+// same input.
 func Dropout(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 	if p < 0 || p >= 1 {
 		return nil, errors.Errorf("dropout: probability %g not in [0, 1)", p)
@@ -25,77 +28,89 @@ func Dropout(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 	if rng == nil {
 		return nil, errors.New("dropout: no random number generator")
 	}
-	st := &dropoutMask{p: p, rng: rng}
-	op := &kernelOp{
-		name:    fmt.Sprintf("dropout(p=%g,id=%d)", p, id),
-		arity:   1,
-		sig:     signature(tensorType(x.Dims()), tensorType(x.Dims())),
-		shape:   sameShape,
-		diffWRT: []bool{true},
+	mask, err := dropoutMask(x, p, rng, id)
+	if err != nil {
+		return nil, err
 	}
-	op.forward = func(y *tensor.Dense, in []*tensor.Dense) error {
-		st.draw(y.Shape().TotalSize())
-		return st.apply(y, in[0])
-	}
-	op.diff = func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-		back := &kernelOp{
-			name:    fmt.Sprintf("dropout_grad(p=%g,id=%d)", p, id),
-			arity:   1,
-			sig:     op.sig,
-			shape:   sameShape,
-			forward: func(dx *tensor.Dense, in []*tensor.Dense) error { return st.apply(dx, in[0]) },
-		}
-		dx, err := apply(back, dy)
-		return G.Nodes{dx}, err
-	}
-	return apply(op, x)
+	return applyMask(x, mask, p)
 }
 
-// dropoutMask is the mask of one dropout site, shared by its forward and backward op.
-type dropoutMask struct {
-	p    float64
-	rng  *rand.Rand
-	keep []bool
-}
-
-// draw draws a new mask of n elements.
-func (m *dropoutMask) draw(n int) {
-	if cap(m.keep) < n {
-		m.keep = make([]bool, n)
-	}
-	m.keep = m.keep[:n]
-	// One 64-bit draw gives two 32-bit uniforms.
-	threshold := uint32(m.p * (1 << 32))
-	for i := 0; i < n; i += 2 {
-		u := m.rng.Uint64()
-		m.keep[i] = uint32(u) >= threshold
-		if i+1 < n {
-			m.keep[i+1] = uint32(u>>32) >= threshold
+// dropoutMask draws the mask of one dropout site for x: bit i&63 of word i>>6
+// is 1 where element i is kept. x orders the draw and gives the size.
+func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
+	words := (x.Shape().TotalSize() + 63) / 64
+	// One 64-bit draw gives two 32-bit uniforms u, each kept when u ≥ p·2³²:
+	// the borrow of u - threshold is 1 exactly when it is not.
+	threshold := uint64(p * (1 << 32))
+	keep := func(u uint64) uint64 { return 1 ^ (u&(1<<32-1)-threshold)>>63 }
+	draw := func(n int, mask []int) {
+		for w := range mask {
+			var word uint64
+			for j := 0; j < 64 && w*64+j < n; j += 2 {
+				u := rng.Uint64()
+				word |= keep(u) << j
+				if w*64+j+1 < n {
+					word |= keep(u>>32) << (j + 1)
+				}
+			}
+			mask[w] = int(word)
 		}
 	}
+	return Op{
+		Name:      fmt.Sprintf("dropout_mask(p=%g,id=%d)", p, id),
+		Arity:     1,
+		Shape:     func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{words}, nil },
+		IntOutput: true,
+		F32: Kernels[float32]{Forward: func(m Operand[float32], in []Operand[float32]) error {
+			draw(len(in[0].Data), m.Ints)
+			return nil
+		}},
+		F64: Kernels[float64]{Forward: func(m Operand[float64], in []Operand[float64]) error {
+			draw(len(in[0].Data), m.Ints)
+			return nil
+		}},
+	}.Apply(x)
 }
 
-// apply writes x ⊙ keep / (1-p) into y.
-func (m *dropoutMask) apply(y, x *tensor.Dense) error {
-	if len(m.keep) != x.Shape().TotalSize() {
-		return errors.Errorf("dropout mask has %d elements, input %v", len(m.keep), x.Shape())
-	}
-	switch yd := y.Data().(type) {
-	case []float32:
-		applyMask(yd, x.Data().([]float32), m.keep, 1/(1-m.p))
-	case []float64:
-		applyMask(yd, x.Data().([]float64), m.keep, 1/(1-m.p))
-	}
-	return nil
+// applyMask is x ⊙ keep / (1 - p); it is its own gradient (of dy, same mask).
+func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
+	return Op{
+		Name:  fmt.Sprintf("dropout(p=%g)", p),
+		Arity: 2,
+		Shape: SameShape,
+		F32:   Kernels[float32]{Forward: maskKernel(p, scaleMasked32)},
+		F64:   Kernels[float64]{Forward: maskKernel(p, scaleMasked64)},
+		Diff:  []bool{true, false},
+		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+			dx, err := applyMask(dy, in[1], p)
+			return G.Nodes{dx, nil}, err
+		},
+	}.Apply(x, mask)
 }
 
-func applyMask[T float](y, x []T, keep []bool, scale float64) {
-	s := T(scale)
-	for i, k := range keep {
-		if k {
-			y[i] = x[i] * s
-		} else {
-			y[i] = 0
-		}
+// maskKernel is applyMask's kernel, scaleMasked of its type.
+func maskKernel[T Float](p float64, scaleMasked func(y, x []T, mask []int, s T)) func(Operand[T], []Operand[T]) error {
+	s := T(1 / (1 - p))
+	return func(y Operand[T], in []Operand[T]) error {
+		scaleMasked(y.Data, in[0].Data, in[1].Ints, s)
+		return nil
+	}
+}
+
+// scaleMasked32 writes y = x·s where the mask's bit is set, else 0, by the
+// product's bits and'ed with the bit widened to a word: no branch to
+// mispredict on random bits.
+func scaleMasked32(y, x []float32, mask []int, s float32) {
+	for i, v := range x {
+		keep := -uint32(mask[i>>6] >> (i & 63) & 1)
+		y[i] = math.Float32frombits(math.Float32bits(v*s) & keep)
+	}
+}
+
+// scaleMasked64 is scaleMasked32 in float64.
+func scaleMasked64(y, x []float64, mask []int, s float64) {
+	for i, v := range x {
+		keep := -uint64(mask[i>>6] >> (i & 63) & 1)
+		y[i] = math.Float64frombits(math.Float64bits(v*s) & keep)
 	}
 }

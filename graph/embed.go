@@ -19,55 +19,35 @@ func Embed(w, ids *G.Node, scale float64) (*G.Node, error) {
 		return nil, errors.Errorf("embed: ids are %v, want int", ids.Dtype())
 	}
 	vocab, d := w.Shape()[0], w.Shape()[1]
-	op := &kernelOp{
-		name:  fmt.Sprintf("embed(scale=%g)", scale),
-		arity: 2,
-		sig:   signature(tensorType(ids.Dims()+1), tensorType(2), intTensorType(ids.Dims())),
-		shape: func(s []tensor.Shape) (tensor.Shape, error) {
+	return Op{
+		Name:  fmt.Sprintf("embed(scale=%g)", scale),
+		Arity: 2,
+		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
 			return append(s[1].Clone(), d), nil
 		},
-		diffWRT: []bool{true, false},
-	}
-	op.forward = func(y *tensor.Dense, in []*tensor.Dense) error {
-		ids := in[1].Data().([]int)
-		if err := checkIDs(ids, vocab); err != nil {
-			return err
-		}
-		switch yd := y.Data().(type) {
-		case []float32:
-			gatherRows(yd, in[0].Data().([]float32), ids, scale)
-		case []float64:
-			gatherRows(yd, in[0].Data().([]float64), ids, scale)
-		}
-		return nil
-	}
-	op.diff = func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-		dw, err := scatterRows(in[1], dy, vocab, scale)
-		return G.Nodes{dw, nil}, err
-	}
-	return apply(op, w, ids)
+		F32:  embedKernels[float32](vocab, scale),
+		F64:  embedKernels[float64](vocab, scale),
+		Diff: []bool{true, false},
+		Save: []int{1},
+	}.Apply(w, ids)
 }
 
-// scatterRows is Embed's gradient: dw[v, :] = scale · Σ_{i: ids[i]=v} dy[i, :].
-func scatterRows(ids, dy *G.Node, vocab int, scale float64) (*G.Node, error) {
-	d := lastDim(dy.Shape())
-	op := &kernelOp{
-		name:  fmt.Sprintf("embed_grad(vocab=%d,scale=%g)", vocab, scale),
-		arity: 2,
-		sig:   signature(tensorType(2), intTensorType(ids.Dims()), tensorType(dy.Dims())),
-		shape: func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{vocab, d}, nil },
+// embedKernels are Embed's kernels; the backward pass scatters:
+// dw[v, :] = scale · Σ_{i: ids[i]=v} dy[i, :].
+func embedKernels[T Float](vocab int, scale float64) Kernels[T] {
+	return Kernels[T]{
+		Forward: func(y Operand[T], in []Operand[T]) error {
+			if err := checkIDs(in[1].Ints, vocab); err != nil {
+				return err
+			}
+			gatherRows(y.Data, in[0].Data, in[1].Ints, scale)
+			return nil
+		},
+		Backward: func(_ int, dw Operand[T], in []Operand[T], _, dy Operand[T]) error {
+			scatterAdd(dw.Data, dy.Data, in[1].Ints, scale)
+			return nil
+		},
 	}
-	op.forward = func(dw *tensor.Dense, in []*tensor.Dense) error {
-		ids := in[0].Data().([]int)
-		switch dwd := dw.Data().(type) {
-		case []float32:
-			scatterAdd(dwd, in[1].Data().([]float32), ids, scale)
-		case []float64:
-			scatterAdd(dwd, in[1].Data().([]float64), ids, scale)
-		}
-		return nil
-	}
-	return apply(op, ids, dy)
 }
 
 func checkIDs(ids []int, vocab int) error {
@@ -79,7 +59,7 @@ func checkIDs(ids []int, vocab int) error {
 	return nil
 }
 
-func gatherRows[T float](y, w []T, ids []int, scale float64) {
+func gatherRows[T Float](y, w []T, ids []int, scale float64) {
 	d := len(y) / max(len(ids), 1)
 	s := T(scale)
 	for i, id := range ids {
@@ -90,7 +70,7 @@ func gatherRows[T float](y, w []T, ids []int, scale float64) {
 	}
 }
 
-func scatterAdd[T float](dw, dy []T, ids []int, scale float64) {
+func scatterAdd[T Float](dw, dy []T, ids []int, scale float64) {
 	d := len(dy) / max(len(ids), 1)
 	s := T(scale)
 	clear(dw)

@@ -9,7 +9,7 @@ import (
 // expShift writes e^(x_i - shift) into dst (unless dst is nil) and returns
 // Σ_i e^(x_i - shift): the inner loop of softmax and cross-entropy over a
 // row, eight at a time for float32 (vexp.ExpShift).
-func expShift[T float](dst, x []T, shift T) float64 {
+func expShift[T Float](dst, x []T, shift T) float64 {
 	if x32, ok := any(x).([]float32); ok {
 		d32, _ := any(dst).([]float32)
 		return vexp.ExpShift(d32, x32, float32(shift))
@@ -26,7 +26,7 @@ func expShift[T float](dst, x []T, shift T) float64 {
 }
 
 // rowMax is the largest element of x (not empty), NaN if any is NaN.
-func rowMax[T float](x []T) T {
+func rowMax[T Float](x []T) T {
 	if x32, ok := any(x).([]float32); ok {
 		return T(vexp.Max(x32))
 	}
@@ -38,7 +38,7 @@ func rowMax[T float](x []T) T {
 }
 
 // addConst sets dst[i] = x[i] + c.
-func addConst[T float](dst, x []T, c T) {
+func addConst[T Float](dst, x []T, c T) {
 	if x32, ok := any(x).([]float32); ok {
 		vexp.AddConst(any(dst).([]float32), x32, float32(c))
 		return

@@ -24,6 +24,13 @@ import (
 // With Train, the graph is built in training mode and the dropout masks are
 // drawn from the same seed at every run, so they do not change between the
 // runs of one check.
+//
+// With Float32, the graph is also built in float32 from the same parameter
+// values, and its output and gradients must agree with float64's to within
+// Tol32 of the largest magnitude of each (the output, each parameter's
+// gradient, but at least a hundredth of the largest gradient): that checks
+// the float32 kernels against the float64 ones, which the finite differences
+// check.
 type GradCheck struct {
 	Build func(s *Scope) *G.Node
 	Set   func(p *Program) error
@@ -36,15 +43,25 @@ type GradCheck struct {
 	// RTol and ATol (defaults 1e-5 and 1e-8): an element passes when
 	// |symbolic - numeric| ≤ ATol + RTol·max(|symbolic|, |numeric|).
 	RTol, ATol float64
+	Float32    bool
+	Tol32      float64 // default 1e-4
 }
 
-// Run performs the check and returns an error listing the elements that fail.
-func (c GradCheck) Run() error {
-	c.defaults()
+// checked is a graph built for a check: its parameters, its program, and a
+// run that sets the inputs and returns the loss.
+type checked struct {
+	params *Params
+	prog   *Program
+	run    func() (float64, error)
+	scalar bool
+}
+
+// build builds and compiles the graph in element type dt.
+func (c GradCheck) build(dt tensor.Dtype) (*checked, error) {
 	rng := rand.New(rand.NewPCG(c.Seed, 1))
-	params, err := NewParams(tensor.Float64, rng)
+	params, err := NewParams(dt, rng)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pcg := rand.NewPCG(c.Seed, 2)
 	var opts []Option
@@ -54,12 +71,16 @@ func (c GradCheck) Run() error {
 	s := NewScope(params, opts...)
 	out := c.Build(s)
 	loss := c.scalar(s, out, rng)
-	prog, err := Compile(s, loss, nil)
-	if err != nil {
-		return err
+	var outputs map[string]*G.Node
+	if out != nil && !out.IsScalar() {
+		outputs = map[string]*G.Node{checkedOutput: out}
 	}
-	defer prog.Close()
-	run := func() (float64, error) {
+	prog, err := Compile(s, loss, outputs)
+	if err != nil {
+		return nil, err
+	}
+	ch := &checked{params: params, prog: prog, scalar: outputs == nil}
+	ch.run = func() (float64, error) {
 		pcg.Seed(c.Seed, 2)
 		if c.Set != nil {
 			if err := c.Set(prog); err != nil {
@@ -69,13 +90,41 @@ func (c GradCheck) Run() error {
 		err := prog.Run()
 		return prog.Loss(), err
 	}
-	symbolic, err := c.symbolic(prog, run)
+	return ch, nil
+}
+
+// checkedOutput names the output of the graph under check.
+const checkedOutput = "gradcheck.output"
+
+// output is the checked graph's output after a run.
+func (ch *checked) output() []float64 {
+	if ch.scalar {
+		return []float64{ch.prog.Loss()}
+	}
+	return Float64s(ch.prog.Output(checkedOutput))
+}
+
+// Run performs the check and returns an error listing the elements that fail.
+func (c GradCheck) Run() error {
+	c.defaults()
+	ch, err := c.build(tensor.Float64)
+	if err != nil {
+		return err
+	}
+	defer ch.prog.Close()
+	symbolic, err := c.symbolic(ch.prog, ch.run)
 	if err != nil {
 		return err
 	}
 	var fails []string
-	for _, name := range prog.ParamNames() {
-		f, err := c.checkParam(params.Value(name).Data().([]float64), symbolic[name], run, rng)
+	if c.Float32 {
+		if fails, err = c.compare32(ch, symbolic); err != nil {
+			return err
+		}
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 3))
+	for _, name := range ch.prog.ParamNames() {
+		f, err := c.checkParam(ch.params.Value(name).Data().([]float64), symbolic[name], ch.run, rng)
 		if err != nil {
 			return err
 		}
@@ -84,9 +133,66 @@ func (c GradCheck) Run() error {
 		}
 	}
 	if len(fails) > 0 {
-		return errors.Errorf("%d gradient elements differ from finite differences:\n%s", len(fails), strings.Join(fails[:min(len(fails), 10)], "\n"))
+		return errors.Errorf("%d elements differ (gradients from finite differences, float32 from float64):\n%s", len(fails), strings.Join(fails[:min(len(fails), 10)], "\n"))
 	}
 	return nil
+}
+
+// compare32 runs the graph in float32 with the float64 graph's parameter
+// values and compares its output and gradients with the float64 ones
+// (ch, just run, and symbolic).
+func (c GradCheck) compare32(ch *checked, symbolic map[string][]float64) ([]string, error) {
+	want := ch.output()
+	ch32, err := c.build(tensor.Float32)
+	if err != nil {
+		return nil, errors.Wrap(err, "float32")
+	}
+	defer ch32.prog.Close()
+	for _, name := range ch.params.Names() {
+		if err := ch32.params.Set(name, ch.params.Value(name)); err != nil {
+			return nil, errors.Wrap(err, "float32")
+		}
+	}
+	if _, err := ch32.run(); err != nil {
+		return nil, errors.Wrap(err, "float32")
+	}
+	fails := c.agree("float32 output", ch32.output(), want, 0)
+	// A gradient that is zero in exact arithmetic (a key bias under softmax)
+	// is rounding noise in float32: each is compared at least at a hundredth
+	// of the largest gradient's scale.
+	var all float64
+	for _, g := range symbolic {
+		all = math.Max(all, maxAbs(g))
+	}
+	for _, name := range ch32.prog.ParamNames() {
+		fails = append(fails, c.agree("float32 gradient of "+name, Float64s(ch32.prog.Grad(name)), symbolic[name], all/100)...)
+	}
+	return fails, nil
+}
+
+// agree lists the elements of got that differ from want by more than Tol32
+// times the largest magnitude in want (at least floor).
+func (c GradCheck) agree(what string, got, want []float64, floor float64) []string {
+	if len(got) != len(want) {
+		return []string{fmt.Sprintf("%s: %d values, want %d", what, len(got), len(want))}
+	}
+	scale := math.Max(maxAbs(want), floor)
+	var fails []string
+	for i, w := range want {
+		if d := math.Abs(got[i] - w); !(d <= c.Tol32*scale) {
+			fails = append(fails, fmt.Sprintf("%s[%d]: %.8g, float64 %.8g", what, i, got[i], w))
+		}
+	}
+	return fails
+}
+
+// maxAbs is the largest magnitude in v.
+func maxAbs(v []float64) float64 {
+	var m float64
+	for _, x := range v {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
 }
 
 // symbolic runs the program twice and returns the gradients of the second
@@ -132,6 +238,9 @@ func (c *GradCheck) defaults() {
 	if c.ATol == 0 {
 		c.ATol = 1e-8
 	}
+	if c.Tol32 == 0 {
+		c.Tol32 = 1e-4
+	}
 }
 
 // scalar reduces out to a scalar by a fixed random projection.
@@ -139,11 +248,11 @@ func (c GradCheck) scalar(s *Scope, out *G.Node, rng *rand.Rand) *G.Node {
 	if out == nil || out.IsScalar() {
 		return out
 	}
-	r := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(out.Shape().Clone()...))
-	for i := range r.Data().([]float64) {
-		r.Data().([]float64)[i] = rng.NormFloat64()
+	r := make([]float64, out.Shape().TotalSize())
+	for i := range r {
+		r[i] = rng.NormFloat64()
 	}
-	proj := s.Constant("gradcheck.projection", r)
+	proj := s.Constant("gradcheck.projection", FromFloat64s(s.Dtype(), r, out.Shape()...))
 	return s.do(func() (*G.Node, error) {
 		prod, err := G.HadamardProd(out, proj)
 		if err != nil {

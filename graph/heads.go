@@ -29,49 +29,41 @@ func MergeHeads(x *G.Node) (*G.Node, error) {
 
 // permuteHeads is SplitHeads (split true) or MergeHeads; each is the other's gradient.
 func permuteHeads(x *G.Node, heads int, split bool) (*G.Node, error) {
-	dims := 3
-	if !split {
-		dims = 4
-	}
-	op := &kernelOp{
-		name:    fmt.Sprintf("heads(split=%t,heads=%d)", split, heads),
-		arity:   1,
-		sig:     signature(tensorType(7-dims), tensorType(dims)),
-		diffWRT: []bool{true},
-	}
-	op.shape = func(s []tensor.Shape) (tensor.Shape, error) {
-		if split {
-			return tensor.Shape{s[0][0], heads, s[0][1], s[0][2] / heads}, nil
+	return Op{
+		Name:  fmt.Sprintf("heads(split=%t,heads=%d)", split, heads),
+		Arity: 1,
+		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
+			if split {
+				return tensor.Shape{s[0][0], heads, s[0][1], s[0][2] / heads}, nil
+			}
+			return tensor.Shape{s[0][0], s[0][2], heads * s[0][3]}, nil
+		},
+		F32:  Kernels[float32]{Forward: headsKernel[float32](heads, split)},
+		F64:  Kernels[float64]{Forward: headsKernel[float64](heads, split)},
+		Diff: []bool{true},
+		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+			dx, err := permuteHeads(dy, heads, !split)
+			return G.Nodes{dx}, err
+		},
+	}.Apply(x)
+}
+
+func headsKernel[T Float](heads int, split bool) func(Operand[T], []Operand[T]) error {
+	return func(y Operand[T], in []Operand[T]) error {
+		// The head-major side is [batch, heads, len, dk].
+		s := y.Shape
+		if !split {
+			s = in[0].Shape
 		}
-		return tensor.Shape{s[0][0], s[0][2], heads * s[0][3]}, nil
-	}
-	op.forward = func(y *tensor.Dense, in []*tensor.Dense) error {
-		// b, h, t, k as in [batch, heads, len, dk].
-		var b, t, k int
-		if split {
-			b, t, k = y.Shape()[0], y.Shape()[2], y.Shape()[3]
-		} else {
-			b, t, k = in[0].Shape()[0], in[0].Shape()[2], in[0].Shape()[3]
-		}
-		switch yd := y.Data().(type) {
-		case []float32:
-			transposeHeads(yd, in[0].Data().([]float32), b, heads, t, k, split)
-		case []float64:
-			transposeHeads(yd, in[0].Data().([]float64), b, heads, t, k, split)
-		}
+		transposeHeads(y.Data, in[0].Data, s[0], heads, s[2], s[3], split)
 		return nil
 	}
-	op.diff = func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-		dx, err := permuteHeads(dy, heads, !split)
-		return G.Nodes{dx}, err
-	}
-	return apply(op, x)
 }
 
 // transposeHeads copies between the sequence-major layout [b, t, h, k] and the
 // head-major one [b, h, t, k]: split reads x sequence-major and writes y
 // head-major, !split the reverse.
-func transposeHeads[T float](y, x []T, b, h, t, k int, split bool) {
+func transposeHeads[T Float](y, x []T, b, h, t, k int, split bool) {
 	for bi := range b {
 		for hi := range h {
 			for ti := range t {

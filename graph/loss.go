@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -19,54 +18,115 @@ import (
 // With ε = 0 it is the mean negative log-likelihood. A batch of only padding has
 // loss 0. A target outside [0, vocab) is an error when the program runs.
 func SmoothedCrossEntropy(logp, targets *G.Node, eps float64, pad int) (*G.Node, error) {
-	if err := checkTargets(logp, targets); err != nil {
+	return smoothedCrossEntropy(logp, targets, eps, pad, false)
+}
+
+// SmoothedCrossEntropyLogits is SmoothedCrossEntropy(LogSoftmax(logits), …)
+// in one pass over the logits, for training: with lse the row's log-sum-exp,
+//
+//	loss_i = lse_i - (1-ε)·logits[i, t_i] - ε/vocab · Σ_v logits[i, v]
+//	∂loss/∂logits[i, v] = (softmax(logits_i)_v - q_v) / N
+//
+// It reads the [rows, vocab] logits twice instead of the four passes of the
+// two ops, and makes no log-probability tensor.
+func SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64, pad int) (*G.Node, error) {
+	return smoothedCrossEntropy(logits, targets, eps, pad, true)
+}
+
+// smoothedCrossEntropy is the mean over the non-pad rows (meanLoss) of the
+// rows' losses (rowLosses); logits says whether x holds logits or
+// log-probabilities.
+func smoothedCrossEntropy(x, targets *G.Node, eps float64, pad int, logits bool) (*G.Node, error) {
+	if err := checkTargets(x, targets); err != nil {
 		return nil, err
 	}
 	if eps < 0 || eps >= 1 {
 		return nil, errors.Errorf("cross-entropy: label smoothing %g not in [0, 1)", eps)
 	}
-	op := &kernelOp{
-		name:    fmt.Sprintf("smoothed_cross_entropy(eps=%g,pad=%d)", eps, pad),
-		arity:   2,
-		sig:     signature(tensorType(0), tensorType(logp.Dims()), intTensorType(targets.Dims())),
-		shape:   func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
-		diffWRT: []bool{true, false},
+	stats, err := rowLosses(x, targets, eps, pad, logits)
+	if err != nil {
+		return nil, err
 	}
-	op.scalar = func(in []*tensor.Dense) (float64, error) {
-		switch lp := in[0].Data().(type) {
-		case []float32:
-			return crossEntropy(lp, in[1].Data().([]int), eps, pad)
-		default:
-			return crossEntropy(lp.([]float64), in[1].Data().([]int), eps, pad)
-		}
-	}
-	op.diff = func(in G.Nodes, _, dl *G.Node) (G.Nodes, error) {
-		d, err := crossEntropyGrad(in[0], in[1], dl, eps, pad)
-		return G.Nodes{d, nil}, err
-	}
-	return apply(op, logp, targets)
+	return meanLoss(stats, targets, pad)
 }
 
-// crossEntropyGrad is the gradient of SmoothedCrossEntropy with respect to logp:
-// d[i, v] = -dl · q_v / N for non-pad rows, 0 for pad rows.
-func crossEntropyGrad(logp, targets, dl *G.Node, eps float64, pad int) (*G.Node, error) {
-	op := &kernelOp{
-		name:  fmt.Sprintf("smoothed_cross_entropy_grad(eps=%g,pad=%d)", eps, pad),
-		arity: 3,
-		sig:   signature(tensorType(logp.Dims()), tensorType(logp.Dims()), intTensorType(targets.Dims()), tensorType(0)),
-		shape: sameShape,
+// rowLosses gives, for every row i of x [..., vocab], stats [rows, 2]: the
+// normalizer z_i subtracted from the row to make log-probabilities (its
+// log-sum-exp for logits, 0 for log-probabilities) and the row's loss
+//
+//	loss_i = z_i - (1-ε)·x[i, t_i] - ε/vocab · Σ_v x[i, v]
+//
+// both 0 for pad rows. Keeping z as an output hands the log-sum-exps to the
+// backward pass along a graph edge. Its gradient, with s_i the row's softmax
+// (the elements of q_v below as in SmoothedCrossEntropy):
+//
+//	dx[i, v] = dstats[i, 1]·(s_iv·[logits] - q_v) + dstats[i, 0]·s_iv·[logits]
+func rowLosses(x, targets *G.Node, eps float64, pad int, logits bool) (*G.Node, error) {
+	rows := targets.Shape().TotalSize()
+	save := []int{1} // the log-probabilities' gradient needs only the targets
+	if logits {
+		save = []int{0, 1}
 	}
-	op.forward = func(d *tensor.Dense, in []*tensor.Dense) error {
-		dl := scalarOf(in[2])
-		switch dd := d.Data().(type) {
-		case []float32:
-			crossEntropyBackward(dd, in[1].Data().([]int), dl, eps, pad)
-		case []float64:
-			crossEntropyBackward(dd, in[1].Data().([]int), dl, eps, pad)
-		}
-		return nil
+	return Op{
+		Name:       fmt.Sprintf("smoothed_cross_entropy_rows(eps=%g,pad=%d,logits=%t)", eps, pad, logits),
+		Arity:      2,
+		Shape:      func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
+		F32:        rowLossKernels[float32](eps, pad, logits),
+		F64:        rowLossKernels[float64](eps, pad, logits),
+		Diff:       []bool{true, false},
+		Save:       save,
+		SaveOutput: logits,
+	}.Apply(x, targets)
+}
+
+func rowLossKernels[T Float](eps float64, pad int, logits bool) Kernels[T] {
+	return Kernels[T]{
+		Forward: func(stats Operand[T], in []Operand[T]) error {
+			return smoothedRows(stats.Data, in[0].Data, in[1].Ints, eps, pad, logits)
+		},
+		Backward: func(_ int, dx Operand[T], in []Operand[T], stats, dstats Operand[T]) error {
+			smoothedRowsBackward(dx.Data, in[0].Data, in[1].Ints, stats.Data, dstats.Data, eps, pad, logits)
+			return nil
+		},
 	}
-	return apply(op, logp, targets, dl)
+}
+
+// meanLoss is the mean of the rows' losses (stats[:, 1]) over the N rows whose
+// target is not pad, 0 if there are none; its gradient is dl/N on those rows.
+func meanLoss(stats, targets *G.Node, pad int) (*G.Node, error) {
+	return Op{
+		Name:  fmt.Sprintf("mean_loss(pad=%d)", pad),
+		Arity: 2,
+		Shape: func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
+		F32:   meanLossKernels[float32](pad),
+		F64:   meanLossKernels[float64](pad),
+		Diff:  []bool{true, false},
+		Save:  []int{1},
+	}.Apply(stats, targets)
+}
+
+func meanLossKernels[T Float](pad int) Kernels[T] {
+	return Kernels[T]{
+		Forward: func(l Operand[T], in []Operand[T]) error {
+			var sum float64
+			for i := 1; i < len(in[0].Data); i += 2 {
+				sum += float64(in[0].Data[i])
+			}
+			l.Data[0] = T(sum / float64(max(countTargets(in[1].Ints, pad), 1)))
+			return nil
+		},
+		Backward: func(_ int, d Operand[T], in []Operand[T], _, dl Operand[T]) error {
+			g := T(float64(dl.Data[0]) / float64(max(countTargets(in[1].Ints, pad), 1)))
+			for i, t := range in[1].Ints {
+				d.Data[2*i] = 0
+				d.Data[2*i+1] = g
+				if t == pad {
+					d.Data[2*i+1] = 0
+				}
+			}
+			return nil
+		},
+	}
 }
 
 func checkTargets(logp, targets *G.Node) error {
@@ -80,35 +140,43 @@ func checkTargets(logp, targets *G.Node) error {
 	return nil
 }
 
-func crossEntropy[T float](logp []T, targets []int, eps float64, pad int) (float64, error) {
-	return smoothedLoss(logp, targets, eps, pad, func(int, []T) float64 { return 0 })
-}
-
-// smoothedLoss is the mean, over the rows whose target is not pad, of the
-// label-smoothed cross-entropy -(1-ε)·logp_t - ε/V·Σ_j logp_j, where a row's
-// log-probabilities are its elements less norm(i, row): 0 for
-// log-probabilities, the log-sum-exp for logits.
-func smoothedLoss[T float](x []T, targets []int, eps float64, pad int, norm func(i int, row []T) float64) (float64, error) {
+// smoothedRows writes each row's normalizer and loss (see rowLosses) into stats.
+func smoothedRows[T Float](stats, x []T, targets []int, eps float64, pad int, logits bool) error {
 	vocab := len(x) / len(targets)
 	if err := checkIDs(targets, vocab); err != nil {
-		return 0, err
+		return err
 	}
-	var loss float64
 	for i, t := range targets {
+		stats[2*i], stats[2*i+1] = 0, 0
 		if t == pad {
 			continue
 		}
 		row := x[i*vocab : (i+1)*vocab]
-		var sum float64
-		for _, v := range row {
-			sum += float64(v)
+		var z float64
+		if logits {
+			z = logSumExp(row)
 		}
-		loss += norm(i, row) - (1-eps)*float64(row[t]) - eps/float64(vocab)*sum
+		stats[2*i] = T(z)
+		stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*rowSum(row))
 	}
-	if n := countTargets(targets, pad); n > 0 {
-		return loss / float64(n), nil
+	return nil
+}
+
+// rowSum is Σ x in float64, in four interleaved partial sums so that the
+// additions do not wait on one another.
+func rowSum[T Float](x []T) float64 {
+	var s0, s1, s2, s3 float64
+	n := len(x) &^ 3
+	for j := 0; j < n; j += 4 {
+		s0 += float64(x[j])
+		s1 += float64(x[j+1])
+		s2 += float64(x[j+2])
+		s3 += float64(x[j+3])
 	}
-	return 0, nil
+	for _, v := range x[n:] {
+		s0 += float64(v)
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // countTargets is the number of targets that are not pad.
@@ -122,109 +190,37 @@ func countTargets(targets []int, pad int) int {
 	return n
 }
 
-func crossEntropyBackward[T float](d []T, targets []int, dl, eps float64, pad int) {
+// smoothedRowsBackward is rowLosses' gradient; x and stats are read only
+// for logits.
+func smoothedRowsBackward[T Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool) {
 	vocab := len(d) / len(targets)
-	scale := -dl / float64(max(countTargets(targets, pad), 1))
+	q := T(eps / float64(vocab))
 	for i, t := range targets {
-		row := d[i*vocab : (i+1)*vocab]
-		if t == pad {
-			clear(row)
-			continue
-		}
-		for v := range row {
-			row[v] = T(scale * eps / float64(vocab))
-		}
-		row[t] += T(scale * (1 - eps))
-	}
-}
-
-// SmoothedCrossEntropyLogits is SmoothedCrossEntropy(LogSoftmax(logits), …)
-// in one op, for training: with lse the row's log-sum-exp,
-//
-//	loss_i = lse_i - (1-ε)·logits[i, t_i] - ε/vocab · Σ_v logits[i, v]
-//	∂loss/∂logits[i, v] = (softmax(logits_i)_v - q_v) / N
-//
-// It reads the [rows, vocab] logits twice instead of the four passes of the
-// two ops, and makes no log-probability tensor.
-func SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64, pad int) (*G.Node, error) {
-	if err := checkTargets(logits, targets); err != nil {
-		return nil, err
-	}
-	if eps < 0 || eps >= 1 {
-		return nil, errors.Errorf("cross-entropy: label smoothing %g not in [0, 1)", eps)
-	}
-	op := &kernelOp{
-		name:    fmt.Sprintf("smoothed_cross_entropy_logits(eps=%g,pad=%d)", eps, pad),
-		arity:   2,
-		sig:     signature(tensorType(0), tensorType(logits.Dims()), intTensorType(targets.Dims())),
-		shape:   func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
-		diffWRT: []bool{true, false},
-	}
-	// lse holds each row's log-sum-exp from the forward pass for the backward.
-	var lse []float64
-	op.scalar = func(in []*tensor.Dense) (float64, error) {
-		lse = slices.Grow(lse[:0], len(in[1].Data().([]int)))[:len(in[1].Data().([]int))]
-		switch x := in[0].Data().(type) {
-		case []float32:
-			return crossEntropyLogits(x, in[1].Data().([]int), lse, eps, pad)
-		default:
-			return crossEntropyLogits(x.([]float64), in[1].Data().([]int), lse, eps, pad)
-		}
-	}
-	op.diff = func(in G.Nodes, _, dl *G.Node) (G.Nodes, error) {
-		back := &kernelOp{
-			name:  fmt.Sprintf("smoothed_cross_entropy_logits_grad(eps=%g,pad=%d)", eps, pad),
-			arity: 3,
-			sig:   signature(tensorType(logits.Dims()), tensorType(logits.Dims()), intTensorType(targets.Dims()), tensorType(0)),
-			shape: sameShape,
-		}
-		back.forward = func(d *tensor.Dense, in []*tensor.Dense) error {
-			dl := scalarOf(in[2])
-			switch dd := d.Data().(type) {
-			case []float32:
-				crossEntropyLogitsBackward(dd, in[0].Data().([]float32), in[1].Data().([]int), lse, dl, eps, pad)
-			case []float64:
-				crossEntropyLogitsBackward(dd, in[0].Data().([]float64), in[1].Data().([]int), lse, dl, eps, pad)
-			}
-			return nil
-		}
-		d, err := apply(back, in[0], in[1], dl)
-		return G.Nodes{d, nil}, err
-	}
-	return apply(op, logits, targets)
-}
-
-// logSumExp is log Σ exp(x_j), computed from the row's maximum.
-func logSumExp[T float](x []T) float64 {
-	m := rowMax(x)
-	return float64(m) + math.Log(expShift(nil, x, m))
-}
-
-// crossEntropyLogits is the fused loss; it stores each row's log-sum-exp in lse.
-func crossEntropyLogits[T float](x []T, targets []int, lse []float64, eps float64, pad int) (float64, error) {
-	return smoothedLoss(x, targets, eps, pad, func(i int, row []T) float64 {
-		lse[i] = logSumExp(row)
-		return lse[i]
-	})
-}
-
-// crossEntropyLogitsBackward is the fused loss's gradient, given the forward
-// pass's log-sum-exps.
-func crossEntropyLogitsBackward[T float](d, x []T, targets []int, lse []float64, dl, eps float64, pad int) {
-	vocab := len(d) / len(targets)
-	scale := dl / float64(max(countTargets(targets, pad), 1))
-	for i, t := range targets {
-		row, dr := x[i*vocab:(i+1)*vocab], d[i*vocab:(i+1)*vocab]
+		dr := d[i*vocab : (i+1)*vocab]
+		dz, dl := dstats[2*i], dstats[2*i+1]
 		if t == pad {
 			clear(dr)
 			continue
 		}
-		// dr = s·(softmax(row) - q), the softmax being e^(row - lse).
-		expShift(dr, row, T(lse[i]))
-		s, q := T(scale), T(eps/float64(vocab))
-		for v, p := range dr {
-			dr[v] = s * (p - q)
+		if !logits {
+			for v := range dr {
+				dr[v] = -dl * q
+			}
+			dr[t] -= dl * T(1-eps)
+			continue
 		}
-		dr[t] -= s * T(1-eps)
+		// dr = (dl + dz)·softmax(row) - dl·q, the softmax being e^(row - lse).
+		expShift(dr, x[i*vocab:(i+1)*vocab], stats[2*i])
+		s, c := dl+dz, dl*q
+		for v, p := range dr {
+			dr[v] = s*p - c
+		}
+		dr[t] -= dl * T(1-eps)
 	}
+}
+
+// logSumExp is log Σ exp(x_j), computed from the row's maximum.
+func logSumExp[T Float](x []T) float64 {
+	m := rowMax(x)
+	return float64(m) + math.Log(expShift(nil, x, m))
 }

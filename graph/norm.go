@@ -6,7 +6,6 @@ import (
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Normalize scales each row (last axis) of x to unit variance and multiplies it by
@@ -24,63 +23,37 @@ func Normalize(x, g *G.Node, eps float64, center bool) (*G.Node, error) {
 	if g.Dims() != 1 || g.Shape()[0] != lastDim(x.Shape()) {
 		return nil, errors.Errorf("normalize: x %v with gain %v: gain must be a vector of x's last size", x.Shape(), g.Shape())
 	}
-	op := &kernelOp{
-		name:    fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center),
-		arity:   2,
-		sig:     signature(tensorType(x.Dims()), tensorType(x.Dims()), tensorType(1)),
-		shape:   sameShape,
-		diffWRT: []bool{true, true},
-	}
-	op.forward = func(y *tensor.Dense, in []*tensor.Dense) error {
-		switch yd := y.Data().(type) {
-		case []float32:
-			normalizeRows(yd, in[0].Data().([]float32), in[1].Data().([]float32), eps, center)
-		case []float64:
-			normalizeRows(yd, in[0].Data().([]float64), in[1].Data().([]float64), eps, center)
-		}
-		return nil
-	}
-	op.diff = func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-		dx, err := normalizeGrad(in[0], in[1], dy, eps, center, false)
-		if err != nil {
-			return nil, err
-		}
-		dg, err := normalizeGrad(in[0], in[1], dy, eps, center, true)
-		return G.Nodes{dx, dg}, err
-	}
-	return apply(op, x, g)
+	return Op{
+		Name:  fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center),
+		Arity: 2,
+		Shape: SameShape,
+		F32:   normalizeKernels[float32](eps, center),
+		F64:   normalizeKernels[float64](eps, center),
+		Diff:  []bool{true, true},
+		Save:  []int{0, 1},
+	}.Apply(x, g)
 }
 
-// normalizeGrad is the backward pass of Normalize. With d = g ⊙ dy and r the
-// row's 1/sqrt(σ² + eps):
+// normalizeKernels are Normalize's kernels. With d = g ⊙ dy and r the row's
+// 1/sqrt(σ² + eps), the backward pass is
 //
 //	dx = r · (d - mean(d) - x̂ · mean(d ⊙ x̂))   (the mean(d) term only when centered)
-//	dg = Σ_rows dy ⊙ x̂                         (gain true)
-func normalizeGrad(x, g, dy *G.Node, eps float64, center, gain bool) (*G.Node, error) {
-	op := &kernelOp{
-		name:  fmt.Sprintf("normalize_grad(eps=%g,center=%t,gain=%t)", eps, center, gain),
-		arity: 3,
-		sig:   signature(tensorType(x.Dims()), tensorType(x.Dims()), tensorType(1), tensorType(x.Dims())),
-		shape: sameShape,
+//	dg = Σ_rows dy ⊙ x̂
+func normalizeKernels[T Float](eps float64, center bool) Kernels[T] {
+	return Kernels[T]{
+		Forward: func(y Operand[T], in []Operand[T]) error {
+			normalizeRows(y.Data, in[0].Data, in[1].Data, eps, center)
+			return nil
+		},
+		Backward: func(i int, d Operand[T], in []Operand[T], _, dy Operand[T]) error {
+			normalizeBackward(d.Data, in[0].Data, in[1].Data, dy.Data, eps, center, i == 1)
+			return nil
+		},
 	}
-	if gain {
-		op.sig = signature(tensorType(1), tensorType(x.Dims()), tensorType(1), tensorType(x.Dims()))
-		op.shape = func(s []tensor.Shape) (tensor.Shape, error) { return s[1].Clone(), nil }
-	}
-	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
-		switch od := out.Data().(type) {
-		case []float32:
-			normalizeBackward(od, in[0].Data().([]float32), in[1].Data().([]float32), in[2].Data().([]float32), eps, center, gain)
-		case []float64:
-			normalizeBackward(od, in[0].Data().([]float64), in[1].Data().([]float64), in[2].Data().([]float64), eps, center, gain)
-		}
-		return nil
-	}
-	return apply(op, x, g, dy)
 }
 
 // rowStats returns the row's mean (0 unless center) and 1/sqrt(variance + eps).
-func rowStats[T float](x []T, eps float64, center bool) (mean, rstd float64) {
+func rowStats[T Float](x []T, eps float64, center bool) (mean, rstd float64) {
 	if center {
 		for _, v := range x {
 			mean += float64(v)
@@ -95,7 +68,7 @@ func rowStats[T float](x []T, eps float64, center bool) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(ss/float64(len(x))+eps)
 }
 
-func normalizeRows[T float](y, x, g []T, eps float64, center bool) {
+func normalizeRows[T Float](y, x, g []T, eps float64, center bool) {
 	n := len(g)
 	for r := 0; r < len(x); r += n {
 		xr, yr := x[r:r+n], y[r:r+n]
@@ -106,7 +79,7 @@ func normalizeRows[T float](y, x, g []T, eps float64, center bool) {
 	}
 }
 
-func normalizeBackward[T float](out, x, g, dy []T, eps float64, center, gain bool) {
+func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center, gain bool) {
 	n := len(g)
 	if gain {
 		clear(out)

@@ -1,231 +1,206 @@
 package graph
 
 import (
-	"fmt"
-	"hash"
-	"hash/fnv"
-
 	"github.com/chewxy/hm"
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// float is the element type every kernel of this package is written for.
-type float interface{ ~float32 | ~float64 }
+// Float is the element type of an op's kernels.
+type Float interface{ float32 | float64 }
 
-// kernelOp is the one Gorgonia Op type behind all of this package's ops. An op is
-// a value of it built by a constructor that fills in the kernels; Gorgonia sees an
-// Op and an SDOp (symbolic gradient). It writes into its own output tensor, so
-// that a program allocates nothing after its first run.
+// Op defines an operation of the graph: a name, a shape rule, forward and
+// backward kernels for float32 and float64, and the inputs it is
+// differentiable with respect to. Apply adds it to a graph, where Gorgonia
+// sees an Op and an SDOp (symbolic gradient); this package's own ops are
+// defined the same way.
 //
-// name must describe the op and all its parameters: Gorgonia merges nodes whose
-// op hashes and children are equal, so two ops that compute different things
-// must never share a name.
-type kernelOp struct {
-	name  string
-	arity int
-	// sig is the type signature, arguments then result. Type builds a fresh
-	// function type from it at every call: Gorgonia returns function types to
-	// a pool after inference, so one must never be kept.
-	sig     []hm.Type
-	shape   func(in []tensor.Shape) (tensor.Shape, error)
-	forward func(out *tensor.Dense, in []*tensor.Dense) error
-	// scalar replaces forward for ops whose output is a scalar.
-	scalar func(in []*tensor.Dense) (float64, error)
-	// diff returns the gradient of each input given the output's gradient,
-	// nil where diffWRT is false. Nil diff means the op is not differentiable.
-	diff    func(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
-	diffWRT []bool
-	// out is the output tensor of this op, reused from run to run (Gorgonia's
-	// TapeMachine forgets every value between runs): its slot in the arena
-	// while the op's program is active, else allocated at the first run.
-	out *tensor.Dense
-	// trace, during a program's first run, is where the op records that it ran.
-	trace *[]*kernelOp
+// An op's float inputs all have the graph's element type, which its output
+// takes (unless IntOutput); int inputs (token ids, targets) are read through
+// Operand.Ints. Each node of the graph writes its output into a tensor of its
+// own, laid out by its program after the first run, so a program allocates
+// nothing from the second run on: kernels overwrite every element of y.
+//
+// A value the backward pass needs from the forward pass is an input or the
+// output of the op, saved with Save and SaveOutput, never state shared by
+// the kernels: the graph's edges then order the computation.
+type Op struct {
+	// Name describes the op and every parameter it closes over: Gorgonia
+	// merges nodes whose op names and inputs are equal, so two ops that
+	// compute different things must never share a name.
+	Name  string
+	Arity int
+	// Shape is the output's shape given the inputs' shapes, checked when the
+	// op is applied. A scalar shape (tensor.ScalarShape()) makes a scalar
+	// node, such as a loss.
+	Shape func(in []tensor.Shape) (tensor.Shape, error)
+	// IntOutput makes the output an int tensor, written to Operand.Ints.
+	IntOutput bool
+	F32       Kernels[float32]
+	F64       Kernels[float64]
+	// Diff says which inputs the op is differentiable with respect to (nil:
+	// none). The gradients come from Grad when it is set, else from the
+	// Backward kernels.
+	Diff []bool
+	// Save lists the inputs whose elements the Backward kernels read, and
+	// SaveOutput says whether they read the output: only these are kept for,
+	// and wired into, the backward pass. Every input's shape is known there.
+	Save       []int
+	SaveOutput bool
+	// Grad, if set, builds the gradients of the inputs x (nil where Diff is
+	// false) from other ops, given the output y and its gradient dy.
+	Grad func(x G.Nodes, y, dy *G.Node) (G.Nodes, error)
 }
 
-var _ G.SDOp = (*kernelOp)(nil)
-
-// Arity implements G.Op.
-func (op *kernelOp) Arity() int { return op.arity }
-
-// Type implements G.Op.
-func (op *kernelOp) Type() hm.Type { return hm.NewFnType(op.sig...) }
-
-// ReturnsPtr implements G.Op.
-func (op *kernelOp) ReturnsPtr() bool { return false }
-
-// CallsExtern implements G.Op.
-func (op *kernelOp) CallsExtern() bool { return false }
-
-// OverwritesInput implements G.Op.
-func (op *kernelOp) OverwritesInput() int { return -1 }
-
-// WriteHash implements G.Op.
-func (op *kernelOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.name) }
-
-// Hashcode implements G.Op.
-func (op *kernelOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
+// Kernels are an op's computations in one element type.
+type Kernels[T Float] struct {
+	// Forward writes the output y from the inputs x.
+	Forward func(y Operand[T], x []Operand[T]) error
+	// Backward writes into dx the gradient of input i, given the inputs x
+	// (elements only for those saved), the output y (if saved) and the
+	// output's gradient dy.
+	Backward func(i int, dx Operand[T], x []Operand[T], y, dy Operand[T]) error
 }
 
-// String implements fmt.Stringer.
-func (op *kernelOp) String() string { return op.name }
+// Operand is what a kernel sees of one input or output: its shape and its
+// elements, in Data for a float tensor or in Ints for an int tensor. A scalar
+// has shape () and one element.
+type Operand[T Float] struct {
+	Shape tensor.Shape
+	Data  []T
+	Ints  []int
+}
 
-// InferShape implements G.Op.
-func (op *kernelOp) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	shapes, err := G.DimSizersToShapes(ds)
+// SameShape is the shape rule of ops whose output has their first input's shape.
+func SameShape(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil }
+
+// Apply adds the op to the graph of its inputs and returns its output. The
+// definition, the inputs' number and element types and the output's shape are
+// checked here, when the graph is built.
+func (op Op) Apply(in ...*G.Node) (*G.Node, error) {
+	n, err := op.node(in)
 	if err != nil {
-		return nil, errors.Wrap(err, op.name)
+		return nil, errors.Wrap(err, op.Name)
 	}
-	s, err := op.shape(shapes)
-	return s, errors.Wrap(err, op.name)
+	out, err := G.ApplyOp(n, in...)
+	return out, errors.Wrap(err, op.Name)
 }
 
-// Do implements G.Op. The output is written into the op's own tensor (its
-// slot in the arena, or one allocated at the first run), never into memory
-// the machine offers: where outputs lie is planned after a program's first
-// run (see Program.plan), and that plan must not change from run to run.
-func (op *kernelOp) Do(vals ...G.Value) (G.Value, error) {
-	if op.trace != nil {
-		*op.trace = append(*op.trace, op)
+// Apply is op.Apply recorded in s.
+func (s *Scope) Apply(op Op, in ...*G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return op.Apply(in...) }, in...)
+}
+
+// node checks the op against its inputs and makes the Gorgonia op of one node.
+func (op Op) node(in []*G.Node) (*kernelOp, error) {
+	if err := op.check(len(in)); err != nil {
+		return nil, err
 	}
-	in, err := op.inputs(vals)
+	dt, err := floatType(in)
 	if err != nil {
 		return nil, err
 	}
-	if op.scalar != nil {
-		v, err := op.scalar(in)
-		if err != nil {
-			return nil, errors.Wrap(err, op.name)
-		}
-		return scalarValue(floatDtype(in), v), nil
+	if err := op.checkKernels(dt); err != nil {
+		return nil, err
 	}
 	shapes := make([]tensor.Shape, len(in))
-	for i, t := range in {
-		shapes[i] = t.Shape()
+	sig := make([]hm.Type, len(in)+1)
+	for i, x := range in {
+		shapes[i] = x.Shape().Clone()
+		sig[i] = nodeType(x.Dtype(), x.Dims())
 	}
-	s, err := op.shape(shapes)
+	s, err := op.Shape(shapes)
 	if err != nil {
-		return nil, errors.Wrap(err, op.name)
+		return nil, err
 	}
-	dt := floatDtype(in)
-	if !fits(op.out, s, dt) {
-		op.out = tensor.New(tensor.Of(dt), tensor.WithShape(s.Clone()...))
+	outType := dt
+	if op.IntOutput {
+		outType = tensor.Int
 	}
-	return op.out, errors.Wrap(op.forward(op.out, in), op.name)
+	sig[len(in)] = nodeType(outType, len(s))
+	def := op
+	return &kernelOp{def: &def, dtype: dt, outType: outType, in: shapes, shape: s.Clone(), sig: sig}, nil
 }
 
-// fits reports whether t can hold an output of shape s and type dt.
-func fits(t *tensor.Dense, s tensor.Shape, dt tensor.Dtype) bool {
-	return t != nil && t.Shape().Eq(s) && t.Dtype() == dt && !t.IsView()
-}
-
-// inputs checks the arity and turns every input into a contiguous dense tensor.
-func (op *kernelOp) inputs(vals []G.Value) ([]*tensor.Dense, error) {
-	if len(vals) != op.arity {
-		return nil, errors.Errorf("%s: %d inputs, want %d", op.name, len(vals), op.arity)
+// check validates the definition for n inputs.
+func (op Op) check(n int) error {
+	switch {
+	case op.Name == "":
+		return errors.New("an op needs a name")
+	case op.Shape == nil:
+		return errors.New("no shape rule")
+	case n != op.Arity:
+		return errors.Errorf("%d inputs, want %d", n, op.Arity)
+	case op.Diff != nil && len(op.Diff) != op.Arity:
+		return errors.Errorf("Diff has %d entries for %d inputs", len(op.Diff), op.Arity)
 	}
-	in := make([]*tensor.Dense, len(vals))
-	for i, v := range vals {
-		d, ok := v.(*tensor.Dense)
-		switch {
-		case !ok:
-			in[i] = scalarDense(v)
-			if in[i] == nil {
-				return nil, errors.Errorf("%s: input %d is a %T, want a tensor", op.name, i, v)
-			}
-		case d.IsView():
-			in[i] = d.Materialize().(*tensor.Dense)
-		default:
-			in[i] = d
+	for _, i := range op.Save {
+		if i < 0 || i >= op.Arity {
+			return errors.Errorf("saved input %d out of range [0, %d)", i, op.Arity)
 		}
-	}
-	return in, nil
-}
-
-// floatDtype is the element type of the first float input: the type of the output.
-func floatDtype(in []*tensor.Dense) tensor.Dtype {
-	for _, t := range in {
-		if dt := t.Dtype(); dt == tensor.Float32 || dt == tensor.Float64 {
-			return dt
-		}
-	}
-	return tensor.Float64
-}
-
-// DiffWRT implements G.SDOp.
-func (op *kernelOp) DiffWRT(n int) []bool {
-	if op.diffWRT == nil {
-		return make([]bool, n)
-	}
-	return op.diffWRT
-}
-
-// SymDiff implements G.SDOp.
-func (op *kernelOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	if op.diff == nil {
-		return nil, errors.Errorf("%s is not differentiable", op.name)
-	}
-	return op.diff(in, out, grad)
-}
-
-// scalarValue wraps v as a Gorgonia scalar of type dt.
-func scalarValue(dt tensor.Dtype, v float64) G.Value {
-	if dt == tensor.Float32 {
-		return G.NewF32(float32(v))
-	}
-	return G.NewF64(v)
-}
-
-// scalarDense turns a Gorgonia scalar into a tensor of shape (), nil if v is not a
-// float scalar.
-func scalarDense(v G.Value) *tensor.Dense {
-	switch s := v.(type) {
-	case *G.F32:
-		return tensor.New(tensor.FromScalar(float32(*s)))
-	case *G.F64:
-		return tensor.New(tensor.FromScalar(float64(*s)))
 	}
 	return nil
 }
 
-// scalarOf reads the single element of a scalar (or one-element) tensor.
-func scalarOf(t *tensor.Dense) float64 {
-	switch d := t.Data().(type) {
-	case float32:
-		return float64(d)
-	case float64:
-		return d
-	case []float32:
-		return float64(d[0])
-	case []float64:
-		return d[0]
+// checkKernels checks that the op has the kernels a graph of type dt needs.
+func (op Op) checkKernels(dt tensor.Dtype) error {
+	fwd, bwd := op.F64.Forward != nil, op.F64.Backward != nil
+	if dt == tensor.Float32 {
+		fwd, bwd = op.F32.Forward != nil, op.F32.Backward != nil
 	}
-	return 0
+	if !fwd {
+		return errors.Errorf("no %v forward kernel", dt)
+	}
+	if op.Grad == nil && !bwd && op.differentiable() {
+		return errors.Errorf("differentiable without Grad or a %v backward kernel", dt)
+	}
+	return nil
 }
 
-// tensorType is the Gorgonia type of a float tensor with d dimensions.
-func tensorType(d int) hm.Type {
+// differentiable reports whether any input has a gradient.
+func (op Op) differentiable() bool {
+	for _, d := range op.Diff {
+		if d {
+			return true
+		}
+	}
+	return false
+}
+
+// floatType is the element type shared by the float inputs: the graph's.
+func floatType(in []*G.Node) (tensor.Dtype, error) {
+	var dt tensor.Dtype
+	for i, x := range in {
+		if x == nil {
+			return dt, errors.Errorf("input %d is nil", i)
+		}
+		switch t := x.Dtype(); {
+		case t != tensor.Float32 && t != tensor.Float64:
+			if t != tensor.Int {
+				return dt, errors.Errorf("input %d (%s) is %v: want float32, float64 or int", i, x.Name(), t)
+			}
+		case dt == tensor.Dtype{}:
+			dt = t
+		case t != dt:
+			return dt, errors.Errorf("input %d (%s) is %v, an earlier input %v: a graph has one float type", i, x.Name(), t, dt)
+		}
+	}
+	if dt == (tensor.Dtype{}) {
+		return dt, errors.New("no float input to take the element type from")
+	}
+	return dt, nil
+}
+
+// nodeType is the Gorgonia type of a node of element type dt and d
+// dimensions; floats are the type variable a, which the graph's type fills.
+func nodeType(dt tensor.Dtype, d int) hm.Type {
+	var of hm.Type = hm.TypeVariable('a')
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		of = dt
+	}
 	if d == 0 {
-		return hm.TypeVariable('a')
+		return of
 	}
-	return G.TensorType{Dims: d, Of: hm.TypeVariable('a')}
-}
-
-// intTensorType is the Gorgonia type of an int tensor with d dimensions.
-func intTensorType(d int) hm.Type { return G.TensorType{Dims: d, Of: tensor.Int} }
-
-// signature is the type signature of an op taking args and returning ret.
-func signature(ret hm.Type, args ...hm.Type) []hm.Type {
-	return append(args, ret)
-}
-
-// apply adds op to the graph of its inputs.
-func apply(op *kernelOp, in ...*G.Node) (*G.Node, error) {
-	n, err := G.ApplyOp(op, in...)
-	return n, errors.Wrap(err, op.name)
+	return G.TensorType{Dims: d, Of: of}
 }

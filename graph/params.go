@@ -179,4 +179,6 @@ func FromFloat64s(dt tensor.Dtype, vals []float64, shape ...int) *tensor.Dense {
 
 // ArenaBytes is the memory the programs of p lay their intermediate tensors
 // out in: that of the largest program run so far.
-func (p *Params) ArenaBytes() int { return 4*len(p.arena.f32) + 8*len(p.arena.f64) }
+func (p *Params) ArenaBytes() int {
+	return 4*len(p.arena.f32) + 8*len(p.arena.f64) + 8*len(p.arena.ints)
+}

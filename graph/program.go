@@ -53,7 +53,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 	for _, n := range s.b.g.AllNodes() {
 		if op, ok := n.Op().(*kernelOp); ok {
 			if _, dup := p.nodes[op]; dup {
-				return nil, errors.Errorf("op %s is used by two nodes", op.name)
+				return nil, errors.Errorf("op %s is used by two nodes", op.def.Name)
 			}
 			p.nodes[op] = n
 			p.ops = append(p.ops, op)
@@ -210,7 +210,9 @@ func (p *Program) Loss() float64 {
 	case *G.F64:
 		return float64(*l)
 	case *tensor.Dense:
-		return scalarOf(l)
+		if v := Float64s(l); len(v) == 1 {
+			return v[0]
+		}
 	}
 	return 0
 }

@@ -142,9 +142,20 @@ func (s *Scope) Input(name string, dt tensor.Dtype, shape ...int) *G.Node {
 	return n
 }
 
-// Constant adds a fixed tensor (sinusoidal encodings, a projection in a test).
+// Constant adds a fixed tensor (sinusoidal encodings, a projection in a
+// test). A float tensor is converted to the graph's element type, so a
+// float64 constant serves a float32 graph.
 func (s *Scope) Constant(name string, v *tensor.Dense) *G.Node {
+	if dt := v.Dtype(); dt != s.Dtype() && (dt == tensor.Float32 || dt == tensor.Float64) {
+		v = FromFloat64s(s.Dtype(), Float64s(v), v.Shape()...)
+	}
 	return G.NewTensor(s.b.g, v.Dtype(), v.Dims(), G.WithShape(v.Shape()...), G.WithName(s.Name(name)), G.WithValue(v))
+}
+
+// Scalar is the constant v in the graph's element type, a one-element
+// tensor that broadcasts against any shape: s.Mul(x, s.Scalar(0.5)).
+func (s *Scope) Scalar(v float64) *G.Node {
+	return s.Constant(fmt.Sprintf("scalar(%v)", v), FromFloat64s(s.Dtype(), []float64{v}, 1))
 }
 
 // do runs f unless building already failed or an input is missing.

@@ -22,6 +22,79 @@ func (s *Scope) Add(a, b *G.Node) *G.Node {
 	return s.do(func() (*G.Node, error) { return Add(a, b) }, a, b)
 }
 
+// Sub is Sub recorded in s.
+func (s *Scope) Sub(a, b *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return Sub(a, b) }, a, b)
+}
+
+// Mul is Mul recorded in s.
+func (s *Scope) Mul(a, b *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return Mul(a, b) }, a, b)
+}
+
+// Div is Div recorded in s.
+func (s *Scope) Div(a, b *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return Div(a, b) }, a, b)
+}
+
+// Exp is Exp recorded in s.
+func (s *Scope) Exp(x *G.Node) *G.Node { return s.do(func() (*G.Node, error) { return Exp(x) }, x) }
+
+// Log is Log recorded in s.
+func (s *Scope) Log(x *G.Node) *G.Node { return s.do(func() (*G.Node, error) { return Log(x) }, x) }
+
+// Sqrt is Sqrt recorded in s.
+func (s *Scope) Sqrt(x *G.Node) *G.Node { return s.do(func() (*G.Node, error) { return Sqrt(x) }, x) }
+
+// Tanh is Tanh recorded in s.
+func (s *Scope) Tanh(x *G.Node) *G.Node { return s.do(func() (*G.Node, error) { return Tanh(x) }, x) }
+
+// Sigmoid is Sigmoid recorded in s.
+func (s *Scope) Sigmoid(x *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return Sigmoid(x) }, x)
+}
+
+// SiLU is SiLU recorded in s.
+func (s *Scope) SiLU(x *G.Node) *G.Node { return s.do(func() (*G.Node, error) { return SiLU(x) }, x) }
+
+// GELU is GELU recorded in s.
+func (s *Scope) GELU(x *G.Node) *G.Node { return s.do(func() (*G.Node, error) { return GELU(x) }, x) }
+
+// Reshape is Reshape recorded in s.
+func (s *Scope) Reshape(x *G.Node, dims ...int) *G.Node {
+	return s.do(func() (*G.Node, error) { return Reshape(x, dims...) }, x)
+}
+
+// Transpose is Transpose recorded in s.
+func (s *Scope) Transpose(x *G.Node, perm ...int) *G.Node {
+	return s.do(func() (*G.Node, error) { return Transpose(x, perm...) }, x)
+}
+
+// Slice is Slice recorded in s.
+func (s *Scope) Slice(x *G.Node, axis, start, end int) *G.Node {
+	return s.do(func() (*G.Node, error) { return Slice(x, axis, start, end) }, x)
+}
+
+// Concat is Concat recorded in s.
+func (s *Scope) Concat(axis int, xs ...*G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return Concat(axis, xs...) }, xs...)
+}
+
+// Sum is Sum recorded in s.
+func (s *Scope) Sum(x *G.Node, axis int, keep bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return Sum(x, axis, keep) }, x)
+}
+
+// Mean is Mean recorded in s.
+func (s *Scope) Mean(x *G.Node, axis int, keep bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return Mean(x, axis, keep) }, x)
+}
+
+// Max is Max recorded in s.
+func (s *Scope) Max(x *G.Node, axis int, keep bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return Max(x, axis, keep) }, x)
+}
+
 // ReLU is ReLU recorded in s.
 func (s *Scope) ReLU(x *G.Node) *G.Node {
 	return s.do(func() (*G.Node, error) { return ReLU(x) }, x)

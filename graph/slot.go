@@ -22,37 +22,32 @@ func SetSlot(cache, x, slot *G.Node) (*G.Node, error) {
 	if err := checkSlotShapes(cache.Shape(), x.Shape(), slot); err != nil {
 		return nil, err
 	}
-	op := &kernelOp{
-		name:    "set_slot",
-		arity:   3,
-		sig:     signature(tensorType(cache.Dims()), tensorType(cache.Dims()), tensorType(x.Dims()), intTensorType(1)),
-		shape:   sameShape,
-		diffWRT: []bool{true, true, false},
+	return Op{
+		Name:  "set_slot",
+		Arity: 3,
+		Shape: SameShape,
+		F32:   Kernels[float32]{Forward: setSlotKernel[float32]},
+		F64:   Kernels[float64]{Forward: setSlotKernel[float64]},
+		Diff:  []bool{true, true, false},
+		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+			dcache, err := slotGrad(dy, in[2], true)
+			if err != nil {
+				return nil, err
+			}
+			dx, err := slotGrad(dy, in[2], false)
+			return G.Nodes{dcache, dx, nil}, err
+		},
+	}.Apply(cache, x, slot)
+}
+
+func setSlotKernel[T Float](y Operand[T], in []Operand[T]) error {
+	t, err := slotIndex(in[2].Ints, y.Shape)
+	if err != nil {
+		return err
 	}
-	op.forward = func(y *tensor.Dense, in []*tensor.Dense) error {
-		t, err := slotIndex(in[2], y.Shape())
-		if err != nil {
-			return err
-		}
-		switch yd := y.Data().(type) {
-		case []float32:
-			copy(yd, in[0].Data().([]float32))
-			writeSlot(yd, in[1].Data().([]float32), t, y.Shape())
-		case []float64:
-			copy(yd, in[0].Data().([]float64))
-			writeSlot(yd, in[1].Data().([]float64), t, y.Shape())
-		}
-		return nil
-	}
-	op.diff = func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-		dcache, err := slotGrad(dy, in[2], true)
-		if err != nil {
-			return nil, err
-		}
-		dx, err := slotGrad(dy, in[2], false)
-		return G.Nodes{dcache, dx, nil}, err
-	}
-	return apply(op, cache, x, slot)
+	copy(y.Data, in[0].Data)
+	writeSlot(y.Data, in[1].Data, t, y.Shape)
+	return nil
 }
 
 // checkSlotShapes checks SetSlot's operands: cache [..., maxLen, d], x
@@ -72,37 +67,33 @@ func checkSlotShapes(cs, xs tensor.Shape, slot *G.Node) error {
 // rows zeroed (cacheGrad, the cache's gradient) or the slot's rows alone as
 // [..., 1, d] (x's gradient).
 func slotGrad(dy, slot *G.Node, cacheGrad bool) (*G.Node, error) {
-	op := &kernelOp{
-		name:  fmt.Sprintf("set_slot_grad(cache=%t)", cacheGrad),
-		arity: 2,
-		sig:   signature(tensorType(dy.Dims()), tensorType(dy.Dims()), intTensorType(1)),
+	shape := dy.Shape().Clone()
+	if !cacheGrad {
+		shape[len(shape)-2] = 1
 	}
-	op.shape = func(s []tensor.Shape) (tensor.Shape, error) {
-		out := s[0].Clone()
-		if !cacheGrad {
-			out[len(out)-2] = 1
-		}
-		return out, nil
-	}
-	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
-		t, err := slotIndex(in[1], in[0].Shape())
+	return Op{
+		Name:  fmt.Sprintf("set_slot_grad(cache=%t)", cacheGrad),
+		Arity: 2,
+		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
+		F32:   Kernels[float32]{Forward: slotGradKernel[float32](cacheGrad)},
+		F64:   Kernels[float64]{Forward: slotGradKernel[float64](cacheGrad)},
+	}.Apply(dy, slot)
+}
+
+func slotGradKernel[T Float](cacheGrad bool) func(Operand[T], []Operand[T]) error {
+	return func(out Operand[T], in []Operand[T]) error {
+		t, err := slotIndex(in[1].Ints, in[0].Shape)
 		if err != nil {
 			return err
 		}
-		switch od := out.Data().(type) {
-		case []float32:
-			slotBackward(od, in[0].Data().([]float32), t, in[0].Shape(), cacheGrad)
-		case []float64:
-			slotBackward(od, in[0].Data().([]float64), t, in[0].Shape(), cacheGrad)
-		}
+		slotBackward(out.Data, in[0].Data, t, in[0].Shape, cacheGrad)
 		return nil
 	}
-	return apply(op, dy, slot)
 }
 
 // slotIndex reads the slot and checks it against the cache shape s.
-func slotIndex(slot *tensor.Dense, s tensor.Shape) (int, error) {
-	t := slot.Data().([]int)[0]
+func slotIndex(slot []int, s tensor.Shape) (int, error) {
+	t := slot[0]
 	if n := s[len(s)-2]; t < 0 || t >= n {
 		return 0, errors.Errorf("slot %d outside the cache's [0, %d)", t, n)
 	}
@@ -110,7 +101,7 @@ func slotIndex(slot *tensor.Dense, s tensor.Shape) (int, error) {
 }
 
 // writeSlot copies the rows of x [..., 1, d] into slot t of y [..., maxLen, d].
-func writeSlot[T float](y, x []T, t int, s tensor.Shape) {
+func writeSlot[T Float](y, x []T, t int, s tensor.Shape) {
 	n, d := s[len(s)-2], s[len(s)-1]
 	for i := range len(x) / d {
 		copy(y[(i*n+t)*d:(i*n+t+1)*d], x[i*d:(i+1)*d])
@@ -119,7 +110,7 @@ func writeSlot[T float](y, x []T, t int, s tensor.Shape) {
 
 // slotBackward writes dy with slot t zeroed into out (cacheGrad), or dy's rows
 // at slot t into out [..., 1, d].
-func slotBackward[T float](out, dy []T, t int, s tensor.Shape, cacheGrad bool) {
+func slotBackward[T Float](out, dy []T, t int, s tensor.Shape, cacheGrad bool) {
 	n, d := s[len(s)-2], s[len(s)-1]
 	if cacheGrad {
 		copy(out, dy)

@@ -26,8 +26,9 @@ func TestSetSlotGradients(t *testing.T) {
 				Build: func(s *Scope) *G.Node {
 					return s.SetSlot(s.Param("cache", tc.cache, Normal(1)), s.Param("x", xs, Normal(1)), s.Input("slot", tensor.Int, 1))
 				},
-				Set:  func(p *Program) error { return p.Set("slot", []int{tc.slot}) },
-				Seed: 5,
+				Set:     func(p *Program) error { return p.Set("slot", []int{tc.slot}) },
+				Seed:    5,
+				Float32: true,
 			}
 			if err := c.Run(); err != nil {
 				t.Fatal(err)

@@ -22,44 +22,46 @@ import (
 // masked is all zeros, with zero gradient: a query with nothing to attend to
 // contributes nothing, instead of NaN.
 func Softmax(x, mask *G.Node, scale float64) (*G.Node, error) {
-	op := &kernelOp{
-		name:    fmt.Sprintf("softmax(scale=%g,masked=%t)", scale, mask != nil),
-		arity:   1,
-		sig:     signature(tensorType(x.Dims()), tensorType(x.Dims())),
-		shape:   sameShape,
-		diffWRT: []bool{true},
+	op := Op{
+		Name:       fmt.Sprintf("softmax(scale=%g,masked=%t)", scale, mask != nil),
+		Arity:      1,
+		Shape:      SameShape,
+		Diff:       []bool{true},
+		SaveOutput: true,
 	}
 	in := G.Nodes{x}
+	lead := x.Shape()[:x.Dims()-1]
+	ms := lead // without a mask, a walk of the rows alone
 	if mask != nil {
 		if err := checkBroadcast(x.Shape(), mask.Shape()); err != nil {
 			return nil, errors.Wrap(err, "softmax mask")
 		}
-		op.arity = 2
-		op.sig = signature(tensorType(x.Dims()), tensorType(x.Dims()), tensorType(mask.Dims()))
-		op.diffWRT = []bool{true, false}
+		op.Arity, op.Diff, ms = 2, []bool{true, false}, mask.Shape()[:mask.Dims()-1]
 		in = append(in, mask)
 	}
-	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
-		var m *tensor.Dense
-		if len(in) == 2 {
-			m = in[1]
-		}
-		rows := maskRows(in[0].Shape(), m)
-		switch y := out.Data().(type) {
-		case []float32:
-			softmaxRows(y, in[0].Data().([]float32), maskData[float32](m), rows, scale)
-		case []float64:
-			softmaxRows(y, in[0].Data().([]float64), maskData[float64](m), rows, scale)
-		}
-		return nil
+	// rows walks the rows of x and, along with them, the mask's rows.
+	rows := newBcast(lead, ms)
+	op.F32 = softmaxKernels[float32](rows, scale)
+	op.F64 = softmaxKernels[float64](rows, scale)
+	return op.Apply(in...)
+}
+
+// softmaxKernels are Softmax's kernels; rows walks the rows of x and of the mask.
+func softmaxKernels[T Float](rows bcast, scale float64) Kernels[T] {
+	return Kernels[T]{
+		Forward: func(y Operand[T], x []Operand[T]) error {
+			var mask []T
+			if len(x) == 2 {
+				mask = x[1].Data
+			}
+			softmaxRows(y.Data, x[0].Data, mask, lastDim(y.Shape), rows, scale)
+			return nil
+		},
+		Backward: func(_ int, dx Operand[T], _ []Operand[T], y, dy Operand[T]) error {
+			softmaxBackward(dx.Data, y.Data, dy.Data, lastDim(y.Shape), scale, false)
+			return nil
+		},
 	}
-	op.diff = func(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
-		dx, err := softmaxGrad(y, dy, scale, false)
-		grads := make(G.Nodes, len(in))
-		grads[0] = dx
-		return grads, err
-	}
-	return apply(op, in...)
 }
 
 // LogSoftmax returns log(softmax(x)) over the last axis of x, computed as
@@ -67,73 +69,55 @@ func Softmax(x, mask *G.Node, scale float64) (*G.Node, error) {
 // from Softmax (Gorgonia's LogSoftMax hashes like its SoftMax, so a graph holding
 // both of one node silently gets softmax twice).
 func LogSoftmax(x *G.Node) (*G.Node, error) {
-	op := &kernelOp{
-		name:    "log_softmax",
-		arity:   1,
-		sig:     signature(tensorType(x.Dims()), tensorType(x.Dims())),
-		shape:   sameShape,
-		diffWRT: []bool{true},
-	}
-	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
-		n := lastDim(in[0].Shape())
-		switch y := out.Data().(type) {
-		case []float32:
-			logSoftmaxRows(y, in[0].Data().([]float32), n)
-		case []float64:
-			logSoftmaxRows(y, in[0].Data().([]float64), n)
-		}
-		return nil
-	}
-	op.diff = func(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
-		dx, err := softmaxGrad(y, dy, 1, true)
-		return G.Nodes{dx}, err
-	}
-	return apply(op, x)
+	return Op{
+		Name:       "log_softmax",
+		Arity:      1,
+		Shape:      SameShape,
+		F32:        logSoftmaxKernels[float32](),
+		F64:        logSoftmaxKernels[float64](),
+		Diff:       []bool{true},
+		SaveOutput: true,
+	}.Apply(x)
 }
 
-// softmaxGrad is the backward pass of Softmax (log false) and LogSoftmax (log true):
+func logSoftmaxKernels[T Float]() Kernels[T] {
+	return Kernels[T]{
+		Forward: func(y Operand[T], x []Operand[T]) error {
+			logSoftmaxRows(y.Data, x[0].Data, lastDim(x[0].Shape))
+			return nil
+		},
+		Backward: func(_ int, dx Operand[T], _ []Operand[T], y, dy Operand[T]) error {
+			softmaxBackward(dx.Data, y.Data, dy.Data, lastDim(y.Shape), 1, true)
+			return nil
+		},
+	}
+}
+
+// softmaxBackward is the backward pass of Softmax (log false) and LogSoftmax (log true):
 //
 //	softmax:     dx_j = scale · y_j (dy_j - Σ_k dy_k y_k)
 //	log-softmax: dx_j = dy_j - exp(y_j) Σ_k dy_k
-func softmaxGrad(y, dy *G.Node, scale float64, log bool) (*G.Node, error) {
-	op := &kernelOp{
-		name:  fmt.Sprintf("softmax_grad(scale=%g,log=%t)", scale, log),
-		arity: 2,
-		sig:   signature(tensorType(y.Dims()), tensorType(y.Dims()), tensorType(y.Dims())),
-		shape: sameShape,
-	}
-	op.forward = func(out *tensor.Dense, in []*tensor.Dense) error {
-		n := lastDim(in[0].Shape())
-		switch dx := out.Data().(type) {
-		case []float32:
-			softmaxBackward(dx, in[0].Data().([]float32), in[1].Data().([]float32), n, scale, log)
-		case []float64:
-			softmaxBackward(dx, in[0].Data().([]float64), in[1].Data().([]float64), n, scale, log)
-		}
-		return nil
-	}
-	return apply(op, y, dy)
-}
-
-func softmaxRows[T float](y, x, mask []T, maskRow []int, scale float64) {
-	n := len(x) / len(maskRow)
+func softmaxRows[T Float](y, x, mask []T, n int, rows bcast, scale float64) {
 	s := T(scale)
-	for r, mo := range maskRow {
-		xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
-		for j := range xr {
-			yr[j] = s * xr[j]
-		}
-		if mask != nil {
-			for j, m := range mask[mo : mo+n] {
-				yr[j] += m
+	rows.each(func(r0 int, off, st []int, count int) {
+		for i := range count {
+			r, mo := r0+i, (off[0]+i*st[0])*n
+			xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+			for j := range xr {
+				yr[j] = s * xr[j]
 			}
+			if mask != nil {
+				for j, m := range mask[mo : mo+n] {
+					yr[j] += m
+				}
+			}
+			softmaxInPlace(yr)
 		}
-		softmaxInPlace(yr)
-	}
+	})
 }
 
 // softmaxInPlace replaces the logits v by their softmax; all -Inf gives zeros.
-func softmaxInPlace[T float](v []T) {
+func softmaxInPlace[T Float](v []T) {
 	if len(v) == 0 {
 		return
 	}
@@ -148,7 +132,7 @@ func softmaxInPlace[T float](v []T) {
 	}
 }
 
-func logSoftmaxRows[T float](y, x []T, n int) {
+func logSoftmaxRows[T Float](y, x []T, n int) {
 	for r := 0; r < len(x); r += n {
 		xr, yr := x[r:r+n], y[r:r+n]
 		m := rowMax(xr)
@@ -156,7 +140,7 @@ func logSoftmaxRows[T float](y, x []T, n int) {
 	}
 }
 
-func softmaxBackward[T float](dx, y, dy []T, n int, scale float64, log bool) {
+func softmaxBackward[T Float](dx, y, dy []T, n int, scale float64, log bool) {
 	for r := 0; r < len(y); r += n {
 		yr, dyr, dxr := y[r:r+n], dy[r:r+n], dx[r:r+n]
 		var dot float64
@@ -180,51 +164,6 @@ func softmaxBackward[T float](dx, y, dy []T, n int, scale float64, log bool) {
 	}
 }
 
-// maskRows gives, for every row of a tensor of shape s (the last axis being the
-// row), the offset of the mask row that applies to it. With no mask it still
-// gives one entry per row.
-func maskRows(s tensor.Shape, mask *tensor.Dense) []int {
-	n := lastDim(s)
-	rows := make([]int, s.TotalSize()/max(n, 1))
-	if mask == nil {
-		return rows
-	}
-	ms := mask.Shape()
-	lead := len(s) - 1
-	// stride of each leading axis in the mask, 0 where the mask broadcasts.
-	strides := make([]int, lead)
-	st := ms[len(ms)-1]
-	for i := lead - 1; i >= 0; i-- {
-		if ms[i] != 1 {
-			strides[i] = st
-		}
-		st *= ms[i]
-	}
-	idx := make([]int, lead)
-	for r := range rows {
-		off := 0
-		for i, v := range idx {
-			off += v * strides[i]
-		}
-		rows[r] = off
-		for i := lead - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < s[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return rows
-}
-
-// maskData is the mask's data, nil without a mask.
-func maskData[T float](m *tensor.Dense) []T {
-	if m == nil {
-		return nil
-	}
-	return m.Data().([]T)
-}
-
 // checkBroadcast checks that m can be broadcast to s along every axis but the last.
 func checkBroadcast(s, m tensor.Shape) error {
 	if len(m) != len(s) {
@@ -237,9 +176,6 @@ func checkBroadcast(s, m tensor.Shape) error {
 	}
 	return nil
 }
-
-// sameShape is the shape function of ops whose output has the first input's shape.
-func sameShape(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil }
 
 // lastDim is the size of the last axis of s.
 func lastDim(s tensor.Shape) int {

@@ -15,5 +15,9 @@
 // a new position against each layer's cache of the earlier positions' keys
 // and values (MultiHeadAttention.Cached).
 //
+// Beyond the paper: Rotary (RoPE), SwiGLU and GroupedQueryAttention (multi-query
+// attention as one key/value head, with Cached for incremental decoding), each
+// built from graph.Scope's general tensor ops and checked against PyTorch.
+//
 // Tensors are written with their shapes in comments: x [batch, len, dModel].
 package layers

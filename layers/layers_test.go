@@ -90,7 +90,7 @@ func TestLayerGradients(t *testing.T) {
 				name += ", dropout"
 			}
 			t.Run(name, func(t *testing.T) {
-				c := graph.GradCheck{Build: tc.build, Train: train, Seed: 5, MaxPerParam: 16}
+				c := graph.GradCheck{Build: tc.build, Train: train, Seed: 5, MaxPerParam: 16, Float32: true}
 				if err := c.Run(); err != nil {
 					t.Fatal(err)
 				}

@@ -4,7 +4,10 @@
 // has them.
 package vexp
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // lo is the least argument whose exponential is a normal float32 (2^-126).
 const lo = -87.33654
@@ -34,6 +37,35 @@ func ExpShift(dst, x []float32, shift float32) float64 {
 		sum += float64(e)
 	}
 	return sum
+}
+
+// hi is the greatest argument ExpShift's vector loop takes as it is; it
+// clamps larger ones to it.
+const hi = 88.37626
+
+// Exps writes e^x[i] into dst[i] (dst as long as x, or x itself):
+// ExpShift's exponentials with shift 0, except that arguments above hi,
+// which ExpShift clamps, and NaNs are Exp's (+Inf above 88.72, NaN for NaN).
+// It works in blocks of 64, setting those arguments aside before the block
+// is overwritten.
+func Exps(dst, x []float32) {
+	const block = 64
+	var aside [block]float32
+	for s := 0; s < len(x); s += block {
+		e := min(s+block, len(x))
+		var special uint64
+		for i, v := range x[s:e] {
+			if !(v <= hi) {
+				special |= 1 << i
+				aside[i] = v
+			}
+		}
+		ExpShift(dst[s:e], x[s:e], 0)
+		for ; special != 0; special &= special - 1 {
+			i := bits.TrailingZeros64(special)
+			dst[s+i] = Exp(aside[i])
+		}
+	}
 }
 
 // Max is the largest element of x (not empty), NaN if any element is NaN.

@@ -137,3 +137,37 @@ func TestMaxAndAddConst(t *testing.T) {
 		}
 	}
 }
+
+// TestExps covers the vector loop's range, the arguments above hi that it
+// would clamp, infinities and NaN, over more than one block, into another
+// slice and in place.
+func TestExps(t *testing.T) {
+	var x []float32
+	for i := range 150 {
+		x = append(x, float32(i)-75)
+	}
+	x = append(x, 40, 88.37, 88.5, 88.7, 89, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -87, 10)
+	dst := make([]float32, len(x))
+	Exps(dst, x)
+	in := append([]float32(nil), x...)
+	Exps(in, in)
+	for i, v := range x {
+		if in[i] != dst[i] && !(in[i] != in[i] && dst[i] != dst[i]) {
+			t.Errorf("e^%v in place = %v, into another slice %v", v, in[i], dst[i])
+		}
+		want := math.Exp(float64(v))
+		got := float64(dst[i])
+		switch {
+		case v != v:
+			if got == got {
+				t.Errorf("e^NaN = %v", got)
+			}
+		case want > math.MaxFloat32:
+			if !math.IsInf(got, 1) {
+				t.Errorf("e^%v = %v, want +Inf", v, got)
+			}
+		case math.Abs(got-want) > 2.5e-7*want:
+			t.Errorf("e^%v = %v, want %v", v, got, want)
+		}
+	}
+}

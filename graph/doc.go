@@ -1,0 +1,43 @@
+// Package graph builds, differentiates and runs the expression graphs of the
+// models, on Gorgonia.
+//
+// A Scope is a place in a graph under construction: the graph, the parameter
+// store (Params), a name prefix and the train/eval mode. Layers take a Scope,
+// make their parameters in a child scope (In) and add nodes with its op
+// methods, which record the first error and return nil from then on, so that
+// a layer reads like its equations and Err says once what went wrong, and
+// where:
+//
+//	h := s.SiLU(s.MatMul(x, w, true))     // x: [batch, len, dModel]
+//	y := s.Mul(h, s.Sigmoid(gate))        // broadcasting, as NumPy
+//	if err := s.Err(); err != nil { … }
+//
+// The op methods cover the paper's needs (MatMul, Softmax with masks,
+// LogSoftmax, Normalize, Embed, Dropout, the label-smoothed cross-entropy, the
+// heads' split and merge, the key/value cache's SetSlot) and general tensor
+// math: Add, Sub, Mul and Div with broadcasting; Reshape, Transpose, Slice and
+// Concat; Exp, Log, Sqrt, Tanh, Sigmoid, SiLU, GELU and ReLU; Sum, Mean and Max
+// over an axis; a BatchedMatMul whose batch axes broadcast. Constants (Scalar,
+// Constant) take the graph's element type; a node of another float type is an
+// error when the graph is built, not when it runs.
+//
+// # Ops
+//
+// Every op is an Op value: a name, a shape rule, float32 and float64 forward
+// and backward kernels, and the inputs it is differentiable with respect to.
+// Op.Apply (or Scope.Apply) adds it to a graph, where Gorgonia sees an Op and
+// an SDOp. This package defines its own ops so, and a user's package defines
+// new ones the same way (see the Op example). A value the backward pass needs
+// from the forward pass travels as a graph input (Op.Save, Op.SaveOutput),
+// never through shared state. GradCheck checks an op's gradients against
+// finite differences, and its float32 kernels against its float64 ones.
+//
+// # Programs
+//
+// Compile turns a built graph into a Program (a TapeMachine, with the loss's
+// symbolic gradient), whose inputs are set by name and which Run runs. After
+// its first run a program lays out every op's output in one arena per
+// parameter store, sharing memory between outputs no step needs together, so
+// that later runs allocate nothing and a program per batch shape costs the
+// memory of the largest.
+package graph

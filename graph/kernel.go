@@ -1,0 +1,184 @@
+package graph
+
+import (
+	"hash"
+	"hash/fnv"
+
+	"github.com/chewxy/hm"
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// kernelOp is the Gorgonia Op (and SDOp) of one node of an Op: the
+// definition, the types and shapes it was applied to, and the node's own
+// output tensor.
+type kernelOp struct {
+	def *Op
+	// dtype is the graph's float type, in which the kernels run; outType
+	// the output's element type (dtype, or int).
+	dtype, outType tensor.Dtype
+	in             []tensor.Shape
+	shape          tensor.Shape
+	// sig is the type signature, arguments then result. Type builds a fresh
+	// function type from it at every call: Gorgonia returns function types to
+	// a pool after inference, so one must never be kept.
+	sig []hm.Type
+	// out is the output tensor of this node, reused from run to run
+	// (Gorgonia's TapeMachine forgets every value between runs): its slot in
+	// the arena while the node's program is active, else allocated at the
+	// first run.
+	out *tensor.Dense
+	// dense and scratch hold the inputs between runs (scratch as the
+	// kernels' []Operand[T]), and one the element of a scalar output ([]T).
+	dense        []*tensor.Dense
+	scratch, one any
+	// trace, during a program's first run, is where the op records that it ran.
+	trace *[]*kernelOp
+}
+
+var _ G.SDOp = (*kernelOp)(nil)
+
+// Arity implements G.Op.
+func (n *kernelOp) Arity() int { return n.def.Arity }
+
+// Type implements G.Op.
+func (n *kernelOp) Type() hm.Type { return hm.NewFnType(n.sig...) }
+
+// ReturnsPtr implements G.Op.
+func (n *kernelOp) ReturnsPtr() bool { return false }
+
+// CallsExtern implements G.Op.
+func (n *kernelOp) CallsExtern() bool { return false }
+
+// OverwritesInput implements G.Op.
+func (n *kernelOp) OverwritesInput() int { return -1 }
+
+// WriteHash implements G.Op.
+func (n *kernelOp) WriteHash(h hash.Hash) { _, _ = h.Write([]byte(n.def.Name)) }
+
+// Hashcode implements G.Op.
+func (n *kernelOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	n.WriteHash(h)
+	return h.Sum32()
+}
+
+// String implements fmt.Stringer.
+func (n *kernelOp) String() string { return n.def.Name }
+
+// InferShape implements G.Op: the shape computed when the op was applied.
+func (n *kernelOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return n.shape.Clone(), nil }
+
+// Do implements G.Op: it runs the forward kernel of the graph's type. The
+// output is written into the node's own tensor (its slot in the arena, or one
+// allocated at the first run), never into memory the machine offers: where
+// outputs lie is planned after a program's first run (see Program.plan), and
+// that plan must not change from run to run.
+func (n *kernelOp) Do(vals ...G.Value) (G.Value, error) {
+	if n.trace != nil {
+		*n.trace = append(*n.trace, n)
+	}
+	in, err := n.inputs(vals)
+	if err != nil {
+		return nil, err
+	}
+	// Let go of the inputs after the run: the cache must not keep a first
+	// run's tensors alive (see Program.release).
+	defer clear(in)
+	var v G.Value
+	if n.dtype == tensor.Float32 {
+		v, err = forward(n, n.def.F32.Forward, in)
+	} else {
+		v, err = forward(n, n.def.F64.Forward, in)
+	}
+	return v, errors.Wrap(err, n.def.Name)
+}
+
+// forward runs f, the forward kernel in element type T, on the inputs in.
+func forward[T Float](n *kernelOp, f func(Operand[T], []Operand[T]) error, in []*tensor.Dense) (G.Value, error) {
+	x, _ := n.scratch.([]Operand[T])
+	if len(x) != len(in) {
+		x = make([]Operand[T], len(in))
+		n.scratch = x
+	}
+	for i, t := range in {
+		x[i] = operand[T](t)
+	}
+	defer clear(x)
+	if n.shape.IsScalar() && !n.def.IntOutput {
+		one, _ := n.one.([]T)
+		if one == nil {
+			one = make([]T, 1)
+			n.one = one
+		}
+		if err := f(Operand[T]{Shape: tensor.ScalarShape(), Data: one}, x); err != nil {
+			return nil, err
+		}
+		if v, ok := any(one[0]).(float32); ok {
+			return G.NewF32(v), nil
+		}
+		return G.NewF64(any(one[0]).(float64)), nil
+	}
+	if !fits(n.out, n.shape, n.outType) {
+		n.out = tensor.New(tensor.Of(n.outType), tensor.WithShape(n.shape.Clone()...))
+	}
+	return n.out, f(operand[T](n.out), x)
+}
+
+// operand is the kernels' view of t: its shape and elements.
+func operand[T Float](t *tensor.Dense) Operand[T] {
+	o := Operand[T]{Shape: t.Shape()}
+	switch t.Dtype() {
+	case tensor.Int:
+		o.Ints = t.Ints()
+	case tensor.Float32:
+		o.Data, _ = any(t.Float32s()).([]T)
+	case tensor.Float64:
+		o.Data, _ = any(t.Float64s()).([]T)
+	}
+	return o
+}
+
+// fits reports whether t can hold an output of shape s and type dt.
+func fits(t *tensor.Dense, s tensor.Shape, dt tensor.Dtype) bool {
+	return t != nil && t.Shape().Eq(s) && t.Dtype() == dt && !t.IsView()
+}
+
+// inputs checks the arity and turns every input into a contiguous dense tensor.
+func (n *kernelOp) inputs(vals []G.Value) ([]*tensor.Dense, error) {
+	if len(vals) != n.def.Arity {
+		return nil, errors.Errorf("%s: %d inputs, want %d", n.def.Name, len(vals), n.def.Arity)
+	}
+	if n.dense == nil {
+		n.dense = make([]*tensor.Dense, len(vals))
+	}
+	in := n.dense
+	for i, v := range vals {
+		d, ok := v.(*tensor.Dense)
+		switch {
+		case !ok:
+			in[i] = scalarDense(v)
+			if in[i] == nil {
+				return nil, errors.Errorf("%s: input %d is a %T, want a tensor", n.def.Name, i, v)
+			}
+		case d.IsView():
+			in[i] = d.Materialize().(*tensor.Dense)
+		default:
+			in[i] = d
+		}
+	}
+	return in, nil
+}
+
+// scalarDense turns a Gorgonia scalar into a tensor of shape (), nil if v is not a
+// float scalar.
+func scalarDense(v G.Value) *tensor.Dense {
+	switch s := v.(type) {
+	case *G.F32:
+		return tensor.New(tensor.FromScalar(float32(*s)))
+	case *G.F64:
+		return tensor.New(tensor.FromScalar(float64(*s)))
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// gqa is grouped-query attention on the test sizes (dModel 8, 4 heads of
+// size 2) with the given key/value heads.
+func gqa(kvHeads int, rotary bool) GroupedQueryAttention {
+	return GroupedQueryAttention{DModel: 8, Heads: 4, KVHeads: kvHeads, Dropout: 0.1, Rotary: rotary}
+}
+
+func TestVariantGradients(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(s *graph.Scope) *G.Node
+	}{
+		{"rotary", func(s *graph.Scope) *G.Node {
+			return Rotary{DHead: 4}.Apply(s, s.Param("x", tensor.Shape{2, 3, 5, 4}, graph.Normal(1)))
+		}},
+		{"rotary at positions", func(s *graph.Scope) *G.Node {
+			pos := intConstant(s, "pos", []int{4, 0, 2}, 3)
+			return Rotary{DHead: 6, Base: 100}.At(s, s.Param("x", tensor.Shape{2, 3, 6}, graph.Normal(1)), pos, 5)
+		}},
+		{"swiglu", func(s *graph.Scope) *G.Node { return SwiGLU{DModel: 8, DFF: 12}.Apply(s, input(s, "x", 3)) }},
+		{"grouped-query self-attention, causal, rotary", func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 3)
+			return gqa(2, true).Apply(s, x, x, tgtMask(s))
+		}},
+		{"multi-query cross-attention", func(s *graph.Scope) *G.Node {
+			return gqa(1, false).Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s))
+		}},
+		{"grouped-query attention with as many key/value heads, no bias", func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 4)
+			a := gqa(4, true)
+			a.NoBias = true
+			return a.Apply(s, x, x, srcMask(s))
+		}},
+	}
+	for _, tc := range tests {
+		for _, train := range []bool{false, true} {
+			name := tc.name
+			if train {
+				name += ", dropout"
+			}
+			t.Run(name, func(t *testing.T) {
+				c := graph.GradCheck{Build: tc.build, Train: train, Seed: 5, MaxPerParam: 16, Float32: true}
+				if err := c.Run(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestRotaryRelativePositions: the product of a rotated query and key
+// depends only on their distance.
+func TestRotaryRelativePositions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	q, k := make([]float64, 8), make([]float64, 8)
+	for i := range q {
+		q[i], k[i] = rng.NormFloat64(), rng.NormFloat64()
+	}
+	// Row i of qs is q at position i, row i of ks is k.
+	var qs, ks []float64
+	for range 6 {
+		qs, ks = append(qs, q...), append(ks, k...)
+	}
+	out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
+		r := Rotary{DHead: 8}
+		rq := r.Apply(s, s.Constant("q", graph.FromFloat64s(tensor.Float64, qs, 6, 8)))
+		rk := r.Apply(s, s.Constant("k", graph.FromFloat64s(tensor.Float64, ks, 6, 8)))
+		return map[string]*G.Node{"dots": s.BatchedMatMul(rq, rk, false, true)}
+	})
+	dots := out["dots"] // [6, 6]: dots[i, j] = rot(q, i)·rot(k, j)
+	for i := range 6 {
+		for j := range 6 {
+			if d := i - j; i > 0 && j > 0 {
+				if diff := math.Abs(dots[i*6+j] - dots[(i-1)*6+j-1]); diff > 1e-12 {
+					t.Fatalf("q at %d · k at %d = %g, at %d, %d = %g: not a function of %d alone", i, j, dots[i*6+j], i-1, j-1, dots[(i-1)*6+j-1], d)
+				}
+			}
+		}
+	}
+	if math.Abs(dots[0]-dot(q, k)) > 1e-12 {
+		t.Fatalf("position 0 is not the identity: %g, want %g", dots[0], dot(q, k))
+	}
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// TestGroupedQueryCachedMatchesApply runs causal grouped-query
+// self-attention on three positions at once and one position at a time
+// against a cache of four slots.
+func TestGroupedQueryCachedMatchesApply(t *testing.T) {
+	for _, kvHeads := range []int{1, 2, 4} {
+		for _, rotary := range []bool{false, true} {
+			a := gqa(kvHeads, rotary)
+			a.Dropout = 0
+			const steps, slots = 3, 4
+			out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
+				y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, 8)
+				outs := map[string]*G.Node{"apply": a.Apply(s.In("attn"), y, y, tgtMaskOf(s, steps))}
+				zero := graph.FromFloat64s(tensor.Float64, make([]float64, 2*kvHeads*slots*2), 2, kvHeads, slots, 2)
+				cache := KV{K: s.Constant("k", zero), V: s.Constant("v", zero)}
+				for step := range steps {
+					st := s.In("step", step)
+					at := Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
+					var o *G.Node
+					o, cache = a.Cached(s.In("attn"), positionOf(st, y, step), cache, at)
+					outs[fmt.Sprint(step)] = o
+				}
+				return outs
+			})
+			for step := range steps {
+				var want []float64
+				for b := range 2 {
+					row := (b*steps + step) * 8
+					want = append(want, out["apply"][row:row+8]...)
+				}
+				assertNear(t, fmt.Sprintf("%d key/value heads, rotary %t, step %d", kvHeads, rotary, step), out[fmt.Sprint(step)], want)
+			}
+		}
+	}
+}
+
+// TestGroupedQueryWithAllHeadsIsMultiHead: with as many key/value heads as
+// heads and no rotation, grouped-query attention is MultiHeadAttention.
+func TestGroupedQueryWithAllHeadsIsMultiHead(t *testing.T) {
+	out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
+		x := randomConstant(s, "x", rand.New(rand.NewPCG(3, 3)), 2, 4, 8)
+		mask := srcMask(s)
+		return map[string]*G.Node{
+			"gqa": GroupedQueryAttention{DModel: 8, Heads: 4, KVHeads: 4}.Apply(s.In("attn"), x, x, mask),
+			"mha": NewMultiHeadAttention(8, 4, 0).Apply(s.In("attn"), x, x, mask),
+		}
+	})
+	assertNear(t, "grouped-query against multi-head", out["gqa"], out["mha"])
+}
+
+func TestGroupedQuerySizeErrors(t *testing.T) {
+	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	s := graph.NewScope(params)
+	x := input(s, "x", 3)
+	GroupedQueryAttention{DModel: 8, Heads: 4, KVHeads: 3}.Apply(s, x, x, nil)
+	if s.Err() == nil {
+		t.Fatal("4 heads in 3 key/value groups built without error")
+	}
+}

@@ -76,6 +76,7 @@ func decodeConfig(raw string) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return cfg, errors.Wrap(err, "config")
 	}
+	cfg = cfg.withDefaults()
 	return cfg, cfg.Validate()
 }
 

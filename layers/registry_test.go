@@ -113,7 +113,9 @@ func (f gatedFFN) Apply(s *graph.Scope, x *G.Node) *G.Node {
 // onlyApply is an attention without an incremental form.
 type onlyApply struct{ mha MultiHeadAttention }
 
-func (a onlyApply) Apply(s *graph.Scope, q, kv, mask *G.Node) *G.Node { return a.mha.Apply(s, q, kv, mask) }
+func (a onlyApply) Apply(s *graph.Scope, q, kv, mask *G.Node) *G.Node {
+	return a.mha.Apply(s, q, kv, mask)
+}
 
 // TestPluggedSublayers swaps sublayers of a layer: the parameters follow
 // the plugged ones, the gradients are right, and a Step without an

@@ -53,6 +53,13 @@ func NewDecoder(m Model, params *graph.Params) (*Decoder, error) {
 	return &Decoder{m: g, cfg: m.Config(), params: params, progs: graph.NewPrograms()}, nil
 }
 
+// Generates reports whether m generates, so that NewDecoder takes it: an
+// encoder-decoder Transformer or a DecoderOnly model.
+func Generates(m Model) bool {
+	_, ok := m.(generator)
+	return ok
+}
+
 // Close releases the compiled programs.
 func (d *Decoder) Close() error { return d.progs.Close() }
 

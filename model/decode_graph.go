@@ -93,8 +93,8 @@ func (st *step) compile(e layers.Embedding, y *G.Node, caches []layers.KV) (*gra
 // [n, heads, srcLen, dk].
 func (m *Transformer) compileEncode(params *graph.Params, n, srcLen int) (*graph.Program, error) {
 	s := graph.NewScope(params)
-	src := s.Input(inSrc, tensor.Int, n, srcLen)
-	mask := s.Input(inSrcMask, s.Dtype(), n, 1, 1, srcLen)
+	src := s.Input(InputSrc, tensor.Int, n, srcLen)
+	mask := s.Input(InputSrcMask, s.Dtype(), n, 1, 1, srcLen)
 	memory := m.decoder.Memory(s.In("decoder"), m.Encode(s, src, mask))
 	outputs := map[string]*G.Node{}
 	for i, kv := range memory {
@@ -117,7 +117,7 @@ func (m *Transformer) compileStep(params *graph.Params, rows, srcLen, maxLen int
 	}
 	st := newStep(params, rows, maxLen, m.decoder.N, heads, dk)
 	s, dt := st.s, st.s.Dtype()
-	memMask := s.Input(inSrcMask, dt, rows, 1, 1, srcLen)
+	memMask := s.Input(InputSrcMask, dt, rows, 1, 1, srcLen)
 	memory := make([]layers.KV, m.decoder.N)
 	for i := range memory {
 		memory[i] = layers.KV{K: s.Input(memoryName(i, "k"), dt, rows, mh, srcLen, mdk), V: s.Input(memoryName(i, "v"), dt, rows, mh, srcLen, mdk)}

@@ -78,10 +78,10 @@ func (d *Decoder) srcIDs(srcs [][]int) (ids []int, srcLen int, err error) {
 
 // encode runs the encode program on the padded sources ids [n, srcLen].
 func (d *Decoder) encode(enc *graph.Program, ids []int, n, srcLen int) error {
-	if err := enc.Set(inSrc, ids); err != nil {
+	if err := enc.Set(InputSrc, ids); err != nil {
 		return err
 	}
-	if err := enc.Set(inSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, PadID).Data()); err != nil {
+	if err := enc.Set(InputSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, PadID).Data()); err != nil {
 		return err
 	}
 	return errors.Wrap(enc.Run(), "encoding the sources")
@@ -103,7 +103,7 @@ func (ss *session) setMemory(enc *graph.Program, ids []int, srcLen, beams int) e
 		}
 	}
 	rowIDs := gatherRows(nil, ids, srcLen, repeat)
-	return ss.step.Set(inSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, PadID).Data())
+	return ss.step.Set(InputSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, PadID).Data())
 }
 
 // advance runs step t: row r continues row parents[r] of the step before

@@ -99,4 +99,4 @@ func Output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G
 }
 
 // Feed sets a program's inputs from a batch.
-func (m *Transformer) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return feed(p, dt, b) }
+func (m *Transformer) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }

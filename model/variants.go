@@ -63,7 +63,7 @@ func (m *DecoderOnly) Logits(s *graph.Scope, ids, mask *G.Node) *G.Node {
 }
 
 // Feed sets a program's inputs from a batch.
-func (m *DecoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return feed(p, dt, b) }
+func (m *DecoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }
 
 // EncoderOnly is a BERT-style model made of the same builders: the encoder
 // stack reads the whole source (padding mask, no causal mask) and predicts a
@@ -118,4 +118,4 @@ func (m *EncoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 }
 
 // Feed sets a program's inputs from a batch.
-func (m *EncoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return feed(p, dt, b) }
+func (m *EncoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }

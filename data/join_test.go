@@ -22,9 +22,9 @@ func TestJoinedBatches(t *testing.T) {
 	}
 	want := Batch{
 		Rows: 2, SrcLen: 0, TgtLen: 8, Src: []int{},
-		TgtIn:     []int{BOSID, 5, 6, EOSID, 7, 8, 9, 0, BOSID, 10, 11, 0, 0, 0, 0, 0},
-		TgtOut:    []int{0, 0, 0, 7, 8, 9, EOSID, 0, 10, 11, EOSID, 0, 0, 0, 0, 0},
-		Examples:  2, Index: []int{0, 1}, TgtTokens: 7,
+		TgtIn:    []int{BOSID, 5, 6, EOSID, 7, 8, 9, 0, BOSID, 10, 11, 0, 0, 0, 0, 0},
+		TgtOut:   []int{0, 0, 0, 7, 8, 9, EOSID, 0, 10, 11, EOSID, 0, 0, 0, 0, 0},
+		Examples: 2, Index: []int{0, 1}, TgtTokens: 7,
 	}
 	if len(got) != 1 || !equalBatch(got[0], want) {
 		t.Fatalf("joined batch\n got %+v\nwant %+v", got, want)

@@ -127,42 +127,23 @@ func decodeConfigs() map[string]Config {
 	}
 }
 
-// teacherForcedScores scores each hypothesis as the output of its source:
-// the sum of the log-probabilities of its tokens (and EOSID if it ended)
-// after the source's prefix, all in one teacher-forced evaluation.
+// teacherForcedScores scores each hypothesis as the output of its source
+// with ScorePairs: the sum of the log-probabilities of its tokens (and
+// EOSID if it ended) after the source's prefix.
 func teacherForcedScores(t *testing.T, m Model, params *graph.Params, srcs [][]int, hyps []Hypothesis) []float64 {
 	t.Helper()
-	b := Batch{Shape: Shape{Batch: len(hyps)}}
-	seqs := make([][]int, len(hyps))
-	skip := make([]int, len(hyps))
+	tgts := make([][]int, len(hyps))
 	for i, h := range hyps {
-		prefix := m.(generator).prefix(srcs[i])
-		seqs[i] = append(slices.Clone(prefix), h.Tokens...)
+		tgts[i] = append([]int{BOSID}, h.Tokens...)
 		if h.Ended {
-			seqs[i] = append(seqs[i], EOSID)
+			tgts[i] = append(tgts[i], EOSID)
 		}
-		skip[i] = len(prefix) - 1
-		b.SrcLen = max(b.SrcLen, len(srcs[i]), 1)
-		b.TgtLen = max(b.TgtLen, len(seqs[i])-1, 1)
 	}
-	b.Src, b.TgtIn, b.TgtOut = make([]int, b.Batch*b.SrcLen), make([]int, b.Batch*b.TgtLen), make([]int, b.Batch*b.TgtLen)
-	for i, seq := range seqs {
-		copy(b.Src[i*b.SrcLen:], srcs[i])
-		copy(b.TgtIn[i*b.TgtLen:], seq[:len(seq)-1])
-		copy(b.TgtOut[i*b.TgtLen+skip[i]:], seq[1+skip[i]:]) // the prefix predicts nothing scored
-	}
-	p, err := CompileEval(m, params, b.Shape)
+	scores, err := ScorePairs(m, params, srcs, tgts, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	if err := m.Feed(p, params.Dtype(), b); err == nil {
-		err = p.Run()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Score(p.Output(LogProbs), b).Rows
+	return scores
 }
 
 // inFloat32 is a float32 copy of params.

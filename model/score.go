@@ -17,8 +17,10 @@ type Scores struct {
 	NLL     float64
 	Tokens  int
 	Correct int
-	// Rows holds each row's summed log-probability of its targets.
-	Rows []float64
+	// Rows holds each row's summed log-probability of its targets, and
+	// Exact whether each of them is the most probable token.
+	Rows  []float64
+	Exact []bool
 }
 
 // Score scores the log-probabilities [batch, lenT, vocab] of an evaluation
@@ -26,7 +28,10 @@ type Scores struct {
 func Score(logp *tensor.Dense, b Batch) Scores {
 	lp := graph.Float64s(logp)
 	vocab := len(lp) / len(b.TgtOut)
-	sc := Scores{Rows: make([]float64, b.Batch)}
+	sc := Scores{Rows: make([]float64, b.Batch), Exact: make([]bool, b.Batch)}
+	for r := range sc.Exact {
+		sc.Exact[r] = true
+	}
 	for i, t := range b.TgtOut {
 		if t == PadID {
 			continue
@@ -37,6 +42,8 @@ func Score(logp *tensor.Dense, b Batch) Scores {
 		sc.Tokens++
 		if argmax(row) == t {
 			sc.Correct++
+		} else {
+			sc.Exact[i/b.TgtLen] = false
 		}
 	}
 	return sc
@@ -48,6 +55,7 @@ func (s *Scores) Add(o Scores) {
 	s.Tokens += o.Tokens
 	s.Correct += o.Correct
 	s.Rows = append(s.Rows, o.Rows...)
+	s.Exact = append(s.Exact, o.Exact...)
 }
 
 // Loss is the mean negative log-likelihood per token.

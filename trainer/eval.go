@@ -16,22 +16,30 @@ const decodeBatch = 128
 func (t *Trainer) Evaluate() (model.Scores, error) {
 	var total model.Scores
 	for _, b := range t.data.Valid {
-		mb := ModelBatch(b)
-		p, err := t.eval.Get(mb.Shape.String(), func() (*graph.Program, error) {
-			return model.CompileEval(t.m, t.params, mb.Shape)
-		})
+		sc, err := t.score(ModelBatch(b))
 		if err != nil {
 			return total, err
 		}
-		if err := t.m.Feed(p, t.params.Dtype(), mb); err != nil {
-			return total, err
-		}
-		if err := p.Run(); err != nil {
-			return total, err
-		}
-		total.Add(model.Score(p.Output(model.LogProbs), mb))
+		total.Add(sc)
 	}
 	return total, nil
+}
+
+// score runs the evaluation program of b's shape on b and scores it.
+func (t *Trainer) score(b model.Batch) (model.Scores, error) {
+	p, err := t.eval.Get(b.Shape.String(), func() (*graph.Program, error) {
+		return model.CompileEval(t.m, t.params, b.Shape)
+	})
+	if err != nil {
+		return model.Scores{}, err
+	}
+	if err := t.m.Feed(p, t.params.Dtype(), b); err != nil {
+		return model.Scores{}, err
+	}
+	if err := p.Run(); err != nil {
+		return model.Scores{}, err
+	}
+	return model.Score(p.Output(model.LogProbs), b), nil
 }
 
 // decode decodes srcs with the model's current parameters.

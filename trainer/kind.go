@@ -6,7 +6,6 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
-	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -82,28 +81,11 @@ func (t *Trainer) greedyMatches(ex []data.Example) ([]bool, error) {
 func (t *Trainer) alignedMatches(ex []data.Example) ([]bool, error) {
 	right := make([]bool, 0, len(ex))
 	for start := 0; start < len(ex); start += decodeBatch {
-		b := alignedBatch(ex[start:min(start+decodeBatch, len(ex))])
-		p, err := t.eval.Get(b.Shape.String(), func() (*graph.Program, error) {
-			return model.CompileEval(t.m, t.params, b.Shape)
-		})
+		sc, err := t.score(alignedBatch(ex[start:min(start+decodeBatch, len(ex))]))
 		if err != nil {
 			return nil, err
 		}
-		if err := t.m.Feed(p, t.params.Dtype(), b); err != nil {
-			return nil, err
-		}
-		if err := p.Run(); err != nil {
-			return nil, err
-		}
-		lp := graph.Float64s(p.Output(model.LogProbs))
-		vocab := len(lp) / len(b.TgtOut)
-		for r := range b.Batch {
-			ok := true
-			for j := r * b.TgtLen; j < (r+1)*b.TgtLen && ok; j++ {
-				ok = b.TgtOut[j] == data.PadID || argmax(lp[j*vocab:(j+1)*vocab]) == b.TgtOut[j]
-			}
-			right = append(right, ok)
-		}
+		right = append(right, sc.Exact...)
 	}
 	return right, nil
 }
@@ -124,15 +106,4 @@ func alignedBatch(ex []data.Example) model.Batch {
 		copy(b.TgtOut[row:], append(slices.Clone(e.Tgt), data.EOSID))
 	}
 	return b
-}
-
-// argmax is the index of the largest value of v (the first of equal ones).
-func argmax(v []float64) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return best
 }

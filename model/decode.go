@@ -177,6 +177,19 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	return out, nil
 }
 
+// OutputTokens counts the tokens of the best hypotheses of each source, EOS
+// included: what decoding speeds are measured in.
+func OutputTokens(hyps [][]Hypothesis) int {
+	n := 0
+	for _, h := range hyps {
+		n += len(h[0].Tokens)
+		if h[0].Ended {
+			n++
+		}
+	}
+	return n
+}
+
 // numbers lists indices from 1, the first few of them, for messages.
 func numbers(idx []int) string {
 	const shown = 3

@@ -54,18 +54,6 @@ func benchSetup(b *testing.B, n int, kind string) (Model, *graph.Params, [][]int
 	return m, params, srcs
 }
 
-// outputTokens counts the tokens of the best hypotheses, EOSID included.
-func outputTokens(hyps [][]Hypothesis) int {
-	n := 0
-	for _, h := range hyps {
-		n += len(h[0].Tokens)
-		if h[0].Ended {
-			n++
-		}
-	}
-	return n
-}
-
 // benchmarkDecode times d.Decode of n sources with s, after a first run that
 // compiles the programs.
 func benchmarkDecode(b *testing.B, n int, kind string, s Search) {
@@ -86,7 +74,7 @@ func benchmarkDecode(b *testing.B, n int, kind string, s Search) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tokens += outputTokens(hyps)
+		tokens += OutputTokens(hyps)
 	}
 	b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
 }

@@ -3,6 +3,9 @@ package trainer
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
@@ -55,9 +58,17 @@ func zerosLike(params *graph.Params) (*graph.Params, error) {
 // Update applies one step with learning rate lr to every parameter that has a
 // gradient in grads.
 func (a *Adam) Update(params *graph.Params, grads map[string]*tensor.Dense, lr float64) error {
+	return a.UpdateScaled(params, grads, lr, 1)
+}
+
+// UpdateScaled is Update with every gradient multiplied by scale (say, to
+// average and clip it), in the same pass over memory. The parameters are
+// split into chunks that GOMAXPROCS workers update in parallel.
+func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense, lr, scale float64) error {
 	a.Step++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Step))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.Step))
+	var jobs []func()
 	for _, name := range params.Names() {
 		g, ok := grads[name]
 		if !ok {
@@ -67,23 +78,63 @@ func (a *Adam) Update(params *graph.Params, grads map[string]*tensor.Dense, lr f
 		if !g.Shape().Eq(theta.Shape()) {
 			return errors.Errorf("adam: gradient of %s has shape %v, parameter %v", name, g.Shape(), theta.Shape())
 		}
+		k := adamKernel{beta1: a.Beta1, beta2: a.Beta2, eps: a.Eps, lr: lr, c1: c1, c2: c2, scale: scale}
 		switch th := theta.Data().(type) {
 		case []float32:
-			adamStep(th, g.Data().([]float32), m.Data().([]float32), v.Data().([]float32), a, lr, c1, c2)
+			jobs = appendChunks(jobs, len(th), func(lo, hi int) {
+				adamStep(th[lo:hi], g.Data().([]float32)[lo:hi], m.Data().([]float32)[lo:hi], v.Data().([]float32)[lo:hi], k)
+			})
 		case []float64:
-			adamStep(th, g.Data().([]float64), m.Data().([]float64), v.Data().([]float64), a, lr, c1, c2)
+			jobs = appendChunks(jobs, len(th), func(lo, hi int) {
+				adamStep(th[lo:hi], g.Data().([]float64)[lo:hi], m.Data().([]float64)[lo:hi], v.Data().([]float64)[lo:hi], k)
+			})
 		}
 	}
+	parallel(jobs)
 	return nil
 }
 
-func adamStep[T float32 | float64](theta, g, m, v []T, a *Adam, lr, c1, c2 float64) {
-	b1, b2 := T(a.Beta1), T(a.Beta2)
+// adamKernel holds the constants of one step.
+type adamKernel struct {
+	beta1, beta2, eps, lr, c1, c2, scale float64
+}
+
+// adamChunk is the number of elements a worker updates at a time.
+const adamChunk = 1 << 15
+
+// appendChunks appends to jobs one call of f per chunk of [0, n).
+func appendChunks(jobs []func(), n int, f func(lo, hi int)) []func() {
+	for lo := 0; lo < n; lo += adamChunk {
+		hi := min(lo+adamChunk, n)
+		jobs = append(jobs, func() { f(lo, hi) })
+	}
+	return jobs
+}
+
+// parallel runs the jobs on GOMAXPROCS goroutines.
+func parallel(jobs []func()) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+				jobs[i]()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func adamStep[T float32 | float64](theta, g, m, v []T, k adamKernel) {
+	b1, b2, scale := T(k.beta1), T(k.beta2), T(k.scale)
 	for i, gi := range g {
+		gi *= scale
 		m[i] = b1*m[i] + (1-b1)*gi
 		v[i] = b2*v[i] + (1-b2)*gi*gi
-		mh, vh := float64(m[i])/c1, float64(v[i])/c2
-		theta[i] -= T(lr * mh / (math.Sqrt(vh) + a.Eps))
+		mh, vh := float64(m[i])/k.c1, float64(v[i])/k.c2
+		theta[i] -= T(k.lr * mh / (math.Sqrt(vh) + k.eps))
 	}
 }
 

@@ -74,8 +74,12 @@ func (t *Trainer) meta() map[string]string {
 	return meta
 }
 
-// save writes the checkpoint of the current step and removes old ones.
+// save writes the checkpoint of the current step and removes old ones (on
+// rank 0; the other ranks write nothing).
 func (t *Trainer) save() (string, error) {
+	if !t.world().Root() {
+		return "", nil
+	}
 	dir := t.checkpointDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", errors.Wrap(err, "checkpoint directory")
@@ -93,17 +97,9 @@ func (t *Trainer) save() (string, error) {
 
 // saveState writes Adam's moments and the run's state.
 func (t *Trainer) saveState(path string) error {
-	rng, err := t.pcg.MarshalBinary()
+	st, err := t.currentState()
 	if err != nil {
-		return errors.Wrap(err, "saving the random state")
-	}
-	best := t.best
-	if math.IsInf(best, 1) {
-		best = math.MaxFloat64
-	}
-	st := state{
-		Step: t.adam.Step, Batcher: t.data.Train.State(), RNG: base64.StdEncoding.EncodeToString(rng),
-		Best: best, ElapsedS: (t.elapsed + time.Since(t.window.start)).Seconds(),
+		return err
 	}
 	js, err := json.Marshal(st)
 	if err != nil {
@@ -121,6 +117,22 @@ func (t *Trainer) saveState(path string) error {
 		}
 	}
 	return safetensors.Write(path, tensors, map[string]string{stateKey: string(js)})
+}
+
+// currentState is the run's state now.
+func (t *Trainer) currentState() (state, error) {
+	rng, err := t.pcg.MarshalBinary()
+	if err != nil {
+		return state{}, errors.Wrap(err, "saving the random state")
+	}
+	best := t.best
+	if math.IsInf(best, 1) {
+		best = math.MaxFloat64
+	}
+	return state{
+		Step: t.adam.Step, Batcher: t.data.Train.State(), RNG: base64.StdEncoding.EncodeToString(rng),
+		Best: best, ElapsedS: (t.elapsed + time.Since(t.window.start)).Seconds(),
+	}, nil
 }
 
 // prune removes step checkpoints beyond the KeepLast most recent.
@@ -187,12 +199,17 @@ type Resumed struct {
 }
 
 // Resume restores the newest checkpoint of dir that loads (an output
-// directory of an earlier run with the same data and options): weights,
+// directory of an earlier run with the same data and options). In a
+// data-parallel run only rank 0 reads it, and Run gives the other ranks
+// its weights and state; the others' Resume does nothing. It restores weights,
 // Adam's moments and step, the dropout generator, the data position and the
 // best validation loss, so the run continues exactly as if never
 // interrupted. Metrics the interrupted run logged after that checkpoint are
 // dropped.
 func (t *Trainer) Resume(dir string) (Resumed, error) {
+	if !t.world().Root() {
+		return Resumed{}, nil
+	}
 	paths, err := Checkpoints(dir)
 	if err != nil {
 		return Resumed{}, err
@@ -266,22 +283,30 @@ func (t *Trainer) restoreState(path string, step int) error {
 			}
 		}
 	}
+	return errors.Wrapf(t.applyState(st), "%s", path)
+}
+
+// applyState makes st the run's state.
+func (t *Trainer) applyState(st state) error {
 	rng, err := base64.StdEncoding.DecodeString(st.RNG)
 	if err == nil {
 		err = t.pcg.UnmarshalBinary(rng)
 	}
 	if err != nil {
-		return errors.Wrapf(err, "%s: random state", path)
+		return errors.Wrap(err, "random state")
 	}
 	if err := t.data.Train.Restore(st.Batcher); err != nil {
-		return errors.Wrapf(err, "%s: data position", path)
+		return errors.Wrap(err, "data position")
 	}
 	t.adam.Step, t.best, t.elapsed = st.Step, st.Best, time.Duration(st.ElapsedS*float64(time.Second))
 	return nil
 }
 
-// finish writes the final weights and the loss curves.
+// finish writes the final weights and the loss curves (on rank 0).
 func (t *Trainer) finish() error {
+	if !t.world().Root() {
+		return nil
+	}
 	if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
 		return err
 	}

@@ -54,6 +54,11 @@ func (t *Trainer) decode(srcs [][]int, s model.Search) ([][]model.Hypothesis, er
 
 // evaluateAndLog evaluates, appends the metrics and keeps the best checkpoint.
 func (t *Trainer) evaluateAndLog() error {
+	if !t.world().Root() { // rank 0 alone evaluates, logs and keeps the best
+		t.elapsed += time.Since(t.window.start)
+		t.window = window{start: time.Now()}
+		return nil
+	}
 	sc, err := t.Evaluate()
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package trainer
 import (
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/pkg/errors"
@@ -86,34 +87,48 @@ type Speed struct {
 	TrainBytesPerStep float64
 }
 
-// MeasureSpeed times steps training steps and forward passes (after one of
-// each to warm up), in target tokens per second.
-func (r *Rig) MeasureSpeed(steps int) (Speed, error) {
-	if steps < 1 {
-		return Speed{}, errors.New("measuring needs at least one step")
+// MeasureSpeed times training steps and forward passes in target tokens per
+// second: warmup untimed runs of each, then the median of runs timed ones.
+func (r *Rig) MeasureSpeed(warmup, runs int) (Speed, error) {
+	if runs < 1 || warmup < 0 {
+		return Speed{}, errors.Errorf("measuring needs a warm-up ≥ 0 and at least one run, have %d and %d", warmup, runs)
 	}
-	tokens := float64(steps * len(r.Batch.TgtOut))
+	tokens := float64(len(r.Batch.TgtOut))
 	var s Speed
 	var before, after runtime.MemStats
 	for i, f := range []func() error{r.TrainStep, r.Forward} {
-		if err := f(); err != nil {
-			return s, err
-		}
-		runtime.ReadMemStats(&before)
-		start := time.Now()
-		for range steps {
+		for range warmup {
 			if err := f(); err != nil {
 				return s, err
 			}
 		}
-		rate := tokens / time.Since(start).Seconds()
+		runtime.ReadMemStats(&before)
+		d, err := MedianDuration(runs, f)
+		if err != nil {
+			return s, err
+		}
 		runtime.ReadMemStats(&after)
 		if i == 0 {
-			s.TrainTokensPerS = rate
-			s.TrainBytesPerStep = float64(after.TotalAlloc-before.TotalAlloc) / float64(steps)
+			s.TrainTokensPerS = tokens / d.Seconds()
+			s.TrainBytesPerStep = float64(after.TotalAlloc-before.TotalAlloc) / float64(runs)
 		} else {
-			s.ForwardTokensPerS = rate
+			s.ForwardTokensPerS = tokens / d.Seconds()
 		}
 	}
 	return s, nil
+}
+
+// MedianDuration runs f runs times and returns the median of their
+// durations.
+func MedianDuration(runs int, f func() error) (time.Duration, error) {
+	ds := make([]time.Duration, runs)
+	for i := range ds {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		ds[i] = time.Since(start)
+	}
+	slices.Sort(ds)
+	return ds[runs/2], nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer/dist"
 )
 
 // Options configures a training run.
@@ -38,6 +39,10 @@ type Options struct {
 	// Meta is recorded in the metadata of every checkpoint, beside the
 	// step: say, the fingerprints of the tokenizer's files.
 	Meta map[string]string
+	// World, if not nil, makes the run data-parallel over its ranks (see
+	// trainer/dist): each trains on its share of every batch, and only rank 0
+	// evaluates, reports and writes files.
+	World *dist.World
 }
 
 // Validate reports the first bad option.
@@ -90,6 +95,12 @@ type Trainer struct {
 	best    float64
 	elapsed time.Duration
 	window  window
+	// acc holds the gradients summed over accumulated batches, and flat32
+	// or flat64 the buffer of their all-reduce, when there is more than one
+	// batch or rank to sum.
+	acc    map[string]*tensor.Dense
+	flat32 []float32
+	flat64 []float64
 }
 
 // window sums up the steps since the last evaluation.
@@ -115,7 +126,7 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	if err != nil {
 		return nil, err
 	}
-	if rep == nil {
+	if rep == nil || opt.World != nil && !opt.World.Root() {
 		rep = quiet{}
 	}
 	pcg := rand.NewPCG(opt.Seed, 0x7472616e73666f72)
@@ -141,23 +152,38 @@ var ErrInterrupted = errors.New("training interrupted")
 func (t *Trainer) Run(ctx context.Context) error {
 	defer t.train.Close()
 	defer t.eval.Close()
+	if err := t.syncFromRoot(); err != nil {
+		return err
+	}
 	t.rep.Start(t.adam.Step, t.opt.Steps)
 	t.window = window{start: time.Now()}
 	for t.adam.Step < t.opt.Steps {
-		if ctx.Err() != nil {
-			if _, err := t.save(); err != nil {
-				return err
-			}
-			return ErrInterrupted
+		// Alone, a cancelled run stops at once; with other ranks, the stop is
+		// carried by the next update's all-reduce, so that all stop together.
+		stop := ctx.Err() != nil
+		if stop && t.world().Size() == 1 {
+			return t.interrupt()
 		}
-		if err := t.update(); err != nil {
+		stopAll, err := t.update(stop)
+		if err != nil {
 			return err
 		}
 		if err := t.afterStep(); err != nil {
 			return err
 		}
+		if stopAll {
+			return t.interrupt()
+		}
 	}
 	return t.finish()
+}
+
+// interrupt checkpoints the run and returns ErrInterrupted.
+func (t *Trainer) interrupt() error {
+	if _, err := t.save(); err != nil {
+		return err
+	}
+	return ErrInterrupted
 }
 
 // afterStep reports, evaluates and saves as scheduled.
@@ -167,6 +193,9 @@ func (t *Trainer) afterStep() error {
 	t.rep.Step(StepInfo{Step: step, Total: t.opt.Steps, Loss: t.window.loss / float64(max(t.window.steps, 1)),
 		LR: t.sched.At(step), TokensPerS: t.window.rate()})
 	if step%t.opt.EvalEvery == 0 || last {
+		if err := t.checkSame(); err != nil {
+			return err
+		}
 		if err := t.evaluateAndLog(); err != nil {
 			return err
 		}
@@ -184,35 +213,108 @@ func (w window) rate() float64 {
 	return float64(w.tokens) / max(time.Since(w.start).Seconds(), 1e-9)
 }
 
-// update makes one optimizer step from Accumulate batches.
-func (t *Trainer) update() error {
-	grads := map[string]*tensor.Dense{}
-	var loss float64
-	for k := range t.opt.Accumulate {
-		b := t.data.Train.Next()
+// update makes one optimizer step from Accumulate batches (this rank's
+// shares of them), with the gradient g of parallel.go, and reports whether
+// any rank asked to stop.
+func (t *Trainer) update(stop bool) (bool, error) {
+	grads, s, unit, err := t.gradients()
+	if err != nil {
+		return false, err
+	}
+	s.stop = stop
+	if s, err = t.reduce(grads, s); err != nil {
+		return false, err
+	}
+	if s.tokens == 0 {
+		return false, errors.Errorf("step %d: the batches hold no target tokens", t.adam.Step+1)
+	}
+	if l := s.loss / s.tokens; math.IsNaN(l) || math.IsInf(l, 0) {
+		return false, errors.Errorf("step %d: the loss is %v; stopping. The last good checkpoint is in %s",
+			t.adam.Step+1, l, filepath.Join(t.opt.OutDir, "checkpoints"))
+	}
+	scale := gradScale(t.params.Names(), grads, unit/s.tokens, t.opt.ClipNorm)
+	t.window.loss += s.loss / s.tokens
+	t.window.tokens += int(s.tokens)
+	t.window.steps++
+	return s.stop, t.adam.UpdateScaled(t.params, grads, t.sched.At(t.adam.Step+1), scale)
+}
+
+// gradients runs this rank's shares of Accumulate batches and returns the
+// token-weighted sum of their gradients, Σ_b n_b·∇L_b, divided by unit,
+// with Σ_b n_b and Σ_b n_b·L_b. unit is 1, or for a single batch on a
+// single rank n_b: its program's own gradients, ∇L_b, will do.
+func (t *Trainer) gradients() (map[string]*tensor.Dense, sums, float64, error) {
+	w := t.world()
+	direct := t.opt.Accumulate == 1 && w.Size() == 1 // the program's own gradients will do
+	if !direct {
+		t.clearAcc()
+	}
+	var s sums
+	grads, unit := t.acc, 1.0
+	for range t.opt.Accumulate {
+		b := t.data.Train.Next().Shard(w.Rank(), w.Size())
+		if b.TgtTokens == 0 {
+			continue
+		}
 		p, err := t.trainProgram(b)
 		if err != nil {
-			return err
+			return nil, s, 0, err
 		}
 		if err := t.m.Feed(p, t.params.Dtype(), ModelBatch(b)); err != nil {
-			return err
+			return nil, s, 0, err
 		}
 		if err := p.Run(); err != nil {
-			return errors.Wrapf(err, "step %d", t.adam.Step+1)
+			return nil, s, 0, errors.Wrapf(err, "step %d", t.adam.Step+1)
 		}
-		l := p.Loss()
-		if math.IsNaN(l) || math.IsInf(l, 0) {
-			return errors.Errorf("step %d: the loss is %v; stopping. The last good checkpoint is in %s",
-				t.adam.Step+1, l, filepath.Join(t.opt.OutDir, "checkpoints"))
+		n := float64(b.TgtTokens)
+		s.tokens += n
+		s.loss += n * p.Loss()
+		if direct {
+			grads, unit = programGrads(p), n
+		} else {
+			addScaled(t.acc, p, n)
 		}
-		loss += l
-		t.window.tokens += b.TgtTokens
-		accumulate(grads, p, k == 0, t.opt.Accumulate > 1)
 	}
-	scaleGrads(grads, 1/float64(t.opt.Accumulate), t.opt.ClipNorm)
-	t.window.loss += loss / float64(t.opt.Accumulate)
-	t.window.steps++
-	return t.adam.Update(t.params, grads, t.sched.At(t.adam.Step+1))
+	return grads, s, unit, nil
+}
+
+// clearAcc zeroes the accumulated gradients, making them on first use.
+func (t *Trainer) clearAcc() {
+	if t.acc == nil {
+		t.acc = map[string]*tensor.Dense{}
+		for _, name := range t.params.Names() {
+			t.acc[name] = tensor.New(tensor.Of(t.params.Dtype()), tensor.WithShape(t.params.Shape(name).Clone()...))
+		}
+		return
+	}
+	for _, g := range t.acc {
+		g.Zero()
+	}
+}
+
+// programGrads are p's gradients, by parameter name.
+func programGrads(p *graph.Program) map[string]*tensor.Dense {
+	grads := map[string]*tensor.Dense{}
+	for _, name := range p.ParamNames() {
+		grads[name] = p.Grad(name)
+	}
+	return grads
+}
+
+// addScaled adds n times p's gradients into acc.
+func addScaled(acc map[string]*tensor.Dense, p *graph.Program, n float64) {
+	for _, name := range p.ParamNames() {
+		switch a := acc[name].Data().(type) {
+		case []float32:
+			for i, v := range p.Grad(name).Data().([]float32) {
+				a[i] += float32(n) * v
+			}
+		case []float64:
+			for i, v := range p.Grad(name).Data().([]float64) {
+				a[i] += n * v
+			}
+		}
+	}
 }
 
 // trainProgram is the compiled training program for b's shape.
@@ -254,33 +356,38 @@ func addInto(acc, g *tensor.Dense) {
 	}
 }
 
-// scaleGrads multiplies every gradient by scale, then rescales them to the
-// global norm clip if they exceed it (clip 0: no clipping).
-func scaleGrads(grads map[string]*tensor.Dense, scale, clip float64) {
-	if clip > 0 {
-		var sq float64
-		for _, g := range grads {
-			for _, v := range graph.Float64s(g) {
-				sq += v * v
-			}
-		}
-		if norm := scale * math.Sqrt(sq); norm > clip {
-			scale *= clip / norm
-		}
+// gradScale is the factor that multiplies every gradient: scale, reduced
+// so that the scaled gradients' global norm is at most clip (if clip > 0).
+// The norm is summed in the order of names, so that every run and every
+// rank gets the same bits.
+func gradScale(names []string, grads map[string]*tensor.Dense, scale, clip float64) float64 {
+	if clip <= 0 {
+		return scale
 	}
-	if scale == 1 {
-		return
-	}
-	for _, g := range grads {
-		switch d := g.Data().(type) {
-		case []float32:
-			for i := range d {
-				d[i] *= float32(scale)
-			}
-		case []float64:
-			for i := range d {
-				d[i] *= scale
-			}
+	var sq float64
+	for _, name := range names {
+		if g, ok := grads[name]; ok {
+			sq += sumSquares(g)
 		}
 	}
+	if norm := scale * math.Sqrt(sq); norm > clip {
+		scale *= clip / norm
+	}
+	return scale
+}
+
+// sumSquares is Σ g², summed in float64.
+func sumSquares(g *tensor.Dense) float64 {
+	var sq float64
+	switch d := g.Data().(type) {
+	case []float32:
+		for _, v := range d {
+			sq += float64(v) * float64(v)
+		}
+	case []float64:
+		for _, v := range d {
+			sq += v * v
+		}
+	}
+	return sq
 }

@@ -1,68 +1,227 @@
-"""PyTorch timings for cmd/bench: the same model sizes and batches as the Go benchmarks.
+"""PyTorch timings for cmd/bench: the same model sizes, batches and decoding as the Go side.
 
-Prints one JSON object per line: {"preset", "vocab", "train_tokens_per_s", "forward_tokens_per_s"}.
-Usage: python3 bench_torch.py d_model heads d_ff layers vocab preset steps
+Timed as carefully as the Go side: `warmup` untimed runs, then the median of `runs` timed ones;
+the training step uses the fused F.cross_entropy with label smoothing 0.1 and
+zero_grad(set_to_none=True); decoding keeps a key/value cache per layer, as the Go decoder does.
+Prints one JSON object with the measurement and the process's peak RSS.
+
+Usage:
+  python3 bench_torch.py train  d_model heads d_ff layers vocab warmup runs
+  python3 bench_torch.py decode d_model heads d_ff layers vocab warmup runs method batch src_len max_len
+(method: greedy or beam4)
 """
 import json
 import math
+import resource
+import statistics
 import sys
 import time
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+
+PAD, BOS, EOS = 0, 1, 2
+
+
+def sinusoids(n, d):
+    pos = torch.arange(n, dtype=torch.float32)[:, None]
+    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
+    pe = torch.zeros(n, d)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * div), torch.cos(pos * div)
+    return pe
 
 
 class Model(nn.Module):
-    def __init__(self, d, heads, dff, layers, vocab):
-        super().__init__()
-        self.d = d
-        self.embed = nn.Embedding(vocab, d)
-        self.transformer = nn.Transformer(d, heads, layers, layers, dff, dropout=0.1, batch_first=True)
+    """The paper's encoder-decoder: post-norm, ReLU, shared embedding and output projection."""
 
-    def forward(self, src, tgt):
+    def __init__(self, d, heads, dff, layers, vocab, dropout):
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.embed = nn.Embedding(vocab, d)
+        self.transformer = nn.Transformer(d, heads, layers, layers, dff, dropout=dropout, batch_first=True)
+        self.register_buffer("pe", sinusoids(1024, d))
+
+    def embed_at(self, ids, start=0):
+        return self.embed(ids) * math.sqrt(self.d) + self.pe[start:start + ids.shape[1]]
+
+    def logits(self, src, tgt):
         n = tgt.shape[1]
         causal = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
-        x = self.embed(src) * math.sqrt(self.d)
-        y = self.embed(tgt) * math.sqrt(self.d)
-        out = self.transformer(x, y, tgt_mask=causal)
-        return torch.log_softmax(out @ self.embed.weight.T, dim=-1)
+        out = self.transformer(self.embed_at(src), self.embed_at(tgt), tgt_mask=causal)
+        return out @ self.embed.weight.T
 
 
-def timed(fn, steps):
-    fn()
-    start = time.perf_counter()
-    for _ in range(steps):
+def median_seconds(fn, warmup, runs):
+    for _ in range(warmup):
         fn()
-    return (time.perf_counter() - start) / steps
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
-def main():
-    d, heads, dff, layers, vocab = map(int, sys.argv[1:6])
-    preset, steps = sys.argv[6], int(sys.argv[7])
-    torch.manual_seed(0)
-    model = Model(d, heads, dff, layers, vocab)
+def bench_train(model, vocab, warmup, runs):
     opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-    loss_fn = nn.NLLLoss()
-    src = torch.randint(4, vocab, (32, 32))
-    tgt = torch.randint(4, vocab, (32, 32))
-    gold = torch.randint(4, vocab, (32, 32))
+    g = torch.Generator().manual_seed(1)
+    src, tgt, gold = (torch.randint(4, vocab, (32, 32), generator=g) for _ in range(3))
 
     def train():
         model.train()
-        opt.zero_grad()
-        loss = loss_fn(model(src, tgt).reshape(-1, vocab), gold.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model.logits(src, tgt).reshape(-1, vocab), gold.reshape(-1), label_smoothing=0.1)
         loss.backward()
         opt.step()
 
     def forward():
         model.eval()
         with torch.no_grad():
-            model(src, tgt)
+            F.cross_entropy(model.logits(src, tgt).reshape(-1, vocab), gold.reshape(-1), label_smoothing=0.1)
 
     tokens = 32 * 32
-    print(json.dumps({"preset": preset, "vocab": vocab, "threads": torch.get_num_threads(),
-                      "train_tokens_per_s": tokens / timed(train, steps),
-                      "forward_tokens_per_s": tokens / timed(forward, steps)}))
+    return {"train_tokens_per_s": tokens / median_seconds(train, warmup, runs),
+            "forward_tokens_per_s": tokens / median_seconds(forward, warmup, runs)}
+
+
+class CachedDecoder:
+    """Incremental decoding with the model's weights: one position per step against per-layer caches of the
+    earlier positions' self-attention keys and values, and the memory's cross-attention keys and values
+    computed once."""
+
+    def __init__(self, model, src):
+        self.m, self.h = model, model.heads
+        self.layers = model.transformer.decoder.layers
+        with torch.no_grad():
+            memory = model.transformer.encoder(model.embed_at(src))
+        d = model.d
+        self.mem_kv = []
+        for layer in self.layers:
+            w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+            k, v = F.linear(memory, w[d:], b[d:]).chunk(2, dim=-1)
+            self.mem_kv.append((self.split(k), self.split(v)))
+        self.cache = [None] * len(self.layers)
+        self.t = 0
+
+    def split(self, x):  # [rows, n, d] -> [rows, heads, n, d/heads]
+        rows, n, d = x.shape
+        return x.view(rows, n, self.h, d // self.h).transpose(1, 2)
+
+    def attend(self, q, k, v, proj):
+        a = F.scaled_dot_product_attention(q, k, v) if hasattr(F, "scaled_dot_product_attention") else \
+            torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ v
+        rows = a.shape[0]
+        return proj(a.transpose(1, 2).reshape(rows, 1, -1))
+
+    def repeat(self, k):
+        """Repeat every source's memory k times (for beam search)."""
+        self.mem_kv = [(mk.repeat_interleave(k, 0), mv.repeat_interleave(k, 0)) for mk, mv in self.mem_kv]
+
+    def reorder(self, rows):
+        self.cache = [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in self.cache]
+
+    def step(self, tokens):
+        """Log-probabilities [rows, vocab] of the next token after tokens [rows]."""
+        m, d = self.m, self.m.d
+        x = m.embed_at(tokens[:, None], self.t)
+        for i, layer in enumerate(self.layers):
+            sa = layer.self_attn
+            q, k, v = F.linear(x, sa.in_proj_weight, sa.in_proj_bias).chunk(3, dim=-1)
+            k, v = self.split(k), self.split(v)
+            if self.cache[i] is not None:
+                k, v = torch.cat([self.cache[i][0], k], 2), torch.cat([self.cache[i][1], v], 2)
+            self.cache[i] = (k, v)
+            x = layer.norm1(x + self.attend(self.split(q), k, v, sa.out_proj))
+            ca = layer.multihead_attn
+            q = F.linear(x, ca.in_proj_weight[:d], ca.in_proj_bias[:d])
+            x = layer.norm2(x + self.attend(self.split(q), *self.mem_kv[i], ca.out_proj))
+            x = layer.norm3(x + layer.linear2(F.relu(layer.linear1(x))))
+        x = m.transformer.decoder.norm(x)
+        self.t += 1
+        return torch.log_softmax(x[:, 0] @ m.embed.weight.T, dim=-1)
+
+
+def greedy(model, src, max_len):
+    dec = CachedDecoder(model, src)
+    rows = src.shape[0]
+    tokens, done, produced = torch.full((rows,), BOS), torch.zeros(rows, dtype=torch.bool), 0
+    for _ in range(max_len):
+        lp = dec.step(tokens)
+        lp[:, PAD], lp[:, BOS] = float("-inf"), float("-inf")
+        tokens = lp.argmax(-1)
+        produced += int((~done).sum())
+        done |= tokens == EOS
+        if done.all():
+            break
+    return produced
+
+
+def beam4(model, src, max_len, k=4, alpha=0.6):
+    dec = CachedDecoder(model, src)
+    dec.repeat(k)
+    n = src.shape[0]
+    scores = torch.full((n, k), float("-inf"))
+    scores[:, 0] = 0
+    tokens, lengths = torch.full((n * k,), BOS), torch.zeros(n, k, dtype=torch.long)
+    finished = [[] for _ in range(n)]
+    for t in range(max_len):
+        lp = dec.step(tokens)
+        lp[:, PAD], lp[:, BOS] = float("-inf"), float("-inf")
+        vocab = lp.shape[1]
+        cand = (scores.view(-1, 1) + lp).view(n, k * vocab)
+        top, idx = cand.topk(k, dim=1)
+        parent, tok = idx // vocab, idx % vocab
+        rows = (parent + torch.arange(n)[:, None] * k).view(-1)
+        lengths = lengths.gather(1, parent) + 1
+        ended = tok == EOS
+        for i, j in ended.nonzero().tolist():
+            if len(finished[i]) < k:
+                finished[i].append((top[i, j].item() / ((5 + lengths[i, j].item()) / 6) ** alpha, lengths[i, j].item()))
+        scores = top.masked_fill(ended, float("-inf"))
+        if all(len(f) >= k for f in finished) or torch.isinf(scores).all():
+            break
+        dec.reorder(rows)
+        tokens = tok.view(-1)
+    produced = 0
+    for i in range(n):
+        if finished[i]:
+            produced += max(finished[i])[1]
+        else:
+            produced += int(lengths[i].max())
+    return produced
+
+
+def bench_decode(model, vocab, warmup, runs, method, batch, src_len, max_len):
+    g = torch.Generator().manual_seed(3)
+    src = torch.randint(4, vocab, (batch, src_len), generator=g)
+    src[:, -1] = EOS
+    decode = greedy if method == "greedy" else beam4
+    model.eval()
+    with torch.no_grad():  # as the Go side: outputs never end, all run to max_len
+        model.embed.weight[EOS] = 0
+    produced = []
+
+    def run():
+        with torch.no_grad():
+            produced.append(decode(model, src, max_len))
+
+    seconds = median_seconds(run, warmup, runs)
+    return {"decode_tokens_per_s": statistics.median(produced) / seconds}
+
+
+def main():
+    mode = sys.argv[1]
+    d, heads, dff, layers, vocab, warmup, runs = map(int, sys.argv[2:9])
+    torch.manual_seed(0)
+    if mode == "train":
+        out = bench_train(Model(d, heads, dff, layers, vocab, 0.1), vocab, warmup, runs)
+    else:
+        method, batch, src_len, max_len = sys.argv[9], int(sys.argv[10]), int(sys.argv[11]), int(sys.argv[12])
+        out = bench_decode(Model(d, heads, dff, layers, vocab, 0.0), vocab, warmup, runs, method, batch, src_len, max_len)
+    out["threads"] = torch.get_num_threads()
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

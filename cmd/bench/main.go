@@ -1,26 +1,36 @@
-// Command bench measures training and forward speed in target tokens per
-// second at batch 32, source and target length 32, for presets and
-// vocabulary sizes, and with -torch the same model sizes in PyTorch on the
-// same machine, with their ratio.
+// Command bench measures this project's speed and memory beside PyTorch's on
+// the same machine, each timed the same careful way: -warmup untimed runs,
+// then the median of -runs timed ones, every measurement in its own process
+// so that each peak RSS is its own.
 //
-//	go run ./cmd/bench -presets tiny,small -vocabs 1000,8000 -torch
+//	go run ./cmd/bench -torch
 //	CGO_LDFLAGS=-lopenblas go run -tags openblas ./cmd/bench -torch
 //
-// PyTorch comes from Debian's python3-torch through /usr/bin/python3. It is
-// run with 2 OpenMP threads on the OpenMP build of OpenBLAS
+// The rows:
+//
+//   - train and forward, for each -presets and -vocabs: target tokens per
+//     second of a training step (forward, backward and Adam; label-smoothed
+//     cross-entropy) and of a forward pass with its loss, at batch 32, source
+//     and target length 32;
+//   - greedy decoding at batch 1 and 32 and beam search (beam 4, α 0.6) at
+//     batch 1, with -decode: output tokens per second of the tiny preset with
+//     vocabulary 8,000 and random weights, sources of 16 tokens, outputs of up
+//     to 32 (the end token's embedding zeroed on both sides, so that every
+//     output runs to 32 and both decode as many tokens). PyTorch decodes with a key/value cache written in the script, as
+//     the Go decoder does.
+//
+// PyTorch comes from Debian's python3-torch through /usr/bin/python3, with
+// its fused F.cross_entropy(label_smoothing=0.1) and zero_grad(set_to_none=True),
+// run with GOMAXPROCS OpenMP threads on the OpenMP build of OpenBLAS
 // (libopenblas0-openmp): with the default pthread build it oversubscribes
 // the cores and runs 2-3 times slower, which would flatter this project.
 package main
 
 import (
-	_ "embed"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -29,14 +39,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/model"
-	"github.com/transformer-go/transformer/trainer"
 )
-
-//go:embed bench_torch.py
-var torchScript []byte
-
-// openblasOpenMP is where Debian's libopenblas0-openmp puts its BLAS.
-const openblasOpenMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -47,107 +50,120 @@ func main() {
 	}
 }
 
+// options are the command's flags.
+type options struct {
+	presets, vocabs string
+	warmup, runs    int
+	torch, decode   bool
+	isolate         bool
+	child           string
+}
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	presets := fs.String("presets", "tiny,small", "comma-separated presets")
-	vocabs := fs.String("vocabs", "1000,8000", "comma-separated vocabulary sizes")
-	steps := fs.Int("steps", 5, "timed steps of each kind")
-	torch := fs.Bool("torch", false, "also time PyTorch (/usr/bin/python3 with python3-torch)")
+	var o options
+	fs.StringVar(&o.presets, "presets", "tiny,small", "comma-separated presets")
+	fs.StringVar(&o.vocabs, "vocabs", "1000,8000", "comma-separated vocabulary sizes")
+	fs.IntVar(&o.warmup, "warmup", 3, "untimed runs before timing")
+	fs.IntVar(&o.runs, "runs", 10, "timed runs; the median is reported")
+	fs.BoolVar(&o.torch, "torch", false, "also measure PyTorch (/usr/bin/python3 with python3-torch, libopenblas0-openmp)")
+	fs.BoolVar(&o.decode, "decode", true, "also measure decoding (tiny, vocabulary 8,000)")
+	fs.BoolVar(&o.isolate, "isolate", true, "measure each row in a process of its own (for its peak RSS)")
+	fs.StringVar(&o.child, "child", "", "internal: measure one row and print it as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	vs, err := ints(*vocabs)
+	if o.child != "" {
+		return measureChild(o.child, o.warmup, o.runs, stdout)
+	}
+	rows, err := o.rows()
 	if err != nil {
 		return err
 	}
-	if *steps < 1 || *steps > 1e6 {
-		return errors.Errorf("-steps %d: want 1 to 1000000", *steps)
+	return o.table(rows, stdout)
+}
+
+// rows are the measurements the flags ask for.
+func (o options) rows() ([]row, error) {
+	vs, err := ints(o.vocabs)
+	switch {
+	case err != nil:
+		return nil, err
+	case o.runs < 1 || o.runs > 1e6 || o.warmup < 0 || o.warmup > 1e6:
+		return nil, errors.Errorf("-warmup %d -runs %d: want 0 to 1000000 and 1 to 1000000", o.warmup, o.runs)
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "preset\tvocab\ttrain tok/s\tforward tok/s\tMB/step")
-	if *torch {
-		fmt.Fprintf(w, "\ttorch train\ttorch fwd\ttrain ratio\tfwd ratio")
-	}
-	fmt.Fprintln(w)
-	for _, preset := range strings.Split(*presets, ",") {
+	var rows []row
+	for _, preset := range strings.Split(o.presets, ",") {
 		for _, vocab := range vs {
-			if err := row(w, preset, vocab, *steps, *torch); err != nil {
-				return err
+			cfg, err := model.Preset(preset, vocab)
+			if err == nil {
+				err = cfg.CheckMemory(true, 32*32)
 			}
+			if err != nil {
+				return nil, errors.Wrapf(err, "-presets %s -vocabs %d", preset, vocab)
+			}
+			rows = append(rows, row{Kind: "train", Preset: preset, Vocab: vocab}, row{Kind: "forward", Preset: preset, Vocab: vocab})
 		}
 	}
-	fmt.Fprintf(w, "(GOMAXPROCS %d; ratio = ours / PyTorch)\n", runtime.GOMAXPROCS(0))
+	if o.decode {
+		for _, r := range []row{{Kind: "greedy", Batch: 1}, {Kind: "greedy", Batch: 32}, {Kind: "beam4", Batch: 1}} {
+			r.Preset, r.Vocab = "tiny", decodeVocab
+			rows = append(rows, r)
+		}
+	}
+	return rows, nil
+}
+
+// table measures the rows and prints them.
+func (o options) table(rows []row, stdout io.Writer) error {
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprint(w, "measure\tours tok/s\tours MB")
+	if o.torch {
+		fmt.Fprint(w, "\ttorch tok/s\ttorch MB\tratio")
+	}
+	fmt.Fprintln(w)
+	for i := 0; i < len(rows); i++ {
+		pair := rows[i : i+1]
+		if rows[i].Kind == "train" { // train and forward come from one run
+			pair = rows[i : i+2]
+			i++
+		}
+		if err := o.measure(pair); err != nil {
+			return err
+		}
+		for _, r := range pair {
+			r.print(w, o.torch)
+		}
+	}
+	fmt.Fprintf(w, "(GOMAXPROCS %d; median of %d runs after %d warm-up; ratio = ours / PyTorch)\n", runtime.GOMAXPROCS(0), o.runs, o.warmup)
 	return w.Flush()
 }
 
-// row measures one preset and vocabulary size.
-func row(w io.Writer, preset string, vocab, steps int, torch bool) error {
-	cfg, err := model.Preset(preset, vocab)
-	if err == nil {
-		err = cfg.CheckMemory(true, 32*32)
-	}
-	if err != nil {
-		return errors.Wrapf(err, "-presets %s -vocabs %d", preset, vocab)
-	}
-	rig, err := trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
-	if err != nil {
-		return err
-	}
-	s, err := rig.MeasureSpeed(steps)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s\t%d\t%.0f\t%.0f\t%.1f", preset, vocab, s.TrainTokensPerS, s.ForwardTokensPerS, s.TrainBytesPerStep/1e6)
+// print writes the row's line.
+func (r row) print(w io.Writer, torch bool) {
+	fmt.Fprintf(w, "%s\t%.0f\t%s", r.name(), r.Ours, mb(r.OursMB))
 	if torch {
-		t, err := torchSpeed(cfg, preset, steps)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "\t%.0f\t%.0f\t%.2f\t%.2f", t.Train, t.Forward, s.TrainTokensPerS/t.Train, s.ForwardTokensPerS/t.Forward)
+		fmt.Fprintf(w, "\t%.0f\t%s\t%.2f", r.Torch, mb(r.TorchMB), r.Ours/r.Torch)
 	}
 	fmt.Fprintln(w)
-	return nil
 }
 
-// torchResult is a line of bench_torch.py.
-type torchResult struct {
-	Train   float64 `json:"train_tokens_per_s"`
-	Forward float64 `json:"forward_tokens_per_s"`
+// mb writes a peak RSS in MB, or "-" when unknown.
+func mb(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-// torchSpeed runs bench_torch.py for the model of cfg.
-func torchSpeed(cfg model.Config, preset string, steps int) (torchResult, error) {
-	var r torchResult
-	dir, err := os.MkdirTemp("", "bench")
-	if err != nil {
-		return r, err
-	}
-	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "bench_torch.py")
-	if err := os.WriteFile(script, torchScript, 0o644); err != nil {
-		return r, err
-	}
-	args := []string{script}
-	for _, v := range []int{cfg.DModel, cfg.Heads, cfg.DFF, cfg.EncoderLayers, cfg.Vocab} {
-		args = append(args, strconv.Itoa(v))
-	}
-	cmd := exec.Command("/usr/bin/python3", append(args, preset, strconv.Itoa(steps))...)
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+strconv.Itoa(runtime.NumCPU()), "LD_LIBRARY_PATH="+openblasOpenMP)
-	out, err := cmd.Output()
-	if err != nil {
-		return r, errors.Wrap(err, "running PyTorch (apt-get install python3-torch libopenblas0-openmp)")
-	}
-	return r, errors.Wrap(json.Unmarshal(out, &r), "reading PyTorch's timings")
-}
-
-// ints parses a comma-separated list of positive integers.
+// ints parses a comma-separated list of vocabulary sizes.
 func ints(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v <= 4 {
-			return nil, errors.Errorf("vocabulary size %q: want an integer above 4", f)
+		if err != nil || v < model.MinVocab || v > model.MaxVocab {
+			return nil, errors.Errorf("vocabulary size %q: want an integer from %d to %d", f, model.MinVocab, model.MaxVocab)
 		}
 		out = append(out, v)
 	}

@@ -2,20 +2,81 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
 
+// TestMain lets the test binary stand in for the command when a test
+// measures in a child process (-child).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "-child" {
+		if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 func TestBenchPrintsATable(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-steps", "1"}, &out, &errb); err != nil {
+	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1"}, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[1], "tiny") {
+	want := []string{"measure", "train, tiny V50", "forward, tiny V50", "greedy batch 1, tiny V8000",
+		"greedy batch 32, tiny V8000", "beam4 batch 1, tiny V8000", "(GOMAXPROCS"}
+	if len(lines) != len(want) {
 		t.Fatalf("table:\n%s", out.String())
 	}
-	if err := run([]string{"-vocabs", "x"}, &out, &errb); err == nil {
-		t.Fatal("a bad vocabulary list ran")
+	for i, w := range want {
+		f := strings.Fields(strings.TrimPrefix(lines[i], w))
+		if !strings.HasPrefix(lines[i], w) || i > 0 && i < len(want)-1 && (len(f) != 2 || f[0] == "0" || f[1] == "-") {
+			t.Errorf("line %q, want %q with a speed and a peak RSS", lines[i], w)
+		}
+	}
+}
+
+func TestBenchRefuses(t *testing.T) {
+	for _, args := range [][]string{
+		{"-vocabs", "x"},
+		{"-vocabs", "20000000"},
+		{"-runs", "0"},
+		{"-presets", "huge"},
+	} {
+		var out, errb bytes.Buffer
+		if err := run(args, &out, &errb); err == nil {
+			t.Errorf("%v ran", args)
+		}
+	}
+}
+
+// TestBenchBesidePyTorch runs the PyTorch side too: every row gets PyTorch's
+// speed, peak RSS and the ratio.
+func TestBenchBesidePyTorch(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		msg := "PyTorch not found for /usr/bin/python3: apt-get install python3-torch libopenblas0-openmp"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	var out, errb bytes.Buffer
+	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-torch"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, line := range lines[1 : len(lines)-1] {
+		f := strings.Fields(line[strings.Index(line, "V"):])
+		if len(f) != 6 {
+			t.Fatalf("line %q: want ours and PyTorch's speed and RSS and a ratio", line)
+		}
+		if r, err := strconv.ParseFloat(f[5], 64); err != nil || !(r > 0) {
+			t.Errorf("line %q: ratio %q", line, f[5])
+		}
 	}
 }

@@ -52,13 +52,7 @@ func TestScoresMatchPyTorch(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	src := write("src.txt", "5 6\n7\n")
 	bad := write("bad.txt", "5 6\n7 x 9\n")
 	tests := []struct {
@@ -87,13 +81,7 @@ func TestErrors(t *testing.T) {
 // hostile user gives: each is an error naming the file and line.
 func TestHostileInputs(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	cfg, _ := model.Preset("tiny", 20)
 	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, cfg.MaxLen = 8, 16, 1, 1, 16
 	m, _ := model.New(cfg)
@@ -148,4 +136,14 @@ func FuzzParseIDs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// writeFile writes text to dir/name and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/transformer-go/transformer/trainer"
+	"github.com/transformer-go/transformer/trainer/dist"
 )
 
 // writeCorpus writes a tiny parallel corpus and returns the paths of its
@@ -39,7 +40,7 @@ func TestBLEUDuringTraining(t *testing.T) {
 		"-bpe-merges", "30", "-steps", "4", "-eval-every", "1", "-bleu-every", "2", "-bleu-sample", "2", "-keep-best", "bleu",
 		"-max-tokens", "256", "-out", dir}
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), args, &out, &errb); err != nil {
+	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	ms, err := trainer.ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
@@ -76,7 +77,7 @@ func TestBLEUFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
-		err := run(context.Background(), append(tc.args, "-steps", "1"), &out, &errb)
+		err := run(context.Background(), dist.Alone(), append(tc.args, "-steps", "1"), &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}

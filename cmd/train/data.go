@@ -24,12 +24,13 @@ type corpus struct {
 }
 
 // loadCorpus builds the run's data: a synthetic task, or files tokenized with
-// BPE, whose merges and vocabulary are written to the output directory.
-func loadCorpus(s settings, log *slog.Logger) (corpus, error) {
+// BPE, whose merges and vocabulary are written to the output directory if
+// write.
+func loadCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
 	if s.synthetic() {
 		return syntheticCorpus(s)
 	}
-	return fileCorpus(s, log)
+	return fileCorpus(s, log, write)
 }
 
 func syntheticCorpus(s settings) (corpus, error) {
@@ -86,7 +87,7 @@ func buckets(step int, join bool, sets ...[]data.Example) []int {
 	return data.StepBuckets(step, longest)
 }
 
-func fileCorpus(s settings, log *slog.Logger) (corpus, error) {
+func fileCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
 	train, err := readFiles(s, "training", s.TrainSrc, s.TrainTgt, log)
 	if err != nil {
 		return corpus{}, err
@@ -95,7 +96,7 @@ func fileCorpus(s settings, log *slog.Logger) (corpus, error) {
 	if err != nil {
 		return corpus{}, err
 	}
-	tok, err := tokenizer(s, train, log)
+	tok, err := tokenizer(s, train, log, write)
 	if err != nil {
 		return corpus{}, err
 	}
@@ -143,7 +144,7 @@ func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEU
 
 // tokenizer learns or loads BPE, builds the vocabulary, and writes both to
 // OUT/bpe.txt and OUT/vocab.txt.
-func tokenizer(s settings, train []data.Pair, log *slog.Logger) (data.Tokenizer, error) {
+func tokenizer(s settings, train []data.Pair, log *slog.Logger, write bool) (data.Tokenizer, error) {
 	var bpe *data.BPE
 	var err error
 	if s.BPEFile != "" {
@@ -170,11 +171,13 @@ func tokenizer(s settings, train []data.Pair, log *slog.Logger) (data.Tokenizer,
 	if err != nil {
 		return data.Tokenizer{}, err
 	}
-	if err := bpe.WriteFile(filepath.Join(s.Out, rundir.BPE)); err != nil {
-		return data.Tokenizer{}, err
-	}
-	if err := vocab.WriteFile(filepath.Join(s.Out, rundir.Vocab)); err != nil {
-		return data.Tokenizer{}, err
+	if write {
+		if err := bpe.WriteFile(filepath.Join(s.Out, rundir.BPE)); err != nil {
+			return data.Tokenizer{}, err
+		}
+		if err := vocab.WriteFile(filepath.Join(s.Out, rundir.Vocab)); err != nil {
+			return data.Tokenizer{}, err
+		}
 	}
 	log.Info("vocabulary", "tokens", vocab.Len())
 	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil

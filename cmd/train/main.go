@@ -17,12 +17,16 @@
 // vocab.txt. On files, every -bleu-every evaluations also translate the first
 // -bleu-sample validation sentences greedily and report their BLEU;
 // cmd/translate translates with the output directory. Ctrl-C saves a checkpoint;
-// -resume OUT continues exactly where the run stopped. -summary prints the
-// parameter summary of the model and exits. See -h for every flag.
+// -resume OUT continues exactly where the run stopped, from the newest
+// checkpoint that loads. An OUT that holds a run is refused unless -resume or
+// -overwrite, and OUT is locked while a run uses it (see trainer/rundir).
+// -summary prints the parameter summary of the model and exits. See -h for
+// every flag.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -38,23 +42,41 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
+	"github.com/transformer-go/transformer/trainer/dist"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "train:", err)
-		}
+	world, err := dist.Join()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "train:", err)
 		os.Exit(1)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, world, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(os.Stderr, "train%s: %v\n", rankTag(world), err)
+		}
+		os.Exit(1) // under mpirun, without Leave: mpirun then stops every rank
+	}
+	world.Leave()
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// rankTag names the rank in messages of a data-parallel run.
+func rankTag(w *dist.World) string {
+	if w.Size() == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (rank %d of %d)", w.Rank(), w.Size())
+}
+
+// run is the command: alone, or as one rank of world.
+func run(ctx context.Context, world *dist.World, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := newFlags(fs)
@@ -65,13 +87,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.Errorf("unexpected arguments %q (flags start with -)", fs.Args())
 	}
 	if f.summary {
+		if !world.Root() {
+			return nil
+		}
 		return summary(f, stdout)
 	}
 	s, err := f.settings(fs)
-	if err != nil {
+	if s, err = shareSettings(world, s, err); err != nil {
 		return err
 	}
-	return profiled(f, func() error { return train(ctx, s, f, stderr) })
+	return profiled(f, func() error { return train(ctx, world, s, f, stderr) })
+}
+
+// shareSettings gives every rank rank 0's settings (its clock names the
+// default output directory; it alone reads run.json on -resume), or rank
+// 0's failure to make them.
+func shareSettings(world *dist.World, s settings, err error) (settings, error) {
+	if world.Size() == 1 {
+		return s, err
+	}
+	if err := world.Agree(err); err != nil {
+		return s, err
+	}
+	js, err := json.Marshal(s)
+	if err != nil {
+		return s, errors.Wrap(err, "encoding the settings")
+	}
+	if js, err = world.BroadcastBytes(js); err != nil {
+		return s, err
+	}
+	var root settings
+	return root, errors.Wrap(json.Unmarshal(js, &root), "rank 0's settings")
 }
 
 // settings are the run's settings: from the flags, or from the run to resume.
@@ -160,55 +206,21 @@ func checkModel(s settings) error {
 
 // train runs (or resumes) training as the settings say. The settings are
 // valid here; the run directory is locked before anything is written to it,
-// and run.json is written only once the model is built (and resumed).
-func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+// and run.json is written only once the model is built (and resumed). In a
+// data-parallel run every rank trains, rank 0 alone writes, and the ranks
+// agree after each phase, so that one rank's failure stops them all.
+func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr io.Writer) error {
+	log := logger(world, stderr)
 	if err := checkModel(s); err != nil {
 		return err // the vocabulary comes later; the rest is checked before anything is written
 	}
-	dir, err := openRunDir(s, f)
-	if err != nil {
+	dir, err := openRunDir(world, s, f)
+	if err = world.Agree(err); err != nil {
 		return err
 	}
 	defer dir.Close()
-	c, err := loadCorpus(s, log)
-	if err != nil {
-		return err
-	}
-	if s.Epochs > 0 {
-		s.Steps = max(1, int(math.Ceil(s.Epochs*float64(c.batches)/float64(s.Accumulate))))
-	}
-	cfg, err := modelConfig(s, c.vocab)
-	if err == nil {
-		err = cfg.CheckMemory(true, s.MaxTokens)
-	}
-	if err != nil {
-		return err
-	}
-	m, err := model.FromConfig(cfg, nil)
-	if err != nil {
-		return err
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(s.Seed, 2)))
-	if err != nil {
-		return err
-	}
-	log.Info("model", "preset", s.Preset, "parameters", params.Count(), "vocab", cfg.Vocab, "steps", s.Steps, "out", s.Out)
-	opt := s.options()
-	opt.Meta = c.meta
-	t, err := trainer.New(m, params, c.data, opt, newReporter(stderr, log))
-	if err != nil {
-		return err
-	}
-	if f.resume != "" {
-		if err := resume(t, s.Out, log); err != nil {
-			return err
-		}
-	}
-	if err := s.save(); err != nil {
-		return err
-	}
-	if err := cfg.Save(dir.Path(rundir.Config)); err != nil {
+	t, params, err := setup(world, s, f, log, stderr)
+	if err = world.Agree(err); err != nil {
 		return err
 	}
 	err = t.Run(ctx)
@@ -224,12 +236,72 @@ func train(ctx context.Context, s settings, f *flags, stderr io.Writer) error {
 		return err
 	}
 	log.Info("trained", "step", t.Step(), "activation_memory_mb", params.ArenaBytes()>>20)
+	if !world.Root() {
+		return nil
+	}
 	return finish(s, log)
 }
 
+// logger logs at info level on rank 0 and only errors on the others.
+func logger(world *dist.World, stderr io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	if !world.Root() {
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// setup loads the data, builds the model and its trainer, resumes the run if
+// asked, and writes run.json and config.json (rank 0).
+func setup(world *dist.World, s settings, f *flags, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, *graph.Params, error) {
+	c, err := loadCorpus(s, log, world.Root())
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Epochs > 0 {
+		s.Steps = max(1, int(math.Ceil(s.Epochs*float64(c.batches)/float64(s.Accumulate))))
+	}
+	cfg, err := modelConfig(s, c.vocab)
+	if err == nil {
+		err = cfg.CheckMemory(true, s.MaxTokens)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.FromConfig(cfg, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(s.Seed, 2)))
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("model", "preset", s.Preset, "parameters", params.Count(), "vocab", cfg.Vocab, "steps", s.Steps,
+		"out", s.Out, "ranks", world.Size())
+	opt := s.options()
+	opt.Meta, opt.World = c.meta, world
+	t, err := trainer.New(m, params, c.data, opt, newReporter(stderr, log))
+	if err != nil || !world.Root() {
+		return t, params, err
+	}
+	if f.resume != "" {
+		if err := resume(t, s.Out, log); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := s.save(); err != nil {
+		return nil, nil, err
+	}
+	return t, params, cfg.Save(filepath.Join(s.Out, rundir.Config))
+}
+
 // openRunDir locks the run directory: a new one (refusing a finished or
-// running run unless -overwrite), or the one to resume.
-func openRunDir(s settings, f *flags) (*rundir.Dir, error) {
+// running run unless -overwrite), or the one to resume; on rank 0 alone
+// (the others' is nil).
+func openRunDir(world *dist.World, s settings, f *flags) (*rundir.Dir, error) {
+	if !world.Root() {
+		return nil, nil
+	}
 	if f.resume != "" {
 		return rundir.Open(s.Out)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
+	"github.com/transformer-go/transformer/trainer/dist"
 )
 
 // TestBinaryStarts builds the command and runs it: an old dependency
@@ -84,7 +85,7 @@ func TestBadFlags(t *testing.T) {
 		if args[0] != "-resume" {
 			args = append(args, "-out", out)
 		}
-		err := run(context.Background(), args, &stdout, &errb)
+		err := run(context.Background(), dist.Alone(), args, &stdout, &errb)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
@@ -100,12 +101,12 @@ func TestRunDirectoryIsProtected(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	args := []string{"-steps", "2", "-max-tokens", "128", "-train-size", "50", "-held-out", "8", "-out", dir}
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), args, &out, &errb); err != nil {
+	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	final := filepath.Join(dir, "final.safetensors")
 	before, _ := os.ReadFile(final)
-	err := run(context.Background(), append(args, "-seed", "7"), &out, &errb)
+	err := run(context.Background(), dist.Alone(), append(args, "-seed", "7"), &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "holds a run: continue it with -resume") {
 		t.Fatalf("second run into a finished run's directory: %v", err)
 	}
@@ -113,7 +114,7 @@ func TestRunDirectoryIsProtected(t *testing.T) {
 		t.Fatal("the refused run changed final.safetensors")
 	}
 	settings, _ := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err := run(context.Background(), []string{"-resume", dir, "-steps", "1"}, &out, &errb); err == nil ||
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "1"}, &out, &errb); err == nil ||
 		!strings.Contains(err.Error(), "past this run's last step 1") {
 		t.Fatalf("resume to fewer steps than done: %v", err)
 	}
@@ -124,11 +125,11 @@ func TestRunDirectoryIsProtected(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "run.json"), bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(context.Background(), []string{"-resume", dir}, &out, &errb); err == nil ||
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir}, &out, &errb); err == nil ||
 		!strings.Contains(err.Error(), "run.json: -train-size -1") {
 		t.Fatalf("resume of a run.json with train_size -1: %v", err)
 	}
-	if err := run(context.Background(), append(args, "-seed", "7", "-overwrite"), &out, &errb); err != nil {
+	if err := run(context.Background(), dist.Alone(), append(args, "-seed", "7", "-overwrite"), &out, &errb); err != nil {
 		t.Fatalf("-overwrite: %v", err)
 	}
 	if ms, err := trainer.ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err != nil || len(ms) != 2 {
@@ -140,12 +141,12 @@ func TestTrainAndResume(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	args := []string{"-steps", "4", "-max-tokens", "128", "-train-size", "200", "-held-out", "16", "-out", dir, "-eval-every", "2"}
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), args, &out, &errb); err != nil {
+	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	cpu, mem := filepath.Join(t.TempDir(), "cpu.pprof"), filepath.Join(t.TempDir(), "mem.pprof")
 	resume := []string{"-resume", dir, "-steps", "6", "-cpuprofile", cpu, "-memprofile", mem}
-	if err := run(context.Background(), resume, &out, &errb); err != nil {
+	if err := run(context.Background(), dist.Alone(), resume, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	for _, p := range []string{cpu, mem} {
@@ -188,7 +189,7 @@ func TestMulti30kShortRun(t *testing.T) {
 	args := []string{"-task", "files", "-data", multi30k, "-preset", "tiny", "-bpe-merges", "4000",
 		"-steps", "240", "-max-tokens", "1024", "-warmup", "200", "-eval-every", "40", "-bleu-every", "100", "-out", dir}
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), args, &out, &errb); err != nil {
+	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	ms, err := trainer.ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
@@ -231,7 +232,7 @@ func TestDecoderOnlyRuns(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
 			args := append([]string{"-model", "decoder-only", "-steps", "4", "-max-tokens", "256", "-out", out}, tc.args...)
 			var stdout, errb bytes.Buffer
-			if err := run(context.Background(), args, &stdout, &errb); err != nil {
+			if err := run(context.Background(), dist.Alone(), args, &stdout, &errb); err != nil {
 				t.Fatal(err, errb.String())
 			}
 			ms, err := trainer.ReadMetrics(filepath.Join(out, "metrics.jsonl"))
@@ -249,7 +250,7 @@ func TestDecoderOnlyRuns(t *testing.T) {
 			if _, ok := m.(*model.DecoderOnly); !ok {
 				t.Fatalf("the checkpoint rebuilt as %T", m)
 			}
-			if err := run(context.Background(), []string{"-resume", out, "-steps", "6"}, &stdout, &errb); err != nil {
+			if err := run(context.Background(), dist.Alone(), []string{"-resume", out, "-steps", "6"}, &stdout, &errb); err != nil {
 				t.Fatal(err, errb.String())
 			}
 		})

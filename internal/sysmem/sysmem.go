@@ -17,15 +17,16 @@ func Available() (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return parseMeminfo(data)
+	return findKB(data, "MemAvailable:")
 }
 
-// parseMeminfo finds "MemAvailable: N kB" in the text of /proc/meminfo.
-func parseMeminfo(data []byte) (int64, bool) {
+// findKB finds the line "KEY N kB" in the text of a /proc file and returns
+// N kB in bytes.
+func findKB(data []byte, key string) (int64, bool) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) == 3 && f[0] == "MemAvailable:" && f[2] == "kB" {
+		if len(f) == 3 && f[0] == key && f[2] == "kB" {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
 			if err != nil || kb < 0 || kb > 1<<50 {
 				return 0, false
@@ -34,4 +35,14 @@ func parseMeminfo(data []byte) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// PeakRSS returns the most resident memory this process has had, in bytes
+// (Linux's VmHWM), and false where the system does not say.
+func PeakRSS() (int64, bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	return findKB(data, "VmHWM:")
 }

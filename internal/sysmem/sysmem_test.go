@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestParseMeminfo(t *testing.T) {
+func TestFindKB(t *testing.T) {
 	tests := []struct {
 		text string
 		want int64
@@ -18,9 +18,9 @@ func TestParseMeminfo(t *testing.T) {
 		{"MemAvailable: 5 MB\n", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseMeminfo([]byte(tt.text))
+		got, ok := findKB([]byte(tt.text), "MemAvailable:")
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseMeminfo(%q) = %d, %v; want %d, %v", tt.text, got, ok, tt.want, tt.ok)
+			t.Errorf("findKB(%q) = %d, %v; want %d, %v", tt.text, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -32,5 +32,8 @@ func TestAvailableOnLinux(t *testing.T) {
 	n, ok := Available()
 	if !ok || n <= 0 {
 		t.Fatalf("Available() = %d, %v on Linux", n, ok)
+	}
+	if n, ok := PeakRSS(); !ok || n <= 0 {
+		t.Fatalf("PeakRSS() = %d, %v on Linux", n, ok)
 	}
 }

@@ -135,9 +135,9 @@ func (d *Dir) Path(name string) string { return filepath.Join(d.path, name) }
 // Root is the directory's path.
 func (d *Dir) Root() string { return d.path }
 
-// Close releases the lock.
+// Close releases the lock. A nil Dir has nothing to release.
 func (d *Dir) Close() error {
-	if d.lock == nil {
+	if d == nil || d.lock == nil {
 		return nil
 	}
 	err := unlockDir(d.lock)

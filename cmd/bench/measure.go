@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/sysmem"
+	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer"
+)
+
+// The decoding rows: the tiny preset with this vocabulary, sources of
+// decodeSrcLen tokens (EOS included), outputs of up to decodeMaxLen.
+const (
+	decodeVocab  = 8000
+	decodeSrcLen = 16
+	decodeMaxLen = 32
+)
+
+// row is one measurement: a kind (train, forward, greedy, beam4), the model
+// and batch, and each side's tokens per second and peak RSS in MB.
+type row struct {
+	Kind   string `json:"kind"`
+	Preset string `json:"preset"`
+	Vocab  int    `json:"vocab"`
+	Batch  int    `json:"batch,omitempty"`
+
+	Ours    float64 `json:"ours"`
+	OursMB  float64 `json:"ours_mb"`
+	Torch   float64 `json:"torch,omitempty"`
+	TorchMB float64 `json:"torch_mb,omitempty"`
+}
+
+// name is the row's label in the table.
+func (r row) name() string {
+	if r.Batch > 0 {
+		return fmt.Sprintf("%s batch %d, %s V%d", r.Kind, r.Batch, r.Preset, r.Vocab)
+	}
+	return fmt.Sprintf("%s, %s V%d", r.Kind, r.Preset, r.Vocab)
+}
+
+// measure fills in the rows (a train and forward pair, or one decoding
+// row): ours in this process or a child, and PyTorch's if asked.
+func (o options) measure(rows []row) error {
+	if err := o.measureOurs(rows); err != nil {
+		return err
+	}
+	if o.torch {
+		return measureTorch(rows, o.warmup, o.runs)
+	}
+	return nil
+}
+
+// measureOurs measures the rows in a child process (this command with
+// -child), or here if -isolate=false, when peak RSS is the whole process's.
+func (o options) measureOurs(rows []row) error {
+	if !o.isolate {
+		return ours(rows, o.warmup, o.runs)
+	}
+	spec, _ := json.Marshal(rows)
+	exe, err := os.Executable()
+	if err != nil {
+		return errors.Wrap(err, "finding this command to run a measurement")
+	}
+	cmd := exec.Command(exe, "-child", string(spec), "-warmup", strconv.Itoa(o.warmup), "-runs", strconv.Itoa(o.runs))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return errors.Wrapf(err, "measuring %s", rows[0].name())
+	}
+	var got []row
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(rows) {
+		return errors.Errorf("measuring %s: the child printed %q", rows[0].name(), out)
+	}
+	copy(rows, got)
+	return nil
+}
+
+// measureChild is the child's side of measureOurs.
+func measureChild(spec string, warmup, runs int, stdout io.Writer) error {
+	var rows []row
+	if err := json.Unmarshal([]byte(spec), &rows); err != nil || len(rows) == 0 {
+		return errors.Errorf("-child %q: not a measurement", spec)
+	}
+	if err := ours(rows, warmup, runs); err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(rows)
+}
+
+// ours measures the rows in this process.
+func ours(rows []row, warmup, runs int) error {
+	var err error
+	if rows[0].Kind == "train" {
+		err = oursTrain(rows, warmup, runs)
+	} else {
+		rows[0].Ours, err = oursDecode(rows[0], warmup, runs)
+	}
+	if peak, ok := sysmem.PeakRSS(); ok {
+		for i := range rows {
+			rows[i].OursMB = float64(peak) / (1 << 20)
+		}
+	}
+	return err
+}
+
+// oursTrain measures a train and forward pair.
+func oursTrain(rows []row, warmup, runs int) error {
+	cfg, err := model.Preset(rows[0].Preset, rows[0].Vocab)
+	if err != nil {
+		return err
+	}
+	rig, err := trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
+	if err != nil {
+		return err
+	}
+	s, err := rig.MeasureSpeed(warmup, runs)
+	rows[0].Ours, rows[1].Ours = s.TrainTokensPerS, s.ForwardTokensPerS
+	return err
+}
+
+// oursDecode measures a decoding row in output tokens per second.
+func oursDecode(r row, warmup, runs int) (float64, error) {
+	cfg, err := model.Preset(r.Preset, r.Vocab)
+	if err != nil {
+		return 0, err
+	}
+	m, err := model.New(cfg)
+	if err != nil {
+		return 0, err
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		return 0, err
+	}
+	silenceEOS(params, cfg.DModel)
+	d, err := model.NewDecoder(m, params)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	s := model.DefaultSearch()
+	if r.Kind == "greedy" {
+		s.Method = model.MethodGreedy
+	}
+	s.MaxLen, s.Batch = decodeMaxLen, r.Batch
+	srcs := randomSources(r.Batch, r.Vocab)
+	tokens := 0
+	decode := func() error {
+		hyps, err := d.Decode(srcs, s)
+		tokens = model.OutputTokens(hyps)
+		return err
+	}
+	for range warmup {
+		if err := decode(); err != nil {
+			return 0, err
+		}
+	}
+	t, err := trainer.MedianDuration(runs, decode)
+	return float64(tokens) / t.Seconds(), err
+}
+
+// silenceEOS zeroes the end token's embedding, which is also its row of the
+// output projection: among thousands of random logits its logit 0 is never
+// the largest, so every output runs to decodeMaxLen tokens and both sides
+// decode the same number of tokens.
+func silenceEOS(params *graph.Params, dModel int) {
+	e := params.Value("embed.weight").Data().([]float32)
+	clear(e[model.EOSID*dModel : (model.EOSID+1)*dModel])
+}
+
+// randomSources are n sources of random ids ending with EOS.
+func randomSources(n, vocab int) [][]int {
+	rng := rand.New(rand.NewPCG(3, 4))
+	srcs := make([][]int, n)
+	for i := range srcs {
+		for range decodeSrcLen - 1 {
+			srcs[i] = append(srcs[i], 4+rng.IntN(vocab-4))
+		}
+		srcs[i] = append(srcs[i], model.EOSID)
+	}
+	return srcs
+}

@@ -1,0 +1,170 @@
+package trainer
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"hash/fnv"
+	"math"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/trainer/dist"
+)
+
+// Data parallelism (synchronous, as fairseq and PyTorch DDP do it): every
+// rank reads the same data with the same seed, so all see the same global
+// batches, and trains on its share of each (data.Batch.Shard). An update
+// sums over ranks and accumulated batches b the token-weighted gradients,
+//
+//	g = Σ_ranks Σ_b n_b·∇L_b / Σ_ranks Σ_b n_b,   n_b target tokens, L_b the mean loss of b,
+//
+// by one all-reduce of a flat buffer that also carries the token count, the
+// loss sum and a stop flag; every rank then clips and applies the same Adam
+// step. One process is the case of one rank: the same run, up to the order
+// of float summation.
+
+// tail is what the flat buffer carries after the gradients.
+const (
+	tailTokens = iota
+	tailLoss
+	tailStop
+	tailLen
+)
+
+// world is the run's world: Options.World, or this process alone.
+func (t *Trainer) world() *dist.World {
+	if t.opt.World == nil {
+		return dist.Alone()
+	}
+	return t.opt.World
+}
+
+// sums is what a rank's batches of one update add up to.
+type sums struct {
+	tokens, loss float64 // target tokens; Σ n_b·L_b
+	stop         bool
+}
+
+// reduce sums the gradients, tokens, loss and stop flags over the ranks, in
+// place in grads, and returns the totals.
+func (t *Trainer) reduce(grads map[string]*tensor.Dense, s sums) (sums, error) {
+	w := t.world()
+	if w.Size() == 1 {
+		return s, nil
+	}
+	names := t.params.Names()
+	tail := []float64{tailTokens: s.tokens, tailLoss: s.loss, tailStop: 0}
+	if s.stop {
+		tail[tailStop] = 1
+	}
+	var err error
+	switch t.params.Dtype() {
+	case tensor.Float32:
+		t.flat32, err = allReduce(w.SumF32, t.flat32, names, grads, tail)
+	default:
+		t.flat64, err = allReduce(w.SumF64, t.flat64, names, grads, tail)
+	}
+	if err != nil {
+		return s, errors.Wrapf(err, "step %d", t.adam.Step+1)
+	}
+	return sums{tokens: tail[tailTokens], loss: tail[tailLoss], stop: tail[tailStop] > 0}, nil
+}
+
+// allReduce packs the gradients of names and the tail into buf (grown as
+// needed), sums it over the ranks with sum and unpacks it.
+func allReduce[T float32 | float64](sum func([]T) error, buf []T, names []string, grads map[string]*tensor.Dense, tail []float64) ([]T, error) {
+	buf = buf[:0]
+	for _, name := range names {
+		buf = append(buf, grads[name].Data().([]T)...)
+	}
+	for _, v := range tail {
+		buf = append(buf, T(v))
+	}
+	if err := sum(buf); err != nil {
+		return buf, err
+	}
+	off := 0
+	for _, name := range names {
+		off += copy(grads[name].Data().([]T), buf[off:])
+	}
+	for i := range tail {
+		tail[i] = float64(buf[off+i])
+	}
+	return buf, nil
+}
+
+// syncFromRoot gives every rank rank 0's parameters, Adam's moments and the
+// run's state: at the start of a run, fresh or resumed.
+func (t *Trainer) syncFromRoot() error {
+	w := t.world()
+	if w.Size() == 1 {
+		return nil
+	}
+	m, v := t.adam.Moments()
+	for _, p := range []*graph.Params{t.params, m, v} {
+		for _, name := range p.Names() {
+			if err := broadcast(w, p.Value(name)); err != nil {
+				return err
+			}
+		}
+	}
+	var js []byte
+	if w.Root() {
+		st, err := t.currentState()
+		if err != nil {
+			return err
+		}
+		if js, err = json.Marshal(st); err != nil {
+			return errors.Wrap(err, "encoding the trainer state")
+		}
+	}
+	js, err := w.BroadcastBytes(js)
+	if err != nil || w.Root() {
+		return err
+	}
+	var st state
+	if err := json.Unmarshal(js, &st); err != nil {
+		return errors.Wrap(err, "rank 0's trainer state")
+	}
+	return t.applyState(st)
+}
+
+// broadcast replaces d's values with rank 0's.
+func broadcast(w *dist.World, d *tensor.Dense) error {
+	switch v := d.Data().(type) {
+	case []float32:
+		return w.BroadcastF32(v)
+	case []float64:
+		return w.BroadcastF64(v)
+	}
+	return errors.Errorf("broadcasting a tensor of %v", d.Dtype())
+}
+
+// checkSame stops every rank if their parameters differ: a rank that
+// diverged (a bug, or different data) would otherwise go on silently.
+func (t *Trainer) checkSame() error {
+	return errors.Wrapf(t.world().Same(paramsHash(t.params)), "step %d: ranks diverged", t.adam.Step)
+}
+
+// paramsHash is a 64-bit FNV-1a hash of the parameters' bits.
+func paramsHash(p *graph.Params) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for _, name := range p.Names() {
+		switch v := p.Value(name).Data().(type) {
+		case []float32:
+			for _, x := range v {
+				binary.LittleEndian.PutUint32(b[:4], math.Float32bits(x))
+				h.Write(b[:4])
+			}
+		case []float64:
+			for _, x := range v {
+				binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+				h.Write(b[:])
+			}
+		}
+	}
+	return h.Sum64()
+}

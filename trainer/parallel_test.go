@@ -1,0 +1,70 @@
+package trainer
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
+)
+
+// TestShardedGradientsMatch checks the arithmetic of data parallelism in
+// float64: the gradient of a batch's mean loss equals the token-weighted sum
+// of its shards' gradients over the batch's tokens, for 1 to 4 ranks.
+func TestShardedGradientsMatch(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.m.Config()
+	cfg.Dropout = 0
+	m, _ := model.New(cfg)
+	params, err := model.NewParams(m, tensor.Float64, rand.New(rand.NewPCG(5, 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(m, params, f.data, options(t.TempDir(), 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.data.Train.Next()
+	whole := map[string][]float64{}
+	p, _ := tr.trainProgram(b)
+	if err := m.Feed(p, tensor.Float64, ModelBatch(b)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range p.ParamNames() {
+		whole[name] = graph.Float64s(p.Grad(name))
+	}
+	for size := 2; size <= 4; size++ {
+		tr.clearAcc()
+		for rank := range size {
+			s := b.Shard(rank, size)
+			if s.TgtTokens == 0 {
+				continue
+			}
+			p, _ := tr.trainProgram(s)
+			if err := m.Feed(p, tensor.Float64, ModelBatch(s)); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Run(); err != nil {
+				t.Fatal(err)
+			}
+			addScaled(tr.acc, p, float64(s.TgtTokens))
+		}
+		var diff, norm float64
+		for name, w := range whole {
+			for i, v := range graph.Float64s(tr.acc[name]) {
+				v /= float64(b.TgtTokens)
+				diff += (v - w[i]) * (v - w[i])
+				norm += w[i] * w[i]
+			}
+		}
+		if d := math.Sqrt(diff / norm); d > 1e-12 {
+			t.Errorf("%d ranks: sharded gradient at relative distance %.3g from the batch's", size, d)
+		}
+	}
+}

@@ -58,21 +58,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for i, hyps := range out {
-			if len(hyps) == 0 {
-				t.Fatalf("source %d: no hypothesis and no error", i)
-			}
-			for _, h := range hyps {
-				if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
-					t.Fatalf("source %d: score %v", i, h.Score)
-				}
-				for _, tok := range h.Tokens {
-					if tok <= BOSID || tok >= cfg.Vocab {
-						t.Fatalf("source %d: token %d", i, tok)
-					}
-				}
-			}
-		}
+		checkHypotheses(t, out, cfg.Vocab, func(int, Hypothesis) bool { return true })
 	})
 }
 
@@ -108,20 +94,29 @@ func FuzzDecodePrompts(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for i, hyps := range out {
-			if len(hyps) == 0 {
-				t.Fatalf("prompt %d: no hypothesis and no error", i)
+		// <s>, the prompt and the output but its last token fit the positions.
+		checkHypotheses(t, out, cfg.Vocab, func(i int, h Hypothesis) bool { return 1+len(prompts[i])+len(h.Tokens)-1 <= cfg.MaxLen })
+	})
+}
+
+// checkHypotheses fails t unless every source has a hypothesis at least,
+// each with a finite score, tokens that are not reserved and below vocab,
+// and fits(source, hypothesis).
+func checkHypotheses(t *testing.T, out [][]Hypothesis, vocab int, fits func(int, Hypothesis) bool) {
+	t.Helper()
+	for i, hyps := range out {
+		if len(hyps) == 0 {
+			t.Fatalf("source %d: no hypothesis and no error", i)
+		}
+		for _, h := range hyps {
+			if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) || !fits(i, h) {
+				t.Fatalf("source %d: %+v", i, h)
 			}
-			for _, h := range hyps {
-				if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) || 1+len(prompts[i])+len(h.Tokens) > cfg.MaxLen+1 {
-					t.Fatalf("prompt %d of %d tokens: %+v", i, len(prompts[i]), h)
-				}
-				for _, tok := range h.Tokens {
-					if tok <= BOSID || tok >= cfg.Vocab {
-						t.Fatalf("prompt %d: token %d", i, tok)
-					}
+			for _, tok := range h.Tokens {
+				if tok <= BOSID || tok >= vocab {
+					t.Fatalf("source %d: token %d", i, tok)
 				}
 			}
 		}
-	})
+	}
 }

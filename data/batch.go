@@ -23,6 +23,8 @@ type Batch struct {
 	Src    []int // [Rows*SrcLen] source ids then EOSID, padded with PadID
 	TgtIn  []int // [Rows*TgtLen] BOSID then target ids, padded with PadID
 	TgtOut []int // [Rows*TgtLen] target ids then EOSID, padded with PadID
+	// (Joined batches, BatchConfig.Join, have no Src, SrcLen 0, and hold
+	// source EOSID target in TgtIn and TgtOut.)
 
 	Examples  int   // real rows, the first Examples rows
 	Index     []int // [Examples] position of each real row's example in the input
@@ -71,7 +73,9 @@ func newBatch(rows, srcLen, tgtLen int) Batch {
 		b.TgtOut = make([]int, rows*tgtLen)
 	}
 	for r := range rows {
-		b.Src[r*srcLen] = EOSID
+		if srcLen > 0 {
+			b.Src[r*srcLen] = EOSID
+		}
 		if tgtLen > 0 {
 			b.TgtIn[r*tgtLen] = BOSID
 		}
@@ -95,6 +99,23 @@ func (b *Batch) setTarget(r int, tgt []int) {
 	copy(out, tgt)
 	out[len(tgt)] = EOSID
 	b.TgtTokens += len(tgt) + 1
+}
+
+// setJoined writes e into row r of a joined batch (BatchConfig.Join):
+// decoder input BOSID then joined(e), target joined(e) then EOSID with the
+// source's part PadID.
+func (b *Batch) setJoined(r int, e Example) {
+	seq := joined(e)
+	in := b.TgtIn[r*b.TgtLen : (r+1)*b.TgtLen]
+	out := b.TgtOut[r*b.TgtLen : (r+1)*b.TgtLen]
+	copy(in[1:], seq)
+	copy(out, seq)
+	out[len(seq)] = EOSID
+	prompt := len(seq) - len(e.Tgt) // the source and its EOSID, if any
+	for j := range prompt {
+		out[j] = PadID
+	}
+	b.TgtTokens += len(e.Tgt) + 1
 }
 
 // checkIDs reports an id that cannot appear in an example: a negative id,

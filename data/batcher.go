@@ -17,6 +17,15 @@ type BatchConfig struct {
 	Buckets []int
 	// Seed seeds the shuffling of every epoch.
 	Seed uint64
+	// Join makes batches for a decoder-only model: each example is one
+	// sequence, its source, EOSID, then its target (the target alone if
+	// the source is empty). A row's decoder input is BOSID then that
+	// sequence, its decoder target the sequence then EOSID, with the
+	// source's positions (and its EOSID) PadID so that the loss counts the
+	// target alone; the batch has no source matrix (SrcLen 0). A model
+	// trained so continues the prompt "source EOSID" with the target.
+	// Buckets are then lengths of joined sequences (JoinedLen).
+	Join bool
 }
 
 // BatchState is the position of a Batcher in its batch stream. It
@@ -54,6 +63,7 @@ type Batcher struct {
 	bucketOf []int // example -> bucket
 	state    BatchState
 	plan     []plannedBatch // batches of state.Epoch, nil until needed
+	join     bool
 }
 
 // plannedBatch is a batch before its matrices are built.
@@ -71,23 +81,23 @@ func NewBatcher(examples []Example, cfg BatchConfig) (*Batcher, error) {
 	if cfg.MaxTokens < 1 {
 		return nil, errors.Errorf("token budget %d is not positive", cfg.MaxTokens)
 	}
-	buckets := cfg.Buckets
-	if buckets == nil {
-		longest := 0
-		for _, e := range examples {
-			longest = max(longest, paddedLen(e))
-		}
-		buckets = StepBuckets(DefaultBucketStep, longest)
-	}
-	if err := checkBuckets(buckets, cfg.MaxTokens); err != nil {
-		return nil, err
-	}
 	b := &Batcher{
 		examples: examples,
-		buckets:  buckets,
+		buckets:  cfg.Buckets,
 		state:    BatchState{Seed: cfg.Seed, Examples: len(examples)},
+		join:     cfg.Join,
 	}
-	for _, l := range buckets {
+	if b.buckets == nil {
+		longest := 0
+		for _, e := range examples {
+			longest = max(longest, b.length(e))
+		}
+		b.buckets = StepBuckets(DefaultBucketStep, longest)
+	}
+	if err := checkBuckets(b.buckets, cfg.MaxTokens); err != nil {
+		return nil, err
+	}
+	for _, l := range b.buckets {
 		b.rows = append(b.rows, cfg.MaxTokens/l)
 	}
 	var err error
@@ -105,7 +115,7 @@ func (b *Batcher) assign(examples []Example) ([]int, error) {
 		if err := checkIDs(e.Tgt); err != nil {
 			return nil, errors.Wrapf(err, "example %d: target", i)
 		}
-		k, err := bucketOf(b.buckets, e)
+		k, err := bucketOf(b.buckets, b.length(e))
 		if err != nil {
 			return nil, errors.Wrapf(err, "example %d", i)
 		}
@@ -114,14 +124,32 @@ func (b *Batcher) assign(examples []Example) ([]int, error) {
 	return of, nil
 }
 
+// length is the length e needs in a batch: paddedLen, or JoinedLen if the
+// batches are joined.
+func (b *Batcher) length(e Example) int {
+	if b.join {
+		return JoinedLen(e)
+	}
+	return paddedLen(e)
+}
+
 // Shapes returns the shape of each bucket in increasing length: every
 // shape that Next and EvalBatches can produce.
 func (b *Batcher) Shapes() []Shape {
 	shapes := make([]Shape, len(b.buckets))
 	for k, l := range b.buckets {
-		shapes[k] = Shape{Rows: b.rows[k], SrcLen: l, TgtLen: l}
+		shapes[k] = Shape{Rows: b.rows[k], SrcLen: b.srcLen(l), TgtLen: l}
 	}
 	return shapes
+}
+
+// srcLen is the source length of a bucket of length l: l, or 0 if the
+// batches are joined.
+func (b *Batcher) srcLen(l int) int {
+	if b.join {
+		return 0
+	}
+	return l
 }
 
 // EpochLen returns the number of batches in an epoch.
@@ -197,8 +225,12 @@ func (b *Batcher) cut(members [][]int) []plannedBatch {
 // build makes the batch p of examples.
 func (b *Batcher) build(examples []Example, p plannedBatch) Batch {
 	l := b.buckets[p.bucket]
-	batch := newBatch(b.rows[p.bucket], l, l)
+	batch := newBatch(b.rows[p.bucket], b.srcLen(l), l)
 	for r, i := range p.members {
+		if b.join {
+			batch.setJoined(r, examples[i])
+			continue
+		}
 		batch.setSource(r, examples[i].Src)
 		batch.setTarget(r, examples[i].Tgt)
 	}

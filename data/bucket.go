@@ -45,11 +45,25 @@ func checkBuckets(buckets []int, maxTokens int) error {
 // one for EOSID (source) or BOSID/EOSID (target).
 func paddedLen(e Example) int { return max(len(e.Src), len(e.Tgt)) + 1 }
 
-// bucketOf returns the index of the shortest bucket that fits e.
-func bucketOf(buckets []int, e Example) (int, error) {
-	i, _ := slices.BinarySearch(buckets, paddedLen(e))
+// JoinedLen returns the length e needs in a joined batch
+// (BatchConfig.Join): its joined sequence plus one for BOSID/EOSID.
+func JoinedLen(e Example) int { return len(joined(e)) + 1 }
+
+// joined is e as one sequence: the source, EOSID, the target; the target
+// alone if the source is empty.
+func joined(e Example) []int {
+	if len(e.Src) == 0 {
+		return e.Tgt
+	}
+	return append(append(append(make([]int, 0, len(e.Src)+1+len(e.Tgt)), e.Src...), EOSID), e.Tgt...)
+}
+
+// bucketOf returns the index of the shortest bucket that fits an example
+// needing length n.
+func bucketOf(buckets []int, n int) (int, error) {
+	i, _ := slices.BinarySearch(buckets, n)
 	if i == len(buckets) {
-		return 0, errors.Errorf("needs length %d, more than the largest bucket %d", paddedLen(e), buckets[len(buckets)-1])
+		return 0, errors.Errorf("needs length %d, more than the largest bucket %d", n, buckets[len(buckets)-1])
 	}
 	return i, nil
 }

@@ -38,6 +38,8 @@ type pairFilter struct {
 	opt   ReadOptions
 	stats ReadStats
 	pairs []Pair
+	// text: the pairs are lines of plain text, their sources empty.
+	text bool
 }
 
 // add counts p and keeps it if it passes the options. where locates p for
@@ -46,7 +48,7 @@ func (f *pairFilter) add(p Pair, where func() string) error {
 	f.stats.Read++
 	reason := ""
 	switch {
-	case strings.TrimSpace(p.Src) == "" || strings.TrimSpace(p.Tgt) == "":
+	case (!f.text && strings.TrimSpace(p.Src) == "") || strings.TrimSpace(p.Tgt) == "":
 		f.stats.SkippedEmpty++
 		reason = "empty sentence"
 	case f.opt.MaxLen > 0 && max(f.length(p.Src), f.length(p.Tgt)) > f.opt.MaxLen:
@@ -67,8 +69,12 @@ func (f *pairFilter) add(p Pair, where func() string) error {
 // left.
 func (f *pairFilter) result(where string) ([]Pair, ReadStats, error) {
 	if len(f.pairs) == 0 {
-		return nil, f.stats, errors.Errorf("%s: no sentence pairs (%d read, %d empty, %d too long)",
-			where, f.stats.Read, f.stats.SkippedEmpty, f.stats.SkippedLong)
+		what := "sentence pairs"
+		if f.text {
+			what = "sentences"
+		}
+		return nil, f.stats, errors.Errorf("%s: no %s (%d read, %d empty, %d too long)",
+			where, what, f.stats.Read, f.stats.SkippedEmpty, f.stats.SkippedLong)
 	}
 	return f.pairs, f.stats, nil
 }

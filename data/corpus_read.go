@@ -45,6 +45,22 @@ func ReadParallel(srcPath, tgtPath string, opt ReadOptions) ([]Pair, ReadStats, 
 	}
 }
 
+// ReadText reads plain text, one sentence per line (gzip allowed), for a
+// language model: each line is the target of a Pair whose source is empty
+// (data.BatchConfig.Join batches them as the target alone). Empty lines are
+// skipped, long ones as opt says; invalid UTF-8 is an error naming the file
+// and line.
+func ReadText(path string, opt ReadOptions) ([]Pair, ReadStats, error) {
+	f := pairFilter{opt: opt, text: true}
+	err := ReadLines(path, func(line string, n int) error {
+		return f.add(Pair{Tgt: line}, func() string { return fmt.Sprintf("%s:%d", path, n) })
+	})
+	if err != nil {
+		return nil, f.stats, err
+	}
+	return f.result(path)
+}
+
 // lengthMismatch describes files of different line counts; srcLonger says
 // which one still had a line.
 func lengthMismatch(src, tgt *LineReader, srcLonger bool) error {

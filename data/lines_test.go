@@ -139,3 +139,50 @@ func FuzzReadTSV(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadText reads arbitrary bytes as plain text: every input gives
+// sentences or an error, and every sentence kept is a target without line
+// breaks, not empty, beside an empty source.
+func FuzzReadText(f *testing.F) {
+	for _, name := range []string{"pairs.en", "badutf8.en", "two.en", "pairs.en.gz", "truncated.gz"} {
+		data, _ := os.ReadFile(filepath.Join("testdata", name))
+		f.Add(data)
+	}
+	f.Add([]byte("\n \n\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "text")
+		os.WriteFile(path, data, 0o644)
+		pairs, _, err := ReadText(path, ReadOptions{MaxLen: 50})
+		if err == nil && len(pairs) == 0 {
+			t.Fatal("no sentences and no error")
+		}
+		for _, p := range pairs {
+			if p.Src != "" || strings.TrimSpace(p.Tgt) == "" || strings.ContainsAny(p.Tgt, "\n") {
+				t.Fatalf("sentence %q", p)
+			}
+		}
+	})
+}
+
+func TestReadText(t *testing.T) {
+	pairs, stats, err := ReadText(filepath.Join("testdata", "pairs.en.gz"), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := ReadLines(filepath.Join("testdata", "pairs.en"), func(line string, _ int) error { want = append(want, line); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != len(want) || stats.Kept != len(want) {
+		t.Fatalf("%d sentences (%+v), want %d", len(pairs), stats, len(want))
+	}
+	for i, p := range pairs {
+		if p.Src != "" || p.Tgt != want[i] {
+			t.Fatalf("sentence %d: %q, want %q", i, p, want[i])
+		}
+	}
+	_, _, err = ReadText(filepath.Join("testdata", "badutf8.de"), ReadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "badutf8.de:") || !strings.Contains(err.Error(), "invalid UTF-8") {
+		t.Fatalf("invalid UTF-8: %v", err)
+	}
+}

@@ -79,6 +79,9 @@ func (a MultiHeadAttention) Cached(s *graph.Scope, query *G.Node, cache KV, at S
 	return a.Attend(s, query, cache, at.Mask), cache
 }
 
+// CacheDims are the heads and dk = dModel / heads of the keys and values.
+func (a MultiHeadAttention) CacheDims() (heads, dk int) { return a.Heads, a.DModel / a.Heads }
+
 // Slot is where an incremental decoding step writes in the self-attention
 // caches. Index, an int [1], is the new position t; Mask, additive and
 // [batch or 1, 1, 1, maxLen], is 0 for the slots up to t and -Inf after

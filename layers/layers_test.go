@@ -12,7 +12,7 @@ import (
 )
 
 // Small sizes keep the finite differences cheap: batch 2, lengths 3 and 4.
-var sizes = Sizes{DModel: 8, Heads: 2, DFF: 12, Dropout: 0.1, AttnDropout: 0.1, Norm: "layer", Eps: 1e-5}
+var sizes = Sizes{DModel: 8, Heads: 2, DFF: 12, Dropout: 0.1, AttnDropout: 0.1, Eps: 1e-5}
 
 // srcIDs and tgtIDs are two padded sequences each (pad = 0).
 var (
@@ -35,8 +35,6 @@ func tgtMask(s *graph.Scope) *G.Node {
 func TestLayerGradients(t *testing.T) {
 	pre := sizes
 	pre.PreNorm = true
-	rms := sizes
-	rms.Norm = "rms"
 	tests := []struct {
 		name  string
 		build func(s *graph.Scope) *G.Node
@@ -51,35 +49,33 @@ func TestLayerGradients(t *testing.T) {
 		{"sinusoidal positions", func(s *graph.Scope) *G.Node { return Sinusoidal{DModel: 8}.Apply(s, input(s, "x", 3)) }},
 		{"self-attention", func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 4)
-			return sizes.attention().Apply(s, x, x, srcMask(s))
+			return sizes.attentionOr(nil).Apply(s, x, x, srcMask(s))
 		}},
 		{"causal self-attention", func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 3)
-			return sizes.attention().Apply(s, x, x, tgtMask(s))
+			return sizes.attentionOr(nil).Apply(s, x, x, tgtMask(s))
 		}},
 		{"cross-attention", func(s *graph.Scope) *G.Node {
-			return sizes.attention().Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s))
+			return sizes.attentionOr(nil).Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s))
 		}},
 		{"feed-forward", func(s *graph.Scope) *G.Node { return NewFeedForward(8, 12).Apply(s, input(s, "x", 3)) }},
 		{"layer norm", func(s *graph.Scope) *G.Node { return LayerNorm{DModel: 8, Eps: 1e-5}.Apply(s, input(s, "x", 3)) }},
 		{"rms norm", func(s *graph.Scope) *G.Node { return RMSNorm{DModel: 8, Eps: 1e-6}.Apply(s, input(s, "x", 3)) }},
 		{"encoder layer, post-norm", func(s *graph.Scope) *G.Node {
-			return EncoderLayer{sizes}.Apply(s, input(s, "x", 4), srcMask(s))
+			return EncoderLayer{Sizes: sizes}.Apply(s, input(s, "x", 4), srcMask(s))
 		}},
 		{"encoder layer, pre-norm, rms", func(s *graph.Scope) *G.Node {
-			z := rms
-			z.PreNorm = true
-			return EncoderLayer{z}.Apply(s, input(s, "x", 4), srcMask(s))
+			return EncoderLayer{Sizes: pre, Norm: RMSNorm{DModel: 8, Eps: 1e-6}}.Apply(s, input(s, "x", 4), srcMask(s))
 		}},
 		{"decoder layer, post-norm", func(s *graph.Scope) *G.Node {
-			return DecoderLayer{sizes}.Apply(s, input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+			return DecoderLayer{Sizes: sizes}.Apply(s, input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
 		}},
 		{"decoder stack, pre-norm", func(s *graph.Scope) *G.Node {
-			d := Decoder{Layer: DecoderLayer{pre}, Stack: Stack{N: 2, FinalNorm: true}}
+			d := Decoder{Layer: DecoderLayer{Sizes: pre}, Stack: Stack{N: 2, FinalNorm: LayerNorm{DModel: 8, Eps: 1e-5}}}
 			return d.Apply(s, input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
 		}},
 		{"encoder stack", func(s *graph.Scope) *G.Node {
-			e := Encoder{Layer: EncoderLayer{sizes}, Stack: Stack{N: 2}}
+			e := Encoder{Layer: EncoderLayer{Sizes: sizes}, Stack: Stack{N: 2}}
 			return e.Apply(s, input(s, "x", 4), srcMask(s))
 		}},
 	}
@@ -102,7 +98,7 @@ func TestLayerGradients(t *testing.T) {
 func TestParameterNames(t *testing.T) {
 	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
 	s := graph.NewScope(params)
-	DecoderLayer{sizes}.Apply(s.In("decoder", "layers", 0), input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+	DecoderLayer{Sizes: sizes}.Apply(s.In("decoder", "layers", 0), input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -122,16 +118,5 @@ func TestParameterNames(t *testing.T) {
 	}
 	if got := params.Names(); !slices.Equal(got, want) {
 		t.Fatalf("parameters\n got %v\nwant %v", got, want)
-	}
-}
-
-func TestUnknownNormIsAnError(t *testing.T) {
-	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
-	s := graph.NewScope(params)
-	z := sizes
-	z.Norm = "batch"
-	EncoderLayer{z}.Apply(s.In("encoder"), input(s, "x", 4), srcMask(s))
-	if s.Err() == nil {
-		t.Fatal("a norm named batch built without error")
 	}
 }

@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -41,15 +40,4 @@ type RMSNorm struct {
 // Apply normalizes x [..., dModel].
 func (n RMSNorm) Apply(s *graph.Scope, x *G.Node) *G.Node {
 	return s.Normalize(x, s.Param("weight", tensor.Shape{n.DModel}, graph.Ones), n.Eps, false)
-}
-
-// NewNorm returns the norm of the given kind: "layer" (LayerNorm) or "rms" (RMSNorm).
-func NewNorm(kind string, dModel int, eps float64) (Norm, error) {
-	switch kind {
-	case "layer":
-		return LayerNorm{DModel: dModel, Eps: eps}, nil
-	case "rms":
-		return RMSNorm{DModel: dModel, Eps: eps}, nil
-	}
-	return nil, errors.Errorf("unknown norm %q: want layer or rms", kind)
 }

@@ -86,3 +86,13 @@ func (p Learned) At(s *graph.Scope, x, pos *G.Node, n int) *G.Node {
 	}
 	return addAt(s, x, p.weight(s), pos)
 }
+
+// NoPositions adds nothing: for models whose attention places positions
+// itself, or that learn them from a causal mask alone.
+type NoPositions struct{}
+
+// Apply returns x.
+func (NoPositions) Apply(_ *graph.Scope, x *G.Node) *G.Node { return x }
+
+// At returns x.
+func (NoPositions) At(_ *graph.Scope, x, _ *G.Node, _ int) *G.Node { return x }

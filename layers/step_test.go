@@ -76,45 +76,84 @@ func TestPositionsAt(t *testing.T) {
 	}
 }
 
-// TestDecoderStepMatchesApply runs a decoder stack on three positions at once
-// (Apply, under a causal mask) and one position at a time (Step, with caches
-// of four slots).
-func TestDecoderStepMatchesApply(t *testing.T) {
+// stepCase is a stack run whole (apply) and one position at a time (step);
+// memory is the encoder's output, for stacks that attend to one.
+type stepCase struct {
+	name  string
+	stack Stack
+	apply func(s *graph.Scope, y, memory *G.Node) *G.Node
+	step  func(s *graph.Scope, y *G.Node, caches []KV, at Slot, memory *G.Node) (*G.Node, []KV)
+}
+
+// TestStepMatchesApply runs decoder and decoder-only stacks on three
+// positions at once (Apply, under a causal mask) and one position at a time
+// (Step, with caches of four slots).
+func TestStepMatchesApply(t *testing.T) {
 	pre := sizes
-	pre.PreNorm, pre.Norm = true, "rms"
-	for _, z := range []Sizes{sizes, pre} {
-		d := Decoder{Layer: DecoderLayer{z}, Stack: Stack{N: 2, FinalNorm: z.PreNorm}}
-		const steps, slots = 3, 4
-		heads, dk := z.Heads, z.DModel/z.Heads
-		out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
-			rng := rand.New(rand.NewPCG(4, 4))
-			y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, z.DModel)
-			memory := randomConstant(s, "memory", rng, 2, 4, z.DModel)
-			outs := map[string]*G.Node{"apply": d.Apply(s.In("decoder"), y, memory, tgtMaskOf(s, steps), srcMask(s))}
-			kv := d.Memory(s.In("decoder"), memory)
-			caches := make([]KV, d.N)
-			for i := range caches {
-				zero := graph.FromFloat64s(tensor.Float64, make([]float64, 2*heads*slots*dk), 2, heads, slots, dk)
-				caches[i] = KV{K: s.Constant("k", zero), V: s.Constant("v", zero)}
-			}
-			for step := range steps {
-				// Constants are named apart: Gorgonia takes leaves of one name for one node.
-				st := s.In("step", step)
-				at := Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
-				var o *G.Node
-				o, caches = d.Step(s.In("decoder"), positionOf(st, y, step), caches, at, kv, srcMask(s))
-				outs[fmt.Sprint(step)] = o
-			}
-			return outs
+	pre.PreNorm = true
+	rms := RMSNorm{DModel: sizes.DModel, Eps: 1e-6}
+	var tests []stepCase
+	for _, d := range []Decoder{
+		{Layer: DecoderLayer{Sizes: sizes}, Stack: Stack{N: 2}},
+		{Layer: DecoderLayer{Sizes: pre, Norm: rms}, Stack: Stack{N: 2, FinalNorm: rms}},
+	} {
+		tests = append(tests, stepCase{
+			fmt.Sprintf("decoder, pre-norm %v", d.Layer.PreNorm), d.Stack,
+			func(s *graph.Scope, y, memory *G.Node) *G.Node {
+				return d.Apply(s.In("decoder"), y, memory, tgtMaskOf(s, y.Shape()[1]), srcMask(s))
+			},
+			func(s *graph.Scope, y *G.Node, caches []KV, at Slot, memory *G.Node) (*G.Node, []KV) {
+				// memory is projected at every step here: the same values as once.
+				return d.Step(s.In("decoder"), y, caches, at, d.Memory(s.In("decoder"), memory), srcMask(s))
+			},
 		})
-		for step := range steps {
-			var want []float64
-			for b := range 2 {
-				row := (b*steps + step) * z.DModel
-				want = append(want, out["apply"][row:row+z.DModel]...)
+	}
+	for _, e := range []Encoder{
+		{Layer: EncoderLayer{Sizes: sizes}, Stack: Stack{N: 2}},
+		{Layer: EncoderLayer{Sizes: pre, Norm: rms}, Stack: Stack{N: 3, FinalNorm: rms}},
+	} {
+		tests = append(tests, stepCase{
+			fmt.Sprintf("decoder-only, pre-norm %v", e.Layer.PreNorm), e.Stack,
+			func(s *graph.Scope, y, _ *G.Node) *G.Node {
+				return e.Apply(s.In("decoder"), y, tgtMaskOf(s, y.Shape()[1]))
+			},
+			func(s *graph.Scope, y *G.Node, caches []KV, at Slot, _ *G.Node) (*G.Node, []KV) {
+				return e.Step(s.In("decoder"), y, caches, at)
+			},
+		})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			const steps, slots = 3, 4
+			heads, dk := sizes.Heads, sizes.DModel/sizes.Heads
+			out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
+				y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, sizes.DModel)
+				memory := randomConstant(s, "memory", rand.New(rand.NewPCG(4, 4)), 2, 4, sizes.DModel)
+				outs := map[string]*G.Node{"apply": tc.apply(s, y, memory)}
+				caches := make([]KV, tc.stack.N)
+				for i := range caches {
+					zero := graph.FromFloat64s(tensor.Float64, make([]float64, 2*heads*slots*dk), 2, heads, slots, dk)
+					caches[i] = KV{K: s.Constant("k", zero), V: s.Constant("v", zero)}
+				}
+				for step := range steps {
+					// Constants are named apart: Gorgonia takes leaves of one name for one node.
+					st := s.In("step", step)
+					at := Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
+					var o *G.Node
+					o, caches = tc.step(s, positionOf(st, y, step), caches, at, memory)
+					outs[fmt.Sprint(step)] = o
+				}
+				return outs
+			})
+			for step := range steps {
+				var want []float64
+				for b := range 2 {
+					row := (b*steps + step) * sizes.DModel
+					want = append(want, out["apply"][row:row+sizes.DModel]...)
+				}
+				assertNear(t, fmt.Sprintf("step %d", step), out[fmt.Sprint(step)], want)
 			}
-			assertNear(t, fmt.Sprintf("step %d", step), out[fmt.Sprint(step)], want)
-		}
+		})
 	}
 }
 

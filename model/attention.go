@@ -12,10 +12,12 @@ import (
 // and EOSID, such as a Hypothesis's Tokens), teacher-forced: the evaluation
 // program (CompileEval) runs on the pair, decoder input BOS out. The result
 // is [heads][lenQ][lenK]; for cross-attention query i is the decoder position
-// that predicts out[i] (EOSID for i = len(out)) and key j is src[j].
+// that predicts out[i] (EOSID for i = len(out)) and key j is src[j]. (A
+// decoder-only model's positions are BOSID, src, then out: its queries and
+// keys count them all.)
 func Attention(m Model, params *graph.Params, src, out []int, name string) ([][][]float64, error) {
 	tgt := append(append([]int{BOSID}, out...), EOSID)
-	b, err := teacherForced([][]int{src}, [][]int{tgt}, 0)
+	b, err := teacherForced(m, [][]int{src}, [][]int{tgt}, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/layers"
 )
 
 // configKey holds the model's JSON config in a checkpoint's metadata.
@@ -76,6 +77,7 @@ func decodeConfig(raw string) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return cfg, errors.Wrap(err, "config")
 	}
+	cfg = cfg.withDefaults()
 	return cfg, cfg.Validate()
 }
 
@@ -140,20 +142,34 @@ func checkFinite(name string, t *tensor.Dense) error {
 	return nil
 }
 
-// Transformer builds the encoder-decoder of the checkpoint's config with the
-// checkpoint's weights, of element type dt. It checks the tensors' shapes
-// and the memory the model needs before allocating it.
-func (c *Checkpoint) Transformer(dt tensor.Dtype) (*Transformer, *graph.Params, error) {
-	m, err := New(c.Config)
+// Load reads the checkpoint at path and rebuilds its model, of whatever
+// kind, with its weights of element type dt: LoadCheckpoint, then
+// Checkpoint.Model. The variants the checkpoint's config names are looked
+// up in reg (nil: the built-in ones), so a program that registered its
+// own variants to train a model passes the same registry here.
+func Load(path string, dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Params, error) {
+	c, err := LoadCheckpoint(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHolds(c.file, c.Config, true); err != nil {
+	return c.Model(dt, reg)
+}
+
+// Model builds the model the checkpoint's config describes (FromConfig:
+// its kind, its variants from reg, nil meaning the built-in ones) with the
+// checkpoint's weights, of element type dt. It checks the tensors' names
+// and shapes and the memory the model needs before allocating it.
+func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Params, error) {
+	m, err := FromConfig(c.Config, reg)
+	if err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	shapes, err := ParamShapes(m)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := checkHolds(c.file, int64(shapes.Count()), c.Config, true); err != nil {
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	if err := c.Fits(shapes); err != nil {
 		return nil, nil, err
@@ -168,10 +184,24 @@ func (c *Checkpoint) Transformer(dt tensor.Dtype) (*Transformer, *graph.Params, 
 	return m, params, c.Restore(params)
 }
 
-// checkHolds refuses, before anything is allocated or built, a file whose
-// values are fewer than the parameters of the encoder-decoder of cfg
-// (different, if exact).
-func checkHolds(f *safetensors.File, cfg Config, exact bool) error {
+// Transformer is Model for a checkpoint of an encoder-decoder with the
+// built-in variants; a checkpoint of another kind is an error that says
+// which.
+func (c *Checkpoint) Transformer(dt tensor.Dtype) (*Transformer, *graph.Params, error) {
+	if k := c.Config.Kind; k != KindEncoderDecoder {
+		return nil, nil, errors.Errorf("checkpoint %s holds a %s model, not an encoder-decoder: Checkpoint.Model rebuilds any kind", c.Path, k)
+	}
+	m, params, err := c.Model(dt, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.(*Transformer), params, nil
+}
+
+// checkHolds refuses, before anything is allocated, a file whose values
+// are fewer than need, the parameters of the model of cfg (different, if
+// exact).
+func checkHolds(f *safetensors.File, need int64, cfg Config, exact bool) error {
 	var held int64
 	for _, t := range f.Tensors {
 		n, err := t.NumElements()
@@ -180,7 +210,6 @@ func checkHolds(f *safetensors.File, cfg Config, exact bool) error {
 		}
 		held += int64(n)
 	}
-	need := cfg.Footprint(4, 0).Params
 	if held < need || exact && held != need {
 		return errors.Errorf("the file holds %d values, but its config (vocab %d, d_model %d, d_ff %d, %d+%d layers) makes %d parameters",
 			held, cfg.Vocab, cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, need)

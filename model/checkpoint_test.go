@@ -43,7 +43,8 @@ func writeCheckpoint(t testing.TB, dir, raw string, spoil func(p *graph.Params))
 	return path
 }
 
-// configJSON is smallConfig as JSON with the fields of change set.
+// configJSON is smallConfig as JSON with the fields of change set (nil:
+// left out).
 func configJSON(t testing.TB, change map[string]any) string {
 	t.Helper()
 	js, _ := json.Marshal(smallConfig())
@@ -53,6 +54,9 @@ func configJSON(t testing.TB, change map[string]any) string {
 	}
 	for k, v := range change {
 		fields[k] = v
+		if v == nil {
+			delete(fields, k)
+		}
 	}
 	js, _ = json.Marshal(fields)
 	return string(js)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,6 +18,11 @@ import (
 // Config describes a Transformer. The zero value is not valid: start from a
 // preset (Preset) and change what you need, then Validate.
 type Config struct {
+	// Kind is the model kind: KindEncoderDecoder (the paper's),
+	// KindDecoderOnly or KindEncoderOnly. FromConfig builds the model of
+	// its kind; empty means KindEncoderDecoder, as in configs written
+	// before kinds were recorded.
+	Kind string `json:"kind"`
 	// Vocab is the size of the shared source and target vocabulary.
 	Vocab int `json:"vocab"`
 	// DModel is the model width, Heads the number of attention heads (dModel
@@ -33,16 +39,48 @@ type Config struct {
 	AttnDropout float64 `json:"attn_dropout"`
 	// LabelSmoothing is ε of the training loss, in [0, 1).
 	LabelSmoothing float64 `json:"label_smoothing"`
-	// Norm is "layer" or "rms"; NormEps its epsilon.
-	Norm    string  `json:"norm"`
-	NormEps float64 `json:"norm_eps"`
+	// Attention, FFN, Norm and Positions name the sublayers in the
+	// layers.Registry the model is built with (see FromConfig): built in
+	// are attention "multi-head", ffn "relu", norm "layer" or "rms" and
+	// positions "sinusoidal", "learned" or "none"; a program may register
+	// its own. Empty Attention and FFN mean "multi-head" and "relu", as in
+	// configs written before they were recorded. NormEps is the norms'
+	// epsilon.
+	Attention string  `json:"attention"`
+	FFN       string  `json:"ffn"`
+	Norm      string  `json:"norm"`
+	NormEps   float64 `json:"norm_eps"`
+	Positions string  `json:"positions"`
 	// PreNorm normalizes sublayer inputs and adds a final norm to each stack.
 	PreNorm bool `json:"pre_norm"`
-	// Positions is "sinusoidal" or "learned". MaxLen bounds every
-	// sequence's length in tokens, sources and decoded outputs included;
-	// learned positions have that many rows.
-	Positions string `json:"positions"`
-	MaxLen    int    `json:"max_len"`
+	// MaxLen bounds every sequence's length in tokens, sources, prompts
+	// and decoded outputs included; learned positions have that many rows.
+	MaxLen int `json:"max_len"`
+}
+
+// The model kinds a Config can describe.
+const (
+	KindEncoderDecoder = "encoder-decoder" // Transformer, the paper's
+	KindDecoderOnly    = "decoder-only"    // DecoderOnly, a GPT-style language model
+	KindEncoderOnly    = "encoder-only"    // EncoderOnly, a BERT-style tagger
+)
+
+// Kinds lists the model kinds.
+func Kinds() []string { return []string{KindEncoderDecoder, KindDecoderOnly, KindEncoderOnly} }
+
+// withDefaults fills the fields that configs written before they existed
+// leave empty: Kind, Attention and FFN.
+func (c Config) withDefaults() Config {
+	if c.Kind == "" {
+		c.Kind = KindEncoderDecoder
+	}
+	if c.Attention == "" {
+		c.Attention = layers.AttentionMultiHead
+	}
+	if c.FFN == "" {
+		c.FFN = layers.FFNReLU
+	}
+	return c
 }
 
 // presets are the named configurations: the paper's base and big models
@@ -66,24 +104,30 @@ func PresetNames() []string {
 
 // Preset returns the named configuration for a vocabulary of the given size,
 // with the paper's other settings: label smoothing 0.1, post-norm LayerNorm
-// (eps 1e-5) and sinusoidal positions.
+// (eps 1e-5), the paper's multi-head attention and feed-forward network,
+// sinusoidal positions and MaxLen 1024; Kind is KindEncoderDecoder.
 func Preset(name string, vocab int) (Config, error) {
 	c, ok := presets[name]
 	if !ok {
 		return Config{}, errors.Errorf("unknown preset %q: want one of %s", name, strings.Join(PresetNames(), ", "))
 	}
+	c.Kind = KindEncoderDecoder
 	c.Vocab = vocab
 	c.LabelSmoothing = 0.1
-	c.Norm = "layer"
+	c.Attention = layers.AttentionMultiHead
+	c.FFN = layers.FFNReLU
+	c.Norm = layers.NormLayer
 	c.NormEps = 1e-5
-	c.Positions = "sinusoidal"
+	c.Positions = layers.PositionsSinusoid
 	c.MaxLen = 1024
 	return c, c.Validate()
 }
 
 // Validate reports the first thing wrong with c, naming the field and its
 // value: sizes out of range (see MaxVocab and the other limits), heads that
-// do not divide d_model, rates outside [0, 1) or NaN, unknown variants.
+// do not divide d_model, rates outside [0, 1) or NaN, an unknown kind,
+// variant names that are empty or hold spaces. Whether the variants are
+// registered is for FromConfig to check, in the registry it is given.
 func (c Config) Validate() error {
 	checks := []struct {
 		bad   bool
@@ -91,6 +135,7 @@ func (c Config) Validate() error {
 		value any
 		want  string
 	}{
+		{c.Kind != "" && !slices.Contains(Kinds(), c.Kind), "kind", c.Kind, strings.Join(Kinds(), ", ")},
 		{c.Vocab < MinVocab || c.Vocab > MaxVocab, "vocab", c.Vocab, fmt.Sprintf("in [%d, %d]: the 4 reserved tokens and at least one more", MinVocab, MaxVocab)},
 		{c.DModel <= 0 || c.DModel > MaxDModel, "d_model", c.DModel, fmt.Sprintf("in [1, %d]", MaxDModel)},
 		{c.Heads <= 0 || c.Heads > c.DModel || c.DModel%c.Heads != 0, "heads", c.Heads, fmt.Sprintf("a divisor of d_model %d", c.DModel)},
@@ -101,9 +146,11 @@ func (c Config) Validate() error {
 		{!inUnit(c.Dropout), "dropout", c.Dropout, "in [0, 1)"},
 		{!inUnit(c.AttnDropout), "attn_dropout", c.AttnDropout, "in [0, 1)"},
 		{!inUnit(c.LabelSmoothing), "label_smoothing", c.LabelSmoothing, "in [0, 1)"},
-		{c.Norm != "layer" && c.Norm != "rms", "norm", c.Norm, "layer or rms"},
+		{!variantName(c.Attention, true), "attention", c.Attention, "a registered name, such as multi-head"},
+		{!variantName(c.FFN, true), "ffn", c.FFN, "a registered name, such as relu"},
+		{!variantName(c.Norm, false), "norm", c.Norm, "a registered name, such as layer or rms"},
 		{!(c.NormEps > 0 && c.NormEps < 1), "norm_eps", c.NormEps, "in (0, 1)"},
-		{c.Positions != "sinusoidal" && c.Positions != "learned", "positions", c.Positions, "sinusoidal or learned"},
+		{!variantName(c.Positions, false), "positions", c.Positions, "a registered name, such as sinusoidal, learned or none"},
 		{c.MaxLen <= 0 || c.MaxLen > MaxMaxLen, "max_len", c.MaxLen, fmt.Sprintf("in [1, %d]", MaxMaxLen)},
 	}
 	for _, ch := range checks {
@@ -114,16 +161,29 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// variantName reports whether name can name a variant: not empty (unless
+// empty may stand for the default) and without spaces.
+func variantName(name string, empty bool) bool {
+	return (empty || name != "") && !strings.ContainsAny(name, " \t\n")
+}
+
 // inUnit reports whether x is in [0, 1); NaN is not.
 func inUnit(x float64) bool { return x >= 0 && x < 1 }
 
-// sizes is the per-layer configuration the layers package takes.
-func (c Config) sizes() layers.Sizes {
+// Sizes is the per-layer configuration the layers package takes.
+func (c Config) Sizes() layers.Sizes {
 	return layers.Sizes{
 		DModel: c.DModel, Heads: c.Heads, DFF: c.DFF,
 		Dropout: c.Dropout, AttnDropout: c.AttnDropout,
-		Norm: c.Norm, Eps: c.NormEps, PreNorm: c.PreNorm,
+		Eps: c.NormEps, PreNorm: c.PreNorm, MaxLen: c.MaxLen,
 	}
+}
+
+// Variants names the config's sublayers (empty ones filled with the
+// defaults) for a layers.Registry.
+func (c Config) Variants() layers.Variants {
+	c = c.withDefaults()
+	return layers.Variants{Attention: c.Attention, FFN: c.FFN, Norm: c.Norm, Positions: c.Positions}
 }
 
 // LoadConfig reads a JSON config file and validates it. Fields missing from the

@@ -13,26 +13,51 @@ import (
 	"github.com/transformer-go/transformer/graph"
 )
 
-// Decoder translates with a Transformer incrementally: the sources are
-// encoded once per batch, with each decoder layer's cross-attention keys and
-// values, and each step decodes one new position per row against a cache of
-// the earlier positions' self-attention keys and values, instead of re-running
-// the decoder over the whole prefix. It keeps the programs it compiles, one
-// pair per batch shape, until Close. It is not safe for concurrent use.
+// Decoder generates with a model incrementally: an encoder-decoder
+// Transformer translates its sources, a DecoderOnly model continues its
+// prompts. An encoder-decoder's sources are encoded once per batch, with
+// each decoder layer's cross-attention keys and values; a decoder-only
+// model's prompt is fed one position per step. Each step decodes one new
+// position per row against a cache of the earlier positions'
+// self-attention keys and values, instead of re-running the model over the
+// whole prefix. It keeps the programs it compiles, one set per batch shape,
+// until Close. It is not safe for concurrent use.
 type Decoder struct {
-	m      *Transformer
+	m      generator
+	cfg    Config
 	params *graph.Params
 	progs  *graph.Programs
 }
 
-// NewDecoder returns a decoder of m, which must be an encoder-decoder
-// Transformer, with the parameters params.
+// generator is a model a Decoder runs: its step program, and the tokens
+// each row is fed before it generates.
+type generator interface {
+	Model
+	// compileStep builds the step program for rows rows, sources of
+	// srcLen positions (for a model with an encoder) and caches of maxLen
+	// positions.
+	compileStep(params *graph.Params, rows, srcLen, maxLen int) (*graph.Program, error)
+	// prefix is what the rows of a source are fed before their first
+	// output: BOSID, then for a decoder-only model the prompt src.
+	prefix(src []int) []int
+}
+
+// NewDecoder returns a decoder of m, an encoder-decoder *Transformer or a
+// *DecoderOnly model (an encoder-only model does not generate), with the
+// parameters params.
 func NewDecoder(m Model, params *graph.Params) (*Decoder, error) {
-	t, ok := m.(*Transformer)
+	g, ok := m.(generator)
 	if !ok {
-		return nil, errors.Errorf("incremental decoding needs an encoder-decoder Transformer, have %T", m)
+		return nil, errors.Errorf("incremental decoding needs a model that generates, an encoder-decoder Transformer or a DecoderOnly, have %T", m)
 	}
-	return &Decoder{m: t, params: params, progs: graph.NewPrograms()}, nil
+	return &Decoder{m: g, cfg: m.Config(), params: params, progs: graph.NewPrograms()}, nil
+}
+
+// Generates reports whether m generates, so that NewDecoder takes it: an
+// encoder-decoder Transformer or a DecoderOnly model.
+func Generates(m Model) bool {
+	_, ok := m.(generator)
+	return ok
 }
 
 // Close releases the compiled programs.
@@ -60,8 +85,8 @@ const (
 	MethodSample = "sample" // draw each token from the model's distribution
 )
 
-// DefaultExtraLen is how many tokens longer than its source an output may be
-// when Search.MaxLen is 0.
+// DefaultExtraLen is how many tokens longer than its source (or prompt) an
+// output may be when Search.MaxLen is 0.
 const DefaultExtraLen = 50
 
 // Search configures Decode.
@@ -80,7 +105,8 @@ type Search struct {
 	TopP        float64
 	Rand        *rand.Rand
 	// MaxLen bounds every output's length in tokens; 0 means the length of
-	// its source plus DefaultExtraLen.
+	// its source plus DefaultExtraLen. Either way a decoder-only model's
+	// prompt and output together fit the config's MaxLen.
 	MaxLen int
 	// Batch is how many sources are decoded together.
 	Batch int
@@ -111,16 +137,19 @@ func (s Search) Validate() error {
 	return nil
 }
 
-// Decode decodes every source (ids ending with EOSID) as s says and returns,
-// for each, its hypotheses best first: NBest for beam search (fewer if the
-// search finished fewer), one otherwise.
-// Sources are sorted by length and decoded in batches of s.Batch.
+// Decode decodes every source as s says and returns, for each, its
+// hypotheses best first: NBest for beam search (fewer if the search
+// finished fewer), one otherwise. For an encoder-decoder a source is the
+// ids of a sentence ending with EOSID; for a decoder-only model it is a
+// prompt, ids without BOSID (possibly none), and each hypothesis is its
+// continuation. Sources are sorted by length and decoded in batches of
+// s.Batch.
 func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if s.MaxLen > d.m.cfg.MaxLen {
-		return nil, errors.Errorf("max length %d is above the model's max_len %d", s.MaxLen, d.m.cfg.MaxLen)
+	if s.MaxLen > d.cfg.MaxLen {
+		return nil, errors.Errorf("max length %d is above the model's max_len %d", s.MaxLen, d.cfg.MaxLen)
 	}
 	order := make([]int, len(srcs))
 	for i := range order {
@@ -176,30 +205,68 @@ func numbers(idx []int) string {
 
 // decodeBatch decodes one batch of sources together.
 func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
-	limits, steps := d.limits(srcs, s.MaxLen)
+	pl, err := d.plan(srcs, s.MaxLen)
+	if err != nil {
+		return nil, err
+	}
+	beams := 1
 	if s.Method == MethodBeam {
-		return d.beam(srcs, s, limits, steps)
+		beams = s.Beam
+	}
+	ss, err := d.start(srcs, beams, pl.steps)
+	if err != nil {
+		return nil, err
+	}
+	if s.Method == MethodBeam {
+		return beam(ss, pl, s)
 	}
 	pick := argmax
 	if s.Method == MethodSample {
 		pick = newSampler(s).pick
 	}
-	return d.stepwise(srcs, pick, limits, steps)
+	return stepwise(ss, pl, pick)
 }
 
-// limits are each source's bound on output tokens and the number of cache
-// positions that holds the longest: maxLen, or the source's length plus
-// DefaultExtraLen, within the config's MaxLen.
-func (d *Decoder) limits(srcs [][]int, maxLen int) ([]int, int) {
-	limits := make([]int, len(srcs))
-	longest := 0
-	for i, s := range srcs {
-		limits[i] = maxLen
-		if maxLen == 0 {
-			limits[i] = len(s) + DefaultExtraLen
-		}
-		limits[i] = min(limits[i], d.m.cfg.MaxLen)
-		longest = max(longest, limits[i])
-	}
-	return limits, d.roundLen(longest)
+// plan is how a batch of sources is decoded: the tokens the rows of each
+// are fed before they generate (generator.prefix), the most tokens each
+// may generate, and the cache positions all of them need.
+type plan struct {
+	prefixes [][]int
+	limits   []int
+	steps    int
 }
+
+// plan checks the sources' ids and bounds each output: by maxLen, or the
+// source's length plus DefaultExtraLen, and so that the steps it takes fit
+// the config's MaxLen. Source i takes len(prefix)-1 steps to feed its
+// prefix, then one per output token but the last.
+func (d *Decoder) plan(srcs [][]int, maxLen int) (plan, error) {
+	pl := plan{prefixes: make([][]int, len(srcs)), limits: make([]int, len(srcs))}
+	longest := 0
+	for i, src := range srcs {
+		for j, id := range src {
+			if id < 0 || id >= d.cfg.Vocab {
+				return pl, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", i+1, j+1, id, d.cfg.Vocab)
+			}
+		}
+		prefix := d.m.prefix(src)
+		limit := maxLen
+		if limit == 0 {
+			limit = len(src) + DefaultExtraLen
+		}
+		limit = min(limit, d.cfg.MaxLen-(len(prefix)-1))
+		if limit < 1 {
+			return pl, errors.Errorf("source %d: a prompt of %d tokens leaves no room for output under the model's max_len %d", i+1, len(src), d.cfg.MaxLen)
+		}
+		pl.prefixes[i], pl.limits[i] = prefix, limit
+		longest = max(longest, len(prefix)-1+limit)
+	}
+	pl.steps = d.roundLen(longest)
+	return pl, nil
+}
+
+// prefix is the start token: an encoder-decoder's rows generate from it.
+func (m *Transformer) prefix([]int) []int { return []int{BOSID} }
+
+// prefix is the start token and the prompt.
+func (m *DecoderOnly) prefix(prompt []int) []int { return append([]int{BOSID}, prompt...) }

@@ -21,13 +21,17 @@ const (
 	benchOutLen = 32
 )
 
-// benchSetup is the tiny model with random weights and n random sources.
-func benchSetup(b *testing.B, n int) (*Transformer, *graph.Params, [][]int) {
+// benchSetup is the tiny model of the given kind with random weights and n
+// random sources of benchSrcLen tokens ending with EOSID (for a decoder-only
+// model, prompts of benchSrcLen symbols: after EOSID its tied embedding
+// makes a random model end at once).
+func benchSetup(b *testing.B, n int, kind string) (Model, *graph.Params, [][]int) {
 	cfg, err := Preset("tiny", benchVocab)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(cfg)
+	cfg.Kind = kind
+	m, err := FromConfig(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,15 +45,19 @@ func benchSetup(b *testing.B, n int) (*Transformer, *graph.Params, [][]int) {
 		for range benchSrcLen - 1 {
 			srcs[i] = append(srcs[i], 4+rng.IntN(benchVocab-4))
 		}
-		srcs[i] = append(srcs[i], EOSID)
+		last := EOSID
+		if kind == KindDecoderOnly {
+			last = 4 + rng.IntN(benchVocab-4)
+		}
+		srcs[i] = append(srcs[i], last)
 	}
 	return m, params, srcs
 }
 
 // benchmarkDecode times d.Decode of n sources with s, after a first run that
 // compiles the programs.
-func benchmarkDecode(b *testing.B, n int, s Search) {
-	m, params, srcs := benchSetup(b, n)
+func benchmarkDecode(b *testing.B, n int, kind string, s Search) {
+	m, params, srcs := benchSetup(b, n, kind)
 	d, err := NewDecoder(m, params)
 	if err != nil {
 		b.Fatal(err)
@@ -74,7 +82,7 @@ func benchmarkDecode(b *testing.B, n int, s Search) {
 func BenchmarkGreedy(b *testing.B) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
-			benchmarkDecode(b, n, Search{Method: MethodGreedy})
+			benchmarkDecode(b, n, KindEncoderDecoder, Search{Method: MethodGreedy})
 		})
 	}
 }
@@ -83,17 +91,34 @@ func BenchmarkBeam4(b *testing.B) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
 			s := DefaultSearch()
-			benchmarkDecode(b, n, s)
+			benchmarkDecode(b, n, KindEncoderDecoder, s)
+		})
+	}
+}
+
+// BenchmarkGreedyDecoderOnly continues prompts of 16 tokens with a
+// decoder-only model of the tiny preset's sizes.
+func BenchmarkGreedyDecoderOnly(b *testing.B) {
+	for _, n := range []int{1, 32} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			benchmarkDecode(b, n, KindDecoderOnly, Search{Method: MethodGreedy})
 		})
 	}
 }
 
 // BenchmarkUncachedGreedy is greedy decoding that re-runs the whole decoder
 // on the prefix at every step, to compare with BenchmarkGreedy.
-func BenchmarkUncachedGreedy(b *testing.B) {
+func BenchmarkUncachedGreedy(b *testing.B) { benchmarkUncached(b, KindEncoderDecoder) }
+
+// BenchmarkUncachedGreedyDecoderOnly is BenchmarkUncachedGreedy for the
+// decoder-only model of BenchmarkGreedyDecoderOnly.
+func BenchmarkUncachedGreedyDecoderOnly(b *testing.B) { benchmarkUncached(b, KindDecoderOnly) }
+
+// benchmarkUncached times uncachedGreedy on a model of the given kind.
+func benchmarkUncached(b *testing.B, kind string) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
-			m, params, srcs := benchSetup(b, n)
+			m, params, srcs := benchSetup(b, n, kind)
 			tokens := 0
 			for range b.N {
 				hyps, err := uncachedGreedy(m, params, srcs, benchOutLen)

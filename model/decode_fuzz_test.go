@@ -58,20 +58,65 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for i, hyps := range out {
-			if len(hyps) == 0 {
-				t.Fatalf("source %d: no hypothesis and no error", i)
+		checkHypotheses(t, out, cfg.Vocab, func(int, Hypothesis) bool { return true })
+	})
+}
+
+// FuzzDecodePrompts continues arbitrary prompts (any ids, any length, none
+// at all) with a decoder-only model by every method: the result is an
+// error, or one hypothesis at least per prompt with finite scores, valid
+// tokens and prompt and output within the model's max_len.
+func FuzzDecodePrompts(f *testing.F) {
+	cfg := decodeConfigs()["decoder-only, pre-norm, rms, learned positions"]
+	m, params := decodeModel(f, cfg, 1, 1)
+	d, err := NewDecoder(m, params)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte{5, 6, 7}, uint8(0), uint8(0))
+	f.Add([]byte{}, uint8(1), uint8(3))
+	f.Add([]byte{2, 2, 39, 40, 255}, uint8(2), uint8(19))
+	f.Add(make([]byte, 19), uint8(1), uint8(0))
+	f.Fuzz(func(t *testing.T, raw []byte, method, maxLen uint8) {
+		prompts := [][]int{nil}
+		for _, b := range raw {
+			if b == 0 {
+				prompts = append(prompts, nil) // a zero byte starts the next prompt
+				continue
 			}
-			for _, h := range hyps {
-				if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) {
-					t.Fatalf("source %d: score %v", i, h.Score)
-				}
-				for _, tok := range h.Tokens {
-					if tok <= BOSID || tok >= cfg.Vocab {
-						t.Fatalf("source %d: token %d", i, tok)
-					}
+			last := len(prompts) - 1
+			prompts[last] = append(prompts[last], int(b)-1)
+		}
+		s := DefaultSearch()
+		s.Method = []string{MethodGreedy, MethodBeam, MethodSample}[method%3]
+		s.Rand, s.MaxLen = rand.New(rand.NewPCG(uint64(len(raw)), 4)), int(maxLen%24)
+		out, err := d.Decode(prompts, s)
+		if err != nil {
+			return
+		}
+		// <s>, the prompt and the output but its last token fit the positions.
+		checkHypotheses(t, out, cfg.Vocab, func(i int, h Hypothesis) bool { return 1+len(prompts[i])+len(h.Tokens)-1 <= cfg.MaxLen })
+	})
+}
+
+// checkHypotheses fails t unless every source has a hypothesis at least,
+// each with a finite score, tokens that are not reserved and below vocab,
+// and fits(source, hypothesis).
+func checkHypotheses(t *testing.T, out [][]Hypothesis, vocab int, fits func(int, Hypothesis) bool) {
+	t.Helper()
+	for i, hyps := range out {
+		if len(hyps) == 0 {
+			t.Fatalf("source %d: no hypothesis and no error", i)
+		}
+		for _, h := range hyps {
+			if math.IsNaN(h.Score) || math.IsInf(h.Score, 0) || !fits(i, h) {
+				t.Fatalf("source %d: %+v", i, h)
+			}
+			for _, tok := range h.Tokens {
+				if tok <= BOSID || tok >= vocab {
+					t.Fatalf("source %d: token %d", i, tok)
 				}
 			}
 		}
-	})
+	}
 }

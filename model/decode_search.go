@@ -6,18 +6,15 @@ import (
 	"slices"
 )
 
-// stepwise decodes srcs one token per row and step, choosing each token from
-// the row's log-probabilities with pick: greedy decoding (argmax) or
-// sampling. Source i stops at EOSID or after limits[i] tokens.
-func (d *Decoder) stepwise(srcs [][]int, pick func(row []float64) int, limits []int, steps int) ([][]Hypothesis, error) {
-	ss, err := d.start(srcs, 1, steps)
-	if err != nil {
-		return nil, err
-	}
-	n := len(srcs)
+// stepwise decodes one token per row and step in the session ss, one row
+// per source, choosing each token from the row's log-probabilities with
+// pick: greedy decoding (argmax) or sampling. Source i is first fed its
+// prefix, then stops at EOSID or after pl.limits[i] tokens.
+func stepwise(ss *session, pl plan, pick func(row []float64) int) ([][]Hypothesis, error) {
+	n := len(pl.prefixes)
 	hyps, done, tokens := make([]Hypothesis, n), make([]bool, n), make([]int, n)
-	for i := range tokens {
-		tokens[i] = BOSID
+	for i, p := range pl.prefixes {
+		tokens[i] = p[0]
 	}
 	for live := n; live > 0; {
 		lp, err := ss.advance(tokens, nil)
@@ -29,9 +26,13 @@ func (d *Decoder) stepwise(srcs [][]int, pick func(row []float64) int, limits []
 			if done[i] {
 				continue
 			}
+			if p := pl.prefixes[i]; ss.t < len(p) {
+				tokens[i] = p[ss.t] // still feeding the prefix
+				continue
+			}
 			row := outputRow(lp, i, vocab)
 			tokens[i] = pick(row)
-			if hyps[i].add(tokens[i], row[tokens[i]]) || len(hyps[i].Tokens) == limits[i] {
+			if hyps[i].add(tokens[i], row[tokens[i]]) || len(hyps[i].Tokens) == pl.limits[i] {
 				done[i] = true
 				live--
 			}
@@ -69,26 +70,23 @@ func lengthPenalty(n int, alpha float64) float64 {
 	return math.Pow((5+float64(n))/6, alpha)
 }
 
-// beam decodes srcs with beam search, s.Beam rows per source: at every step
-// each source's beams are extended by their most probable tokens, the best
-// s.Beam extensions go on (their rows' caches reordered by backpointers) and
+// beam decodes with beam search in the session ss, s.Beam rows per
+// source: once a source's rows have been fed its prefix, at every step its
+// beams are extended by their most probable tokens, the best s.Beam
+// extensions go on (their rows' caches reordered by backpointers) and
 // extensions ending with EOSID among the best s.Beam are finished. A source
 // stops when s.Beam hypotheses are finished or its beams reach its length
 // bound; its hypotheses are ranked by LogProb / lengthPenalty.
-func (d *Decoder) beam(srcs [][]int, s Search, limits []int, steps int) ([][]Hypothesis, error) {
+func beam(ss *session, pl plan, s Search) ([][]Hypothesis, error) {
 	k := s.Beam
-	ss, err := d.start(srcs, k, steps)
-	if err != nil {
-		return nil, err
-	}
-	rows := len(srcs) * k
+	rows := len(pl.prefixes) * k
 	tokens, parents := make([]int, rows), make([]int, rows)
 	for r := range tokens {
-		tokens[r], parents[r] = BOSID, r
+		tokens[r], parents[r] = pl.prefixes[r/k][0], r
 	}
-	bs := make([]*beams, len(srcs))
+	bs := make([]*beams, len(pl.prefixes))
 	for i := range bs {
-		bs[i] = newBeams(k, limits[i], s.Alpha)
+		bs[i] = newBeams(k, pl.limits[i], s.Alpha)
 	}
 	for live := len(bs); live > 0; {
 		lp, err := ss.advance(tokens, parents)
@@ -98,6 +96,12 @@ func (d *Decoder) beam(srcs [][]int, s Search, limits []int, steps int) ([][]Hyp
 		vocab := len(lp) / rows
 		for i, b := range bs {
 			if b.done {
+				continue
+			}
+			if p := pl.prefixes[i]; ss.t < len(p) {
+				for r := i * k; r < (i+1)*k; r++ {
+					tokens[r], parents[r] = p[ss.t], r // still feeding the prefix
+				}
 				continue
 			}
 			b.extend(lp[i*k*vocab:(i+1)*k*vocab], vocab, tokens[i*k:(i+1)*k], parents[i*k:(i+1)*k], i*k)

@@ -27,44 +27,61 @@ type session struct {
 	buf64 []float64
 }
 
-// start encodes srcs and readies a session of beams rows per source whose
-// caches hold steps positions.
+// start readies a session of beams rows per source whose caches hold steps
+// positions: for an encoder-decoder, it encodes srcs and hands the step
+// program their keys and values.
 func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
-	n := len(srcs)
-	srcLen, err := d.srcLen(srcs)
-	if err != nil {
-		return nil, err
+	rows := len(srcs) * beams
+	srcLen := 0
+	var enc *graph.Program
+	var ids []int
+	if t, ok := d.m.(*Transformer); ok {
+		var err error
+		if ids, srcLen, err = d.srcIDs(srcs); err != nil {
+			return nil, err
+		}
+		enc, err = d.progs.Get(fmt.Sprintf("encode/%dx%d", len(srcs), srcLen), func() (*graph.Program, error) {
+			return t.compileEncode(d.params, len(srcs), srcLen)
+		})
+		if err == nil {
+			err = d.encode(enc, ids, len(srcs), srcLen)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	ids := make([]int, n*srcLen)
-	for i, s := range srcs {
-		copy(ids[i*srcLen:], s)
-	}
-	enc, err := d.progs.Get(fmt.Sprintf("encode/%dx%d", n, srcLen), func() (*graph.Program, error) {
-		return d.m.compileEncode(d.params, n, srcLen)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := d.encode(enc, ids, n, srcLen); err != nil {
-		return nil, err
-	}
-	rows := n * beams
 	step, err := d.progs.Get(fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps), func() (*graph.Program, error) {
 		return d.m.compileStep(d.params, rows, srcLen, steps)
 	})
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{step: step, dt: d.params.Dtype(), n: d.m.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows)}
+	ss := &session{step: step, dt: d.params.Dtype(), n: d.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows)}
+	if enc == nil {
+		return ss, nil
+	}
 	return ss, ss.setMemory(enc, ids, srcLen, beams)
+}
+
+// srcIDs pads the sources into ids [len(srcs), srcLen].
+func (d *Decoder) srcIDs(srcs [][]int) (ids []int, srcLen int, err error) {
+	srcLen, err = d.srcLen(srcs)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids = make([]int, len(srcs)*srcLen)
+	for i, s := range srcs {
+		copy(ids[i*srcLen:], s)
+	}
+	return ids, srcLen, nil
 }
 
 // encode runs the encode program on the padded sources ids [n, srcLen].
 func (d *Decoder) encode(enc *graph.Program, ids []int, n, srcLen int) error {
-	if err := enc.Set(inSrc, ids); err != nil {
+	if err := enc.Set(InputSrc, ids); err != nil {
 		return err
 	}
-	if err := enc.Set(inSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, PadID).Data()); err != nil {
+	if err := enc.Set(InputSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, PadID).Data()); err != nil {
 		return err
 	}
 	return errors.Wrap(enc.Run(), "encoding the sources")
@@ -86,7 +103,7 @@ func (ss *session) setMemory(enc *graph.Program, ids []int, srcLen, beams int) e
 		}
 	}
 	rowIDs := gatherRows(nil, ids, srcLen, repeat)
-	return ss.step.Set(inSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, PadID).Data())
+	return ss.step.Set(InputSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, PadID).Data())
 }
 
 // advance runs step t: row r continues row parents[r] of the step before
@@ -205,8 +222,8 @@ func (d *Decoder) srcLen(srcs [][]int) (int, error) {
 		}
 		longest = max(longest, len(s))
 	}
-	if longest > d.m.cfg.MaxLen {
-		return 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.m.cfg.MaxLen)
+	if longest > d.cfg.MaxLen {
+		return 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.cfg.MaxLen)
 	}
 	return d.roundLen(longest), nil
 }
@@ -216,5 +233,5 @@ const shapeStep = 8
 
 // roundLen rounds n up to a multiple of shapeStep, within the config's MaxLen.
 func (d *Decoder) roundLen(n int) int {
-	return min((n+shapeStep-1)/shapeStep*shapeStep, d.m.cfg.MaxLen)
+	return min((n+shapeStep-1)/shapeStep*shapeStep, d.cfg.MaxLen)
 }

@@ -15,16 +15,21 @@ import (
 
 // uncachedGreedy is greedy decoding without a cache: the evaluation program
 // runs on the whole prefix at every step. It is the reference that the
-// cached Decoder must match.
+// cached Decoder must match. A decoder-only model's sources are prompts:
+// its rows start with BOSID and the prompt.
 func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]Hypothesis, error) {
-	sh := Shape{Batch: len(srcs), TgtLen: maxLen}
-	for _, s := range srcs {
-		sh.SrcLen = max(sh.SrcLen, len(s))
+	prefixes := make([][]int, len(srcs))
+	sh := Shape{Batch: len(srcs)}
+	for i, s := range srcs {
+		prefixes[i] = m.(generator).prefix(s)
+		sh.SrcLen = max(sh.SrcLen, len(s), 1)
+		sh.TgtLen = max(sh.TgtLen, len(prefixes[i])-1+maxLen)
 	}
-	b := Batch{Shape: sh, Src: make([]int, sh.Batch*sh.SrcLen), TgtIn: make([]int, sh.Batch*maxLen), TgtOut: make([]int, sh.Batch*maxLen)}
+	n := sh.TgtLen
+	b := Batch{Shape: sh, Src: make([]int, sh.Batch*sh.SrcLen), TgtIn: make([]int, sh.Batch*n), TgtOut: make([]int, sh.Batch*n)}
 	for i, s := range srcs {
 		copy(b.Src[i*sh.SrcLen:], s)
-		b.TgtIn[i*maxLen] = BOSID
+		copy(b.TgtIn[i*n:], prefixes[i])
 	}
 	p, err := CompileEval(m, params, sh)
 	if err != nil {
@@ -40,16 +45,17 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 			return nil, err
 		}
 		lp := graph.Float64s(p.Output(LogProbs))
-		vocab := len(lp) / (sh.Batch * maxLen)
+		vocab := len(lp) / (sh.Batch * n)
 		for i := range srcs {
 			if done[i] {
 				continue
 			}
-			row := outputRow(lp, i*maxLen+t, vocab)
+			at := len(prefixes[i]) - 1 + t
+			row := outputRow(lp, i*n+at, vocab)
 			tok := argmax(row)
 			done[i] = hyps[i].add(tok, row[tok])
-			if t+1 < maxLen {
-				b.TgtIn[i*maxLen+t+1] = tok
+			if at+1 < n {
+				b.TgtIn[i*n+at+1] = tok
 			}
 		}
 	}
@@ -59,11 +65,11 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 	return hyps, nil
 }
 
-// decodeModel is a float64 model of cfg with random weights; eos scales the
-// embedding of EOSID, which makes outputs end sooner.
-func decodeModel(t testing.TB, cfg Config, seed uint64, eos float64) (*Transformer, *graph.Params) {
+// decodeModel is a float64 model of cfg (of its kind) with random weights;
+// eos scales the embedding of EOSID, which makes outputs end sooner.
+func decodeModel(t testing.TB, cfg Config, seed uint64, eos float64) (Model, *graph.Params) {
 	t.Helper()
-	m, err := New(cfg)
+	m, err := FromConfig(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,16 +111,25 @@ func decodeSources(vocab, n int, seed uint64) [][]int {
 	return srcs
 }
 
-// decodeConfigs are the variants the cached decoder must get right.
+// decodeConfigs are the variants the cached decoder must get right, of
+// both kinds that generate.
 func decodeConfigs() map[string]Config {
 	post, _ := Preset("tiny", 40)
 	post.DModel, post.DFF = 32, 64
 	pre := post
 	pre.PreNorm, pre.Norm, pre.Positions, pre.MaxLen = true, "rms", "learned", 12
-	return map[string]Config{"post-norm, sinusoidal": post, "pre-norm, rms, learned positions": pre}
+	lm, lmPre := post, pre
+	lm.Kind, lmPre.Kind = KindDecoderOnly, KindDecoderOnly
+	lmPre.MaxLen = 20
+	return map[string]Config{
+		"post-norm, sinusoidal": post, "pre-norm, rms, learned positions": pre,
+		"decoder-only, post-norm": lm, "decoder-only, pre-norm, rms, learned positions": lmPre,
+	}
 }
 
-// teacherForcedScores scores each hypothesis as a target of its source.
+// teacherForcedScores scores each hypothesis as the output of its source
+// with ScorePairs: the sum of the log-probabilities of its tokens (and
+// EOSID if it ended) after the source's prefix.
 func teacherForcedScores(t *testing.T, m Model, params *graph.Params, srcs [][]int, hyps []Hypothesis) []float64 {
 	t.Helper()
 	tgts := make([][]int, len(hyps))
@@ -164,6 +179,9 @@ func TestCachedGreedyMatchesUncached(t *testing.T) {
 				params = inFloat32(t, m, params)
 			}
 			srcs := decodeSources(cfg.Vocab, 7, 5)
+			if cfg.Kind == KindDecoderOnly {
+				srcs = append(srcs, nil) // an empty prompt
+			}
 			want, err := uncachedGreedy(m, params, srcs, 10)
 			if err != nil {
 				t.Fatal(err)
@@ -294,15 +312,19 @@ func exhaustive(t *testing.T, m Model, params *graph.Params, src []int, limit in
 }
 
 func TestBeamSearch(t *testing.T) {
-	for _, eos := range []float64{1, 2} {
-		testBeamSearch(t, eos)
+	for _, kind := range []string{KindEncoderDecoder, KindDecoderOnly} {
+		for _, eos := range []float64{1, 2} {
+			testBeamSearch(t, kind, eos)
+		}
 	}
 }
 
-// testBeamSearch checks beam search on a model whose EOS embedding is scaled
-// by eos (2: many outputs end within the bounds, 1: few do).
-func testBeamSearch(t *testing.T, eos float64) {
+// testBeamSearch checks beam search on a model of the given kind whose EOS
+// embedding is scaled by eos (2: many outputs end within the bounds, 1:
+// few do).
+func testBeamSearch(t *testing.T, kind string, eos float64) {
 	cfg, _ := Preset("tiny", 7)
+	cfg.Kind = kind
 	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers = 16, 32, 1, 2
 	m, params := decodeModel(t, cfg, 11, eos)
 	sharpen(params, 2)
@@ -330,7 +352,7 @@ func testBeamSearch(t *testing.T, eos float64) {
 		t.Fatal(err)
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%s, eos×%g", tc.name, eos), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s, %s, eos×%g", kind, tc.name, eos), func(t *testing.T) {
 			s := Search{Method: MethodBeam, Beam: tc.beam, NBest: tc.nbest, Alpha: tc.alpha, MaxLen: tc.maxLen, Batch: 2}
 			got, err := d.Decode(srcs, s)
 			if err != nil {
@@ -361,7 +383,14 @@ func testBeamSearch(t *testing.T, eos float64) {
 }
 
 func TestSampling(t *testing.T) {
-	cfg := decodeConfigs()["post-norm, sinusoidal"]
+	for _, name := range []string{"post-norm, sinusoidal", "decoder-only, post-norm"} {
+		t.Run(name, func(t *testing.T) { testSampling(t, decodeConfigs()[name]) })
+	}
+}
+
+// testSampling checks that sampling from a one-token distribution is
+// greedy decoding, and that a seed decides the samples.
+func testSampling(t *testing.T, cfg Config) {
 	m, params := decodeModel(t, cfg, 3, 2)
 	d, err := NewDecoder(m, params)
 	if err != nil {
@@ -462,8 +491,8 @@ func TestSearchValidation(t *testing.T) {
 			t.Errorf("%+v: error %v, want one mentioning %q", s, err, tc.want)
 		}
 	}
-	if _, err := NewDecoder(&DecoderOnly{}, nil); err == nil || !strings.Contains(err.Error(), "encoder-decoder") {
-		t.Errorf("decoder-only model: %v", err)
+	if _, err := NewDecoder(&EncoderOnly{}, nil); err == nil || !strings.Contains(err.Error(), "a model that generates") {
+		t.Errorf("encoder-only model: %v", err)
 	}
 }
 
@@ -478,6 +507,8 @@ func TestDecodeLengthBounds(t *testing.T) {
 		{"default: source + 50", cfgs["post-norm, sinusoidal"], 0, func(src []int) int { return len(src) + DefaultExtraLen }},
 		{"fixed", cfgs["post-norm, sinusoidal"], 5, func([]int) int { return 5 }},
 		{"learned positions cap it", cfgs["pre-norm, rms, learned positions"], 0, func([]int) int { return 12 }},
+		{"decoder-only: prompt + 50", cfgs["decoder-only, post-norm"], 0, func(src []int) int { return len(src) + DefaultExtraLen }},
+		{"decoder-only: max_len caps prompt and output", cfgs["decoder-only, pre-norm, rms, learned positions"], 0, func(src []int) int { return 20 - len(src) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -536,5 +567,31 @@ func TestAttentionWeights(t *testing.T) {
 	}
 	if _, err := Attention(m, params, src, out, "decoder.layers.9.cross_attn"); err == nil || !strings.Contains(err.Error(), "layers.9") {
 		t.Fatalf("unknown attention: %v", err)
+	}
+}
+
+func TestDecodeRefusesBadSources(t *testing.T) {
+	cfgs := decodeConfigs()
+	tests := []struct {
+		name string
+		cfg  Config
+		srcs [][]int
+		want string
+	}{
+		{"id beyond the vocabulary", cfgs["post-norm, sinusoidal"], [][]int{{5, 40, EOSID}}, "source 1, position 2: id 40 is outside the vocabulary of 40"},
+		{"negative id", cfgs["decoder-only, post-norm"], [][]int{{5}, {-1}}, "source 2, position 1: id -1"},
+		{"prompt fills max_len", cfgs["decoder-only, pre-norm, rms, learned positions"], [][]int{slices.Repeat([]int{5}, 20)}, "a prompt of 20 tokens leaves no room for output under the model's max_len 20"},
+		{"empty source", cfgs["post-norm, sinusoidal"], [][]int{{}}, "source 1 is empty"},
+	}
+	for _, tc := range tests {
+		m, params := decodeModel(t, tc.cfg, 1, 1)
+		d, err := NewDecoder(m, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Decode(tc.srcs, DefaultSearch()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
+		}
+		d.Close()
 	}
 }

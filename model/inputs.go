@@ -42,13 +42,14 @@ type inputs struct {
 	src, srcMask, tgtIn, tgtMask, tgtOut *G.Node
 }
 
-// Input names.
+// The names of the graph inputs a model's Build adds and Feed sets (see
+// the package doc for each kind's).
 const (
-	inSrc     = "src"
-	inSrcMask = "src_mask"
-	inTgtIn   = "tgt_in"
-	inTgtMask = "tgt_mask"
-	inTgtOut  = "tgt_out"
+	InputSrc     = "src"      // int [batch, lenS]: Batch.Src
+	InputSrcMask = "src_mask" // float [batch, 1, 1, lenS]: layers.PaddingMask of src
+	InputTgtIn   = "tgt_in"   // int [batch, lenT]: Batch.TgtIn
+	InputTgtMask = "tgt_mask" // float [batch, 1, lenT, lenT]: layers.CausalMask of tgt_in
+	InputTgtOut  = "tgt_out"  // int [batch, lenT]: Batch.TgtOut, the targets
 )
 
 // newInputs adds the inputs of a batch of shape sh: the sources (with their
@@ -57,32 +58,34 @@ const (
 func newInputs(s *graph.Scope, sh Shape, src, tgt bool) inputs {
 	var in inputs
 	if src {
-		in.src = s.Input(inSrc, tensor.Int, sh.Batch, sh.SrcLen)
-		in.srcMask = s.Input(inSrcMask, s.Dtype(), sh.Batch, 1, 1, sh.SrcLen)
+		in.src = s.Input(InputSrc, tensor.Int, sh.Batch, sh.SrcLen)
+		in.srcMask = s.Input(InputSrcMask, s.Dtype(), sh.Batch, 1, 1, sh.SrcLen)
 	}
 	if tgt {
-		in.tgtIn = s.Input(inTgtIn, tensor.Int, sh.Batch, sh.TgtLen)
-		in.tgtMask = s.Input(inTgtMask, s.Dtype(), sh.Batch, 1, sh.TgtLen, sh.TgtLen)
+		in.tgtIn = s.Input(InputTgtIn, tensor.Int, sh.Batch, sh.TgtLen)
+		in.tgtMask = s.Input(InputTgtMask, s.Dtype(), sh.Batch, 1, sh.TgtLen, sh.TgtLen)
 	}
-	in.tgtOut = s.Input(inTgtOut, tensor.Int, sh.Batch, sh.TgtLen)
+	in.tgtOut = s.Input(InputTgtOut, tensor.Int, sh.Batch, sh.TgtLen)
 	return in
 }
 
-// feed sets whichever inputs of newInputs the program has from b, with masks
-// made from the ids.
-func feed(p *graph.Program, dt tensor.Dtype, b Batch) error {
-	src, tgt := p.HasInput(inSrc), p.HasInput(inTgtIn)
+// Feed sets whichever of the inputs InputSrc … InputTgtOut the program p
+// has from b, with the masks made from the ids, in element type dt: every
+// kind's Feed, and the Feed of a model of one's own that names its inputs
+// the same way.
+func Feed(p *graph.Program, dt tensor.Dtype, b Batch) error {
+	src, tgt := p.HasInput(InputSrc), p.HasInput(InputTgtIn)
 	if err := b.check(src, tgt); err != nil {
 		return err
 	}
-	values := map[string]any{inTgtOut: b.TgtOut}
+	values := map[string]any{InputTgtOut: b.TgtOut}
 	if tgt {
-		values[inTgtIn] = b.TgtIn
-		values[inTgtMask] = layers.CausalMask(dt, b.TgtIn, b.Batch, b.TgtLen, PadID).Data()
+		values[InputTgtIn] = b.TgtIn
+		values[InputTgtMask] = layers.CausalMask(dt, b.TgtIn, b.Batch, b.TgtLen, PadID).Data()
 	}
 	if src {
-		values[inSrc] = b.Src
-		values[inSrcMask] = layers.PaddingMask(dt, b.Src, b.Batch, b.SrcLen, PadID).Data()
+		values[InputSrc] = b.Src
+		values[InputSrcMask] = layers.PaddingMask(dt, b.Src, b.Batch, b.SrcLen, PadID).Data()
 	}
 	for name, v := range values {
 		if err := p.Set(name, v); err != nil {

@@ -17,8 +17,10 @@ type Scores struct {
 	NLL     float64
 	Tokens  int
 	Correct int
-	// Rows holds each row's summed log-probability of its targets.
-	Rows []float64
+	// Rows holds each row's summed log-probability of its targets, and
+	// Exact whether each of them is the most probable token.
+	Rows  []float64
+	Exact []bool
 }
 
 // Score scores the log-probabilities [batch, lenT, vocab] of an evaluation
@@ -26,7 +28,10 @@ type Scores struct {
 func Score(logp *tensor.Dense, b Batch) Scores {
 	lp := graph.Float64s(logp)
 	vocab := len(lp) / len(b.TgtOut)
-	sc := Scores{Rows: make([]float64, b.Batch)}
+	sc := Scores{Rows: make([]float64, b.Batch), Exact: make([]bool, b.Batch)}
+	for r := range sc.Exact {
+		sc.Exact[r] = true
+	}
 	for i, t := range b.TgtOut {
 		if t == PadID {
 			continue
@@ -37,6 +42,8 @@ func Score(logp *tensor.Dense, b Batch) Scores {
 		sc.Tokens++
 		if argmax(row) == t {
 			sc.Correct++
+		} else {
+			sc.Exact[i/b.TgtLen] = false
 		}
 	}
 	return sc
@@ -48,6 +55,7 @@ func (s *Scores) Add(o Scores) {
 	s.Tokens += o.Tokens
 	s.Correct += o.Correct
 	s.Rows = append(s.Rows, o.Rows...)
+	s.Exact = append(s.Exact, o.Exact...)
 }
 
 // Loss is the mean negative log-likelihood per token.
@@ -71,8 +79,10 @@ func argmax(v []float64) int {
 
 // ScorePairs scores each pair by teacher forcing: the sum over t ≥ 1 of
 // log p(tgt[t] | tgt[<t], src), padding masked. Every target starts with the
-// start token and has at least one token after it. Pairs are run in batches of
-// up to batch rows, padded to the longest source and target of each batch.
+// start token and has at least one token after it. A decoder-only model
+// reads the source as its prompt (Decoder.Decode): it scores the target's
+// tokens after BOSID src. Pairs are run in batches of up to batch rows,
+// padded to the longest source and target of each batch.
 func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]float64, error) {
 	if len(src) != len(tgt) {
 		return nil, errors.Errorf("%d sources but %d targets", len(src), len(tgt))
@@ -82,7 +92,7 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 	var scores []float64
 	for start := 0; start < len(src); start += batch {
 		end := min(start+batch, len(src))
-		b, err := teacherForced(src[start:end], tgt[start:end], start)
+		b, err := teacherForced(m, src[start:end], tgt[start:end], start)
 		if err != nil {
 			return nil, err
 		}
@@ -102,15 +112,27 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 }
 
 // teacherForced pads pairs into a batch whose decoder input is tgt[:-1] and
-// whose targets are tgt[1:]; first is the index of the first pair, for errors.
-func teacherForced(src, tgt [][]int, first int) (Batch, error) {
+// whose targets are tgt[1:]; first is the index of the first pair, for
+// errors. For a decoder-only model the decoder input starts with BOSID src
+// (its prefix) instead of tgt[0], and the prefix's positions but the last
+// have no target (PadID).
+func teacherForced(m Model, src, tgt [][]int, first int) (Batch, error) {
 	sh := Shape{Batch: len(src)}
+	ins := make([][]int, len(src))
+	skip := make([]int, len(src))
+	_, prompts := m.(*DecoderOnly) // may be empty
 	for i := range src {
-		if len(src[i]) == 0 || len(tgt[i]) < 2 {
+		if (len(src[i]) == 0 && !prompts) || len(tgt[i]) < 2 {
 			return Batch{}, errors.Errorf("pair %d: need a source and a target of at least 2 tokens, have %d and %d", first+i+1, len(src[i]), len(tgt[i]))
 		}
+		prefix := []int{tgt[i][0]}
+		if g, ok := m.(generator); ok {
+			prefix = g.prefix(src[i])
+		}
+		ins[i] = append(prefix, tgt[i][1:len(tgt[i])-1]...)
+		skip[i] = len(prefix) - 1
 		sh.SrcLen = max(sh.SrcLen, len(src[i]))
-		sh.TgtLen = max(sh.TgtLen, len(tgt[i])-1)
+		sh.TgtLen = max(sh.TgtLen, len(ins[i]))
 	}
 	b := Batch{Shape: sh,
 		Src:    make([]int, sh.Batch*sh.SrcLen),
@@ -119,9 +141,8 @@ func teacherForced(src, tgt [][]int, first int) (Batch, error) {
 	}
 	for i := range src {
 		copy(b.Src[i*sh.SrcLen:], src[i])
-		t := tgt[i]
-		copy(b.TgtIn[i*sh.TgtLen:], t[:len(t)-1])
-		copy(b.TgtOut[i*sh.TgtLen:], t[1:])
+		copy(b.TgtIn[i*sh.TgtLen:], ins[i])
+		copy(b.TgtOut[i*sh.TgtLen+skip[i]:], tgt[i][1:])
 	}
 	return b, nil
 }

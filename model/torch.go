@@ -36,7 +36,7 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (Config, *graph.Params
 	}
 	cfg, err := torchConfig(f, heads)
 	if err == nil {
-		err = checkHolds(f, cfg, false)
+		err = checkHolds(f, cfg.Footprint(4, 0).Params, cfg, false)
 	}
 	if err == nil {
 		err = cfg.CheckMemory(false, 0)

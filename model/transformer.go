@@ -21,34 +21,34 @@ const (
 type Transformer struct {
 	cfg     Config
 	embed   layers.Embedding
-	encPos  layers.Positional
-	decPos  layers.Positional
+	pos     layers.Positional
 	encoder layers.Encoder
 	decoder layers.Decoder
 }
 
-// New returns the model described by cfg.
+// New returns the encoder-decoder model described by cfg (whatever its
+// Kind), with the built-in variants; FromConfig builds any kind, with
+// variants of one's own.
 func New(cfg Config) (*Transformer, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg.Kind = KindEncoderDecoder
+	b, err := newBuilder(cfg, nil)
+	if err != nil {
 		return nil, err
 	}
-	z := cfg.sizes()
-	stack := func(n int) layers.Stack { return layers.Stack{N: n, FinalNorm: cfg.PreNorm} }
-	return &Transformer{
-		cfg:     cfg,
-		embed:   layers.NewEmbedding(cfg.Vocab, cfg.DModel),
-		encPos:  positional(cfg),
-		decPos:  positional(cfg),
-		encoder: layers.Encoder{Layer: layers.EncoderLayer{Sizes: z}, Stack: stack(cfg.EncoderLayers)},
-		decoder: layers.Decoder{Layer: layers.DecoderLayer{Sizes: z}, Stack: stack(cfg.DecoderLayers)},
-	}, nil
+	return b.transformer()
 }
 
-func positional(cfg Config) layers.Positional {
-	if cfg.Positions == "learned" {
-		return layers.Learned{MaxLen: cfg.MaxLen, DModel: cfg.DModel}
+// transformer builds the encoder-decoder.
+func (b *builder) transformer() (*Transformer, error) {
+	enc, err := b.encoder(b.cfg.EncoderLayers)
+	if err != nil {
+		return nil, err
 	}
-	return layers.Sinusoidal{DModel: cfg.DModel}
+	dec, err := b.decoder(b.cfg.DecoderLayers)
+	if err != nil {
+		return nil, err
+	}
+	return &Transformer{cfg: b.cfg, embed: b.embed, pos: b.pos, encoder: enc, decoder: dec}, nil
 }
 
 // Config is the model's configuration.
@@ -58,7 +58,7 @@ func (m *Transformer) Config() Config { return m.cfg }
 // [batch, lenS, dModel]; srcMask is PaddingMask of the sources.
 func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
 	x := m.embed.Apply(s.In("embed"), src)
-	x = s.Dropout(m.encPos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
+	x = s.Dropout(m.pos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
 	return m.encoder.Apply(s.In("encoder"), x, srcMask)
 }
 
@@ -70,25 +70,27 @@ func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
 // whose log softmax is the next-token log-probabilities.
 func (m *Transformer) Decode(s *graph.Scope, tgt, memory, tgtMask, srcMask *G.Node) *G.Node {
 	y := m.embed.Apply(s.In("embed"), tgt)
-	y = s.Dropout(m.decPos.Apply(s.In("decoder", "pos"), y), m.cfg.Dropout)
+	y = s.Dropout(m.pos.Apply(s.In("decoder", "pos"), y), m.cfg.Dropout)
 	y = m.decoder.Apply(s.In("decoder"), y, memory, tgtMask, srcMask)
 	return m.embed.Logits(s.In("embed"), y)
 }
 
 // Build adds the whole model for a batch of the given shape to s, with its
 // inputs (see Feed), and returns the label-smoothed loss and, in an
-// evaluation graph, the log-probabilities [batch, lenT, vocab] (see output).
+// evaluation graph, the log-probabilities [batch, lenT, vocab] (see Output).
 func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	in := newInputs(s, sh, true, true)
 	memory := m.Encode(s, in.src, in.srcMask)
-	return output(s, m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask), in.tgtOut, m.cfg.LabelSmoothing)
+	return Output(s, m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask), in.tgtOut, m.cfg.LabelSmoothing)
 }
 
-// output turns logits into the label-smoothed loss and log-probabilities. A
-// training graph computes the loss straight from the logits in one op and
-// has no log-probabilities (nil): they would cost two passes over
-// [rows, vocab] that training does not read.
-func output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G.Node) {
+// Output turns logits [batch, len, vocab] into the label-smoothed loss
+// against targets (an int [batch, len], PadID ignored) and, in an
+// evaluation graph, the log-probabilities. A training graph computes the
+// loss straight from the logits in one op and has no log-probabilities
+// (nil): they would cost two passes over [rows, vocab] that training does
+// not read. Every model kind ends with it.
+func Output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G.Node) {
 	if s.Training() {
 		return s.SmoothedCrossEntropyLogits(logits, targets, eps, PadID), nil
 	}
@@ -97,4 +99,4 @@ func output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G
 }
 
 // Feed sets a program's inputs from a batch.
-func (m *Transformer) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return feed(p, dt, b) }
+func (m *Transformer) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }

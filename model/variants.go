@@ -10,9 +10,10 @@ import (
 )
 
 // DecoderOnly is a GPT-style language model made of the same builders: the
-// embedding, positions, and a stack of EncoderLayers under a causal mask, with
-// the tied projection. It models the target side alone (Config.DecoderLayers
-// layers; the encoder's are unused).
+// embedding, positions ("decoder.pos"), and a stack of EncoderLayers under
+// a causal mask ("decoder"), with the tied projection. It models the target
+// side alone (Config.DecoderLayers layers; the encoder's are unused) and
+// generates continuations of prompts (NewDecoder).
 type DecoderOnly struct {
 	cfg   Config
 	embed layers.Embedding
@@ -20,23 +21,27 @@ type DecoderOnly struct {
 	stack layers.Encoder
 }
 
-// NewDecoderOnly returns a decoder-only model of cfg.DecoderLayers layers.
+// NewDecoderOnly returns a decoder-only model of cfg.DecoderLayers layers
+// (whatever cfg.Kind), with the built-in variants.
 func NewDecoderOnly(cfg Config) (*DecoderOnly, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg.Kind = KindDecoderOnly
+	b, err := newBuilder(cfg, nil)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.DecoderLayers == 0 {
+	return b.decoderOnly()
+}
+
+// decoderOnly builds the decoder-only model.
+func (b *builder) decoderOnly() (*DecoderOnly, error) {
+	if b.cfg.DecoderLayers == 0 {
 		return nil, errors.New("a decoder-only model needs decoder_layers > 0")
 	}
-	return &DecoderOnly{
-		cfg:   cfg,
-		embed: layers.NewEmbedding(cfg.Vocab, cfg.DModel),
-		pos:   positional(cfg),
-		stack: layers.Encoder{
-			Layer: layers.EncoderLayer{Sizes: cfg.sizes()},
-			Stack: layers.Stack{N: cfg.DecoderLayers, FinalNorm: cfg.PreNorm},
-		},
-	}, nil
+	stack, err := b.encoder(b.cfg.DecoderLayers)
+	if err != nil {
+		return nil, err
+	}
+	return &DecoderOnly{cfg: b.cfg, embed: b.embed, pos: b.pos, stack: stack}, nil
 }
 
 // Config is the model's configuration.
@@ -45,14 +50,20 @@ func (m *DecoderOnly) Config() Config { return m.cfg }
 // Build adds the model for target batches of shape sh (sources ignored).
 func (m *DecoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	in := newInputs(s, sh, false, true)
-	y := m.embed.Apply(s.In("embed"), in.tgtIn)
+	return Output(s, m.Logits(s, in.tgtIn, in.tgtMask), in.tgtOut, m.cfg.LabelSmoothing)
+}
+
+// Logits maps ids [batch, len] (starting with BOS) to next-token scores
+// [batch, len, vocab] under mask, the causal mask of the ids.
+func (m *DecoderOnly) Logits(s *graph.Scope, ids, mask *G.Node) *G.Node {
+	y := m.embed.Apply(s.In("embed"), ids)
 	y = s.Dropout(m.pos.Apply(s.In("decoder", "pos"), y), m.cfg.Dropout)
-	y = m.stack.Apply(s.In("decoder"), y, in.tgtMask)
-	return output(s, m.embed.Logits(s.In("embed"), y), in.tgtOut, m.cfg.LabelSmoothing)
+	y = m.stack.Apply(s.In("decoder"), y, mask)
+	return m.embed.Logits(s.In("embed"), y)
 }
 
 // Feed sets a program's inputs from a batch.
-func (m *DecoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return feed(p, dt, b) }
+func (m *DecoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }
 
 // EncoderOnly is a BERT-style model made of the same builders: the encoder
 // stack reads the whole source (padding mask, no causal mask) and predicts a
@@ -66,23 +77,27 @@ type EncoderOnly struct {
 	stack layers.Encoder
 }
 
-// NewEncoderOnly returns an encoder-only model of cfg.EncoderLayers layers.
+// NewEncoderOnly returns an encoder-only model of cfg.EncoderLayers layers
+// (whatever cfg.Kind), with the built-in variants.
 func NewEncoderOnly(cfg Config) (*EncoderOnly, error) {
-	if err := cfg.Validate(); err != nil {
+	cfg.Kind = KindEncoderOnly
+	b, err := newBuilder(cfg, nil)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.EncoderLayers == 0 {
+	return b.encoderOnly()
+}
+
+// encoderOnly builds the encoder-only model.
+func (b *builder) encoderOnly() (*EncoderOnly, error) {
+	if b.cfg.EncoderLayers == 0 {
 		return nil, errors.New("an encoder-only model needs encoder_layers > 0")
 	}
-	return &EncoderOnly{
-		cfg:   cfg,
-		embed: layers.NewEmbedding(cfg.Vocab, cfg.DModel),
-		pos:   positional(cfg),
-		stack: layers.Encoder{
-			Layer: layers.EncoderLayer{Sizes: cfg.sizes()},
-			Stack: layers.Stack{N: cfg.EncoderLayers, FinalNorm: cfg.PreNorm},
-		},
-	}, nil
+	stack, err := b.encoder(b.cfg.EncoderLayers)
+	if err != nil {
+		return nil, err
+	}
+	return &EncoderOnly{cfg: b.cfg, embed: b.embed, pos: b.pos, stack: stack}, nil
 }
 
 // Config is the model's configuration.
@@ -99,8 +114,8 @@ func (m *EncoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	x := m.embed.Apply(s.In("embed"), in.src)
 	x = s.Dropout(m.pos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
 	x = m.stack.Apply(s.In("encoder"), x, in.srcMask)
-	return output(s, m.embed.Logits(s.In("embed"), x), in.tgtOut, m.cfg.LabelSmoothing)
+	return Output(s, m.embed.Logits(s.In("embed"), x), in.tgtOut, m.cfg.LabelSmoothing)
 }
 
 // Feed sets a program's inputs from a batch.
-func (m *EncoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return feed(p, dt, b) }
+func (m *EncoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }

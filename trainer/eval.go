@@ -2,12 +2,8 @@ package trainer
 
 import (
 	"path/filepath"
-	"slices"
 	"time"
 
-	"github.com/pkg/errors"
-
-	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
@@ -20,45 +16,30 @@ const decodeBatch = 128
 func (t *Trainer) Evaluate() (model.Scores, error) {
 	var total model.Scores
 	for _, b := range t.data.Valid {
-		mb := toModel(b)
-		p, err := t.eval.Get(mb.Shape.String(), func() (*graph.Program, error) {
-			return model.CompileEval(t.m, t.params, mb.Shape)
-		})
+		sc, err := t.score(ModelBatch(b))
 		if err != nil {
 			return total, err
 		}
-		if err := t.m.Feed(p, t.params.Dtype(), mb); err != nil {
-			return total, err
-		}
-		if err := p.Run(); err != nil {
-			return total, err
-		}
-		total.Add(model.Score(p.Output(model.LogProbs), mb))
+		total.Add(sc)
 	}
 	return total, nil
 }
 
-// ExactMatch is the fraction of held-out examples whose greedy decode equals
-// the target.
-func (t *Trainer) ExactMatch() (float64, error) {
-	ex := t.data.HeldOut
-	srcs := make([][]int, len(ex))
-	longest := 0
-	for i, e := range ex {
-		srcs[i] = append(slices.Clone(e.Src), data.EOSID)
-		longest = max(longest, len(e.Tgt))
-	}
-	outs, err := t.decode(srcs, model.Search{Method: model.MethodGreedy, MaxLen: longest + 2, Batch: decodeBatch})
+// score runs the evaluation program of b's shape on b and scores it.
+func (t *Trainer) score(b model.Batch) (model.Scores, error) {
+	p, err := t.eval.Get(b.Shape.String(), func() (*graph.Program, error) {
+		return model.CompileEval(t.m, t.params, b.Shape)
+	})
 	if err != nil {
-		return 0, errors.Wrap(err, "exact match")
+		return model.Scores{}, err
 	}
-	right := 0
-	for i, e := range ex {
-		if slices.Equal(outs[i][0].Tokens, e.Tgt) {
-			right++
-		}
+	if err := t.m.Feed(p, t.params.Dtype(), b); err != nil {
+		return model.Scores{}, err
 	}
-	return float64(right) / float64(max(len(ex), 1)), nil
+	if err := p.Run(); err != nil {
+		return model.Scores{}, err
+	}
+	return model.Score(p.Output(model.LogProbs), b), nil
 }
 
 // decode decodes srcs with the model's current parameters.

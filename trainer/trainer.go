@@ -119,6 +119,9 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	if d.Train == nil || len(d.Valid) == 0 {
 		return nil, errors.New("training needs training batches and validation batches")
 	}
+	if err := checkKind(m, d); err != nil {
+		return nil, err
+	}
 	adam, err := NewAdam(params)
 	if err != nil {
 		return nil, err
@@ -257,7 +260,7 @@ func (t *Trainer) gradients() (map[string]*tensor.Dense, sums, float64, error) {
 		if err != nil {
 			return nil, s, 0, err
 		}
-		if err := t.m.Feed(p, t.params.Dtype(), toModel(b)); err != nil {
+		if err := t.m.Feed(p, t.params.Dtype(), ModelBatch(b)); err != nil {
 			return nil, s, 0, err
 		}
 		if err := p.Run(); err != nil {
@@ -316,18 +319,10 @@ func addScaled(acc map[string]*tensor.Dense, p *graph.Program, n float64) {
 
 // trainProgram is the compiled training program for b's shape.
 func (t *Trainer) trainProgram(b data.Batch) (*graph.Program, error) {
-	sh := toModel(b).Shape
+	sh := ModelBatch(b).Shape
 	return t.train.Get(sh.String(), func() (*graph.Program, error) {
 		return model.CompileTrain(t.m, t.params, sh, t.rng)
 	})
-}
-
-// toModel converts a data batch to the model's batch type.
-func toModel(b data.Batch) model.Batch {
-	return model.Batch{
-		Shape: model.Shape{Batch: b.Rows, SrcLen: b.SrcLen, TgtLen: b.TgtLen},
-		Src:   b.Src, TgtIn: b.TgtIn, TgtOut: b.TgtOut,
-	}
 }
 
 // accumulate adds the program's gradients into grads. The first batch's are

@@ -67,7 +67,7 @@ func TestAdamMatchesItsFormula(t *testing.T) {
 
 // fixture is a very small model on the copy task.
 type fixture struct {
-	m      *model.Transformer
+	m      model.Model
 	params *graph.Params
 	data   Data
 }

@@ -11,8 +11,9 @@
 // of TGT is the target of line i of SRC and starts with the start token. Id 0
 // is padding and may not appear. The files may be gzip-compressed; a line is
 // at most 1 MiB and a sequence at most the model's max_len ids, or the line
-// is an error naming it. The checkpoint is one written by cmd/train, or
-// with -from torch a PyTorch model's weights in safetensors (see
+// is an error naming it. The checkpoint is one written by cmd/train (of an
+// encoder-decoder, or of a decoder-only model, which reads the source as
+// its prompt), or with -from torch a PyTorch model's weights in safetensors (see
 // model.ImportTorch), whose sizes come from the tensor shapes.
 package main
 
@@ -90,14 +91,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return w.Flush()
 }
 
-// load reads the model and its weights.
-func load(path, from string, heads int) (*model.Transformer, *graph.Params, error) {
+// load reads the model, of any kind that generates, and its weights.
+func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 	if from != "torch" {
-		ck, err := model.LoadCheckpoint(path)
-		if err != nil {
-			return nil, nil, err
+		m, params, err := model.Load(path, tensor.Float32, nil)
+		if err == nil && !model.Generates(m) {
+			err = errors.Errorf("%s holds a model of kind %s, which scores no targets", path, m.Config().Kind)
 		}
-		return ck.Transformer(tensor.Float32)
+		return m, params, err
 	}
 	cfg, params, err := model.ImportTorch(path, heads, tensor.Float32)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
@@ -55,9 +56,11 @@ func (s settings) bucketStep() int {
 	return data.DefaultBucketStep
 }
 
-// batch makes the batcher and the validation batches.
+// batch makes the batcher and the validation batches: joined (source EOS
+// target as one sequence) for a decoder-only model.
 func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus, error) {
-	b, err := data.NewBatcher(train, data.BatchConfig{MaxTokens: s.MaxTokens, Buckets: buckets(s.bucketStep(), train, valid), Seed: s.Seed})
+	join := s.kind() == model.KindDecoderOnly
+	b, err := data.NewBatcher(train, data.BatchConfig{MaxTokens: s.MaxTokens, Buckets: buckets(s.bucketStep(), join, train, valid), Seed: s.Seed, Join: join})
 	if err != nil {
 		return corpus{}, err
 	}
@@ -69,29 +72,30 @@ func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus,
 }
 
 // buckets are length buckets of the given step over training and validation
-// examples together, so validation fits the training shapes.
-func buckets(step int, sets ...[]data.Example) []int {
+// examples together, so validation fits the training shapes; of joined
+// sequences if join.
+func buckets(step int, join bool, sets ...[]data.Example) []int {
 	longest := 0
 	for _, set := range sets {
 		for _, e := range set {
 			longest = max(longest, len(e.Src)+1, len(e.Tgt)+1)
+			if join {
+				longest = max(longest, data.JoinedLen(e))
+			}
 		}
 	}
 	return data.StepBuckets(step, longest)
 }
 
 func fileCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
-	opt := data.ReadOptions{MaxLen: s.MaxSentLen}
-	train, stats, err := data.ReadParallel(s.TrainSrc, s.TrainTgt, opt)
+	train, err := readFiles(s, "training", s.TrainSrc, s.TrainTgt, log)
 	if err != nil {
 		return corpus{}, err
 	}
-	log.Info("read training pairs", "kept", stats.Kept, "skipped_empty", stats.SkippedEmpty, "skipped_long", stats.SkippedLong)
-	valid, vstats, err := data.ReadParallel(s.ValidSrc, s.ValidTgt, opt)
+	valid, err := readFiles(s, "validation", s.ValidSrc, s.ValidTgt, log)
 	if err != nil {
 		return corpus{}, err
 	}
-	log.Info("read validation pairs", "kept", vstats.Kept, "skipped_empty", vstats.SkippedEmpty, "skipped_long", vstats.SkippedLong)
 	tok, err := tokenizer(s, train, log, write)
 	if err != nil {
 		return corpus{}, err
@@ -105,10 +109,29 @@ func fileCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
 	return c, nil
 }
 
+// readFiles reads the pairs of one split, or for a language model of text
+// (settings.text) its target sentences alone.
+func readFiles(s settings, split, src, tgt string, log *slog.Logger) ([]data.Pair, error) {
+	opt := data.ReadOptions{MaxLen: s.MaxSentLen}
+	var pairs []data.Pair
+	var stats data.ReadStats
+	var err error
+	if s.text() {
+		pairs, stats, err = data.ReadText(tgt, opt)
+	} else {
+		pairs, stats, err = data.ReadParallel(src, tgt, opt)
+	}
+	if err == nil {
+		log.Info("read "+split+" sentences", "kept", stats.Kept, "skipped_empty", stats.SkippedEmpty, "skipped_long", stats.SkippedLong)
+	}
+	return pairs, err
+}
+
 // bleuSample is the first -bleu-sample validation pairs, translated for BLEU
-// every -bleu-every evaluations; nil if either is 0.
+// every -bleu-every evaluations; nil if either is 0, or if the model does
+// not translate (an encoder-only model, a language model of text).
 func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEUSample {
-	if s.BLEUEvery == 0 || s.BLEUSample == 0 {
+	if s.BLEUEvery == 0 || s.BLEUSample == 0 || s.text() || s.kind() == model.KindEncoderOnly {
 		return nil
 	}
 	b := &trainer.BLEUSample{Detokenize: tok.Decode, Every: s.BLEUEvery, KeepBest: s.KeepBest == "bleu"}
@@ -129,7 +152,10 @@ func tokenizer(s settings, train []data.Pair, log *slog.Logger, write bool) (dat
 	} else {
 		sentences := make([]string, 0, 2*len(train))
 		for _, p := range train {
-			sentences = append(sentences, p.Src, p.Tgt)
+			if p.Src != "" {
+				sentences = append(sentences, p.Src)
+			}
+			sentences = append(sentences, p.Tgt)
 		}
 		log.Info("learning BPE", "merges", s.BPEMerges, "sentences", len(sentences))
 		bpe, err = data.LearnBPE(sentences, s.BPEMerges)
@@ -139,7 +165,7 @@ func tokenizer(s settings, train []data.Pair, log *slog.Logger, write bool) (dat
 	}
 	var seqs [][]string
 	for _, p := range train {
-		seqs = append(seqs, bpe.Encode(p.Src), bpe.Encode(p.Tgt))
+		seqs = append(seqs, bpe.Encode(p.Src), bpe.Encode(p.Tgt)) // an empty source adds no token
 	}
 	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
 	if err != nil {

@@ -162,7 +162,7 @@ func summary(f *flags, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := model.New(cfg)
+	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -180,6 +180,7 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 	if err != nil {
 		return cfg, errors.Wrap(err, "-preset")
 	}
+	cfg.Kind = s.kind()
 	if s.ConfigFile != "" {
 		if cfg, err = model.LoadConfig(s.ConfigFile, cfg); err != nil {
 			return cfg, err
@@ -195,6 +196,16 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 	return cfg, errors.Wrap(cfg.Validate(), "model config")
 }
 
+// checkModel checks the model the settings describe, but for its
+// vocabulary: its config and its variants.
+func checkModel(s settings) error {
+	cfg, err := modelConfig(s, model.MinVocab)
+	if err == nil {
+		_, err = model.FromConfig(cfg, nil)
+	}
+	return err
+}
+
 // train runs (or resumes) training as the settings say. The settings are
 // valid here; the run directory is locked before anything is written to it,
 // and run.json is written only once the model is built (and resumed). In a
@@ -202,7 +213,7 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 // agree after each phase, so that one rank's failure stops them all.
 func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr io.Writer) error {
 	log := logger(world, stderr)
-	if _, err := modelConfig(s, model.MinVocab); err != nil {
+	if err := checkModel(s); err != nil {
 		return err // the vocabulary comes later; the rest is checked before anything is written
 	}
 	dir, err := openRunDir(world, s, f)
@@ -259,7 +270,7 @@ func setup(world *dist.World, s settings, f *flags, log *slog.Logger, stderr io.
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := model.New(cfg)
+	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/dist"
 )
@@ -71,6 +74,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-label-smoothing", "1"}, "-label-smoothing 1"},
 		{[]string{"-config", hugeConfig}, "d_ff is 1000000000000"},
 		{[]string{"-config", layersConfig}, "encoder_layers is 1000000000"},
+		{[]string{"-model", "gpt"}, `-model "gpt": want one of encoder-decoder, decoder-only, encoder-only`},
+		{[]string{"-task", "files", "-model", "decoder-only", "-train-tgt", "a", "-steps", "5"}, "-train-tgt and -valid-tgt alone will do"},
+		{[]string{"-task", "files", "-model", "encoder-only", "-data", "d", "-steps", "5", "-keep-best", "bleu"}, "-keep-best bleu needs a model that translates sources"},
 	}
 	for _, tc := range tests {
 		out := filepath.Join(t.TempDir(), "out")
@@ -198,5 +204,55 @@ func TestMulti30kShortRun(t *testing.T) {
 	}
 	if !(last.ValLoss < first.ValLoss-1) {
 		t.Fatalf("validation loss fell from %.3f to %.3f only", first.ValLoss, last.ValLoss)
+	}
+}
+
+// TestDecoderOnlyRuns trains a decoder-only model on the built-in copy
+// task (joined source EOS target) and as a language model of text alone:
+// the metrics have perplexity (and exact match on the task), the checkpoint
+// rebuilds as a decoder-only model, and a run resumes with its kind.
+func TestDecoderOnlyRuns(t *testing.T) {
+	dir := t.TempDir()
+	text := "a dog runs .\na cat sleeps on the sofa .\ntwo children play in the park .\n"
+	for _, name := range []string{"train.en", "val.en"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		exactMatch bool
+	}{
+		{"copy task", []string{"-train-size", "200", "-held-out", "16"}, true},
+		{"text", []string{"-task", "files", "-data", dir, "-src-lang", "", "-bpe-merges", "20"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"-model", "decoder-only", "-steps", "4", "-max-tokens", "256", "-out", out}, tc.args...)
+			var stdout, errb bytes.Buffer
+			if err := run(context.Background(), dist.Alone(), args, &stdout, &errb); err != nil {
+				t.Fatal(err, errb.String())
+			}
+			ms, err := trainer.ReadMetrics(filepath.Join(out, "metrics.jsonl"))
+			if err != nil || len(ms) == 0 {
+				t.Fatalf("metrics: %d, %v", len(ms), err)
+			}
+			last := ms[len(ms)-1]
+			if !(last.ValPPL > 1) || (last.ExactMatch != nil) != tc.exactMatch || last.BLEU != nil {
+				t.Fatalf("metrics %+v: want perplexity, exact match %t, no BLEU", last, tc.exactMatch)
+			}
+			m, _, err := model.Load(filepath.Join(out, "final.safetensors"), tensor.Float32, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := m.(*model.DecoderOnly); !ok {
+				t.Fatalf("the checkpoint rebuilt as %T", m)
+			}
+			if err := run(context.Background(), dist.Alone(), []string{"-resume", out, "-steps", "6"}, &stdout, &errb); err != nil {
+				t.Fatal(err, errb.String())
+			}
+		})
 	}
 }

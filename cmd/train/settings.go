@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pkg/errors"
@@ -40,6 +42,7 @@ type settings struct {
 	BLEUSample int    `json:"bleu_sample,omitempty"`
 	KeepBest   string `json:"keep_best,omitempty"`
 
+	Model          string  `json:"model,omitempty"`
 	Preset         string  `json:"preset"`
 	ConfigFile     string  `json:"config_file,omitempty"`
 	Dropout        float64 `json:"dropout"`
@@ -95,6 +98,8 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.BLEUEvery, "bleu-every", 1, "files: translate a validation sample and report its BLEU every N evaluations (0: never)")
 	fs.IntVar(&s.BLEUSample, "bleu-sample", 200, "files: validation sentences translated (greedily) for BLEU")
 	fs.StringVar(&s.KeepBest, "keep-best", "loss", "keep best.safetensors by validation loss or by BLEU: loss or bleu")
+	fs.StringVar(&s.Model, "model", model.KindEncoderDecoder, "model kind: "+strings.Join(model.Kinds(), ", ")+
+		"; a decoder-only model learns source EOS target as one sequence, or with -task files and no sources (-train-tgt and -valid-tgt, or -data with -src-lang \"\") the target text alone")
 	fs.StringVar(&s.Preset, "preset", "tiny", "model preset: "+presetList())
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of model config fields overriding the preset")
 	fs.Float64Var(&s.Dropout, "dropout", -1, "dropout (default: the preset's; 0 for synthetic tasks, which do not overfit)")
@@ -132,6 +137,20 @@ func presetList() string {
 
 // synthetic reports whether the task needs no files.
 func (s settings) synthetic() bool { return s.Task != "files" }
+
+// kind is the model kind; run.json files of older runs have none.
+func (s settings) kind() string {
+	if s.Model == "" {
+		return model.KindEncoderDecoder
+	}
+	return s.Model
+}
+
+// text reports whether the run learns a language model of target text
+// alone: a decoder-only model on files without sources.
+func (s settings) text() bool {
+	return !s.synthetic() && s.kind() == model.KindDecoderOnly && s.TrainSrc == "" && s.ValidSrc == ""
+}
 
 // complete fills in defaults that depend on the task and checks the settings.
 func (s *settings) complete() error {
@@ -217,6 +236,9 @@ func (s settings) check() error {
 			return errors.Errorf("-%s %v: want a number in [0, %v)", c.flag, c.v, c.most)
 		}
 	}
+	if !slices.Contains(model.Kinds(), s.kind()) {
+		return errors.Errorf("-model %q: want one of %s", s.Model, strings.Join(model.Kinds(), ", "))
+	}
 	return nil
 }
 
@@ -234,15 +256,22 @@ func (s *settings) completeFiles() error {
 		if s.TrainSrc != "" || s.ValidSrc != "" {
 			return errors.New("give -data or the -train-*/-valid-* files, not both")
 		}
-		for _, p := range []struct {
+		type file struct {
 			dst  *string
 			name string
-		}{{&s.TrainSrc, "train." + s.SrcLang}, {&s.TrainTgt, "train." + s.TgtLang}, {&s.ValidSrc, "val." + s.SrcLang}, {&s.ValidTgt, "val." + s.TgtLang}} {
+		}
+		files := []file{{&s.TrainTgt, "train." + s.TgtLang}, {&s.ValidTgt, "val." + s.TgtLang}}
+		if s.SrcLang != "" || s.kind() != model.KindDecoderOnly {
+			files = append(files, file{&s.TrainSrc, "train." + s.SrcLang}, file{&s.ValidSrc, "val." + s.SrcLang})
+		}
+		for _, p := range files {
 			*p.dst = findData(s.Data, p.name)
 		}
 	}
-	if s.TrainSrc == "" || s.TrainTgt == "" || s.ValidSrc == "" || s.ValidTgt == "" {
-		return errors.New("-task files needs -data DIR, or -train-src, -train-tgt, -valid-src and -valid-tgt")
+	switch {
+	case s.text() && s.TrainTgt != "" && s.ValidTgt != "":
+	case s.TrainSrc == "" || s.TrainTgt == "" || s.ValidSrc == "" || s.ValidTgt == "":
+		return errors.New("-task files needs -data DIR, or -train-src, -train-tgt, -valid-src and -valid-tgt (a decoder-only model: -train-tgt and -valid-tgt alone will do)")
 	}
 	if s.BPEFile == "" && s.BPEMerges <= 0 {
 		return errors.New("-bpe-merges must be positive (or give -bpe FILE)")
@@ -261,6 +290,8 @@ func (s settings) checkBLEU() error {
 		return errors.Errorf("-keep-best %q: want loss or bleu", s.KeepBest)
 	case s.KeepBest == "bleu" && (s.BLEUEvery == 0 || s.BLEUSample == 0):
 		return errors.New("-keep-best bleu needs -bleu-every and -bleu-sample above 0")
+	case s.KeepBest == "bleu" && (s.text() || s.kind() == model.KindEncoderOnly):
+		return errors.New("-keep-best bleu needs a model that translates sources: an encoder-decoder, or a decoder-only model trained on pairs")
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 
 // translator is a trained model with its tokenizer.
 type translator struct {
-	m      *model.Transformer
+	m      model.Model
 	params *graph.Params
 	tok    data.Tokenizer
 }
@@ -32,9 +32,12 @@ func load(dir, checkpoint string) (*translator, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "-checkpoint")
 	}
-	m, params, err := ck.Transformer(tensor.Float32)
+	m, params, err := ck.Model(tensor.Float32, nil)
 	if err != nil {
 		return nil, err
+	}
+	if !model.Generates(m) {
+		return nil, errors.Errorf("%s holds a model of kind %s, which does not generate", path, m.Config().Kind)
 	}
 	bpe, err := data.ReadBPEFile(filepath.Join(dir, "bpe.txt"))
 	if err != nil {
@@ -113,11 +116,11 @@ type lengths struct {
 }
 
 // encode tokenizes line i of l, with EOSID appended (and BOSID prepended for
-// a target), within the bounds of n.
-func (t *translator) encode(l lines, i int, target bool, n lengths) ([]int, error) {
+// a target; a prompt gets neither), within the bounds of n.
+func (t *translator) encode(l lines, i int, kind text, n lengths) ([]int, error) {
 	ids := t.tok.Encode(l.text[i])
-	room := n.max - 1
-	if target {
+	room := n.max - 1 // EOSID; a prompt's BOSID
+	if kind == targetText {
 		room--
 	}
 	if len(ids) > room {
@@ -127,19 +130,35 @@ func (t *translator) encode(l lines, i int, target bool, n lengths) ([]int, erro
 		fmt.Fprintf(n.warn, "translate: %s: %d tokens, truncated to %d\n", l.where(i), len(ids), room)
 		ids = ids[:max(room, 0)]
 	}
+	if kind == promptText {
+		return ids, nil
+	}
 	ids = append(ids, data.EOSID)
-	if target {
+	if kind == targetText {
 		ids = append([]int{data.BOSID}, ids...)
 	}
 	return ids, nil
 }
 
-// sources tokenizes the input lines.
-func (t *translator) sources(in lines, n lengths) ([][]int, error) {
+// text is what a line is to encode.
+type text int
+
+const (
+	sourceText text = iota // a sentence to translate: ids EOS
+	targetText             // a translation to score: BOS ids EOS
+	promptText             // a prompt to continue: ids
+)
+
+// sources tokenizes the input lines as sources, or as prompts.
+func (t *translator) sources(in lines, prompts bool, n lengths) ([][]int, error) {
+	kind := sourceText
+	if prompts {
+		kind = promptText
+	}
 	srcs := make([][]int, len(in.text))
 	for i := range srcs {
 		var err error
-		if srcs[i], err = t.encode(in, i, false, n); err != nil {
+		if srcs[i], err = t.encode(in, i, kind, n); err != nil {
 			return nil, err
 		}
 	}

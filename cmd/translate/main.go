@@ -7,9 +7,12 @@
 //	          [-temperature T] [-top-k K] [-top-p P] [-seed S] [-max-len N] [-batch 32]
 //	          [-max-src-len N] [-long error|truncate]
 //	          [-score TARGETS] [-attention PNG [-attention-line N] [-layer L] [-head H]]
+//	          [-prompt]
 //
 // DIR is a training output directory of cmd/train on files: it holds the
-// checkpoints, bpe.txt and vocab.txt. The sentences are read from -input, or
+// checkpoints, bpe.txt and vocab.txt, and the model is an encoder-decoder
+// or a decoder-only model (which reads a sentence as the prompt "sentence
+// EOS", as cmd/train trains it on pairs). The sentences are read from -input, or
 // standard input, one a line; each is tokenized with the run's BPE and
 // vocabulary, decoded (beam search with beam 4 and length penalty α 0.6 by
 // default, as in the paper; greedy; or sampling with a temperature, top-k and
@@ -27,6 +30,11 @@
 // With -score TARGETS nothing is translated: line i of TARGETS is taken as
 // the translation of input line i and the output is its teacher-forced
 // log-probability Σ_t log p(y_t | y_<t, x), EOS included, one a line.
+//
+// With -prompt the lines are prompts for a decoder-only model, such as a
+// language model cmd/train trains on text: each is continued (by the
+// chosen method, up to -max-len tokens or its length plus 50, within the
+// model's max_len) and printed with its continuation, one line each.
 //
 // With -attention PNG, the cross-attention of the sentence on input line
 // -attention-line (1 by default) to its translation (or its target with
@@ -67,6 +75,7 @@ type options struct {
 	attentionLine, layer, head    int
 	maxSrcLen                     int
 	long                          string
+	prompt                        bool
 	warn                          io.Writer // warnings: standard error
 }
 
@@ -93,6 +102,7 @@ func newFlags(fs *flag.FlagSet) *options {
 	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
 	fs.IntVar(&o.layer, "layer", -1, "with -attention: decoder layer from 0 (-1: the last)")
 	fs.IntVar(&o.head, "head", -1, "with -attention: head from 0 (-1: the average of the heads)")
+	fs.BoolVar(&o.prompt, "prompt", false, "the lines are prompts for a decoder-only model: print each with its continuation")
 	return o
 }
 
@@ -109,6 +119,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	t, err := load(o.dir, o.checkpoint)
 	if err != nil {
+		return err
+	}
+	if err := o.checkModel(t); err != nil {
 		return err
 	}
 	in, err := readInput(o.input, stdin)
@@ -152,7 +165,23 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.attention != "" && o.attentionLine < 1 {
 		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)
 	}
+	if o.prompt && o.score != "" {
+		return errors.New("-prompt continues prompts; -score scores translations: give one")
+	}
 	return errors.Wrap(o.search.Validate(), "flags")
+}
+
+// checkModel reports flags the loaded model cannot serve: prompts need a
+// decoder-only model, cross-attention maps an encoder-decoder.
+func (o *options) checkModel(t *translator) error {
+	kind := t.m.Config().Kind
+	switch {
+	case o.prompt && kind != model.KindDecoderOnly:
+		return errors.Errorf("-prompt needs a decoder-only model; %s holds a %s model", o.dir, kind)
+	case o.attention != "" && kind != model.KindEncoderDecoder:
+		return errors.Errorf("-attention draws cross-attention, which a %s model has not", kind)
+	}
+	return nil
 }
 
 // process translates or scores the input, writing the results to w, and
@@ -165,14 +194,14 @@ func (o *options) process(t *translator, in lines, w io.Writer) ([]pair, error) 
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := t.sources(in, n)
+	srcs, err := t.sources(in, o.prompt, n)
 	if err != nil {
 		return nil, err
 	}
 	if o.score != "" {
 		return t.score(srcs, in, o.score, o.search.Batch, n, w)
 	}
-	return t.translate(srcs, in, o.search, w)
+	return t.translate(srcs, in, o.search, o.prompt, w)
 }
 
 // lengths are the bounds on sentences: -max-src-len within the model's

@@ -24,8 +24,15 @@ var sentences = []string{
 }
 
 // writeRun writes what cmd/train leaves in its output directory, for a tiny
-// untrained model: bpe.txt, vocab.txt, config.json and best.safetensors.
+// untrained encoder-decoder: bpe.txt, vocab.txt, config.json and
+// best.safetensors.
 func writeRun(t *testing.T, positions string) string {
+	t.Helper()
+	return writeRunOf(t, model.KindEncoderDecoder, positions)
+}
+
+// writeRunOf is writeRun for a model of the given kind.
+func writeRunOf(t *testing.T, kind, positions string) string {
 	t.Helper()
 	dir := t.TempDir()
 	bpe, err := data.LearnBPE(sentences, 40)
@@ -41,8 +48,8 @@ func writeRun(t *testing.T, positions string) string {
 		t.Fatal(err)
 	}
 	cfg, _ := model.Preset("tiny", vocab.Len())
-	cfg.DModel, cfg.DFF, cfg.Positions, cfg.MaxLen = 32, 64, positions, 24
-	m, err := model.New(cfg)
+	cfg.Kind, cfg.DModel, cfg.DFF, cfg.Positions, cfg.MaxLen = kind, 32, 64, positions, 24
+	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +59,7 @@ func writeRun(t *testing.T, positions string) string {
 	}
 	for _, err := range []error{
 		bpe.WriteFile(filepath.Join(dir, "bpe.txt")), vocab.WriteFile(filepath.Join(dir, "vocab.txt")),
-		cfg.Save(filepath.Join(dir, "config.json")), model.SaveCheckpoint(filepath.Join(dir, "best.safetensors"), cfg, params, map[string]string{
+		m.Config().Save(filepath.Join(dir, "config.json")), model.SaveCheckpoint(filepath.Join(dir, "best.safetensors"), m.Config(), params, map[string]string{
 			data.BPEFingerprintKey: bpe.Fingerprint(), data.VocabFingerprintKey: vocab.Fingerprint()}),
 	} {
 		if err != nil {
@@ -248,5 +255,36 @@ func TestLongAndCompressedInput(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "in.de.gz:2: 15000 tokens, truncated to 23") {
 		t.Errorf("warning %q", errb.String())
+	}
+}
+
+// TestPrompts continues prompts with a decoder-only model: each output line
+// is its prompt and a continuation, from the bound on its length, and the
+// flags that need another kind are refused.
+func TestPrompts(t *testing.T) {
+	lm := writeRunOf(t, model.KindDecoderOnly, "learned")
+	for _, method := range []string{"greedy", "beam", "sample"} {
+		got := translateOK(t, "ein Hund\n\nzwei Kinder spielen im\n", "-model", lm, "-prompt", "-method", method, "-max-len", "4")
+		if len(got) != 3 || !strings.HasPrefix(got[0], "ein Hund") || !strings.HasPrefix(got[2], "zwei Kinder spielen im") {
+			t.Fatalf("%s: %q, want 3 lines continuing the prompts", method, got)
+		}
+	}
+	if got := translateOK(t, "ein Hund .\n", "-model", lm, "-method", "greedy"); len(got) != 1 {
+		t.Fatalf("a decoder-only model translating: %q", got)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-model", writeRun(t, "sinusoidal"), "-prompt"}, "-prompt needs a decoder-only model"},
+		{[]string{"-model", lm, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which a decoder-only model has not"},
+		{[]string{"-model", lm, "-prompt", "-score", "x"}, "give one"},
+		{[]string{"-model", writeRunOf(t, model.KindEncoderOnly, "learned")}, "holds a model of kind encoder-only, which does not generate"},
+	}
+	for _, tc := range tests {
+		var out, errb bytes.Buffer
+		if err := run(tc.args, strings.NewReader("ein Hund\n"), &out, &errb); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
 	}
 }

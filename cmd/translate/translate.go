@@ -3,14 +3,16 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/model"
 )
 
-// translate decodes srcs, the sentences of in, and writes their translations.
-func (t *translator) translate(srcs [][]int, in lines, s model.Search, w io.Writer) ([]pair, error) {
+// translate decodes srcs, the sentences (or prompts) of in, and writes
+// their translations (or the prompts and their continuations).
+func (t *translator) translate(srcs [][]int, in lines, s model.Search, prompts bool, w io.Writer) ([]pair, error) {
 	d, err := model.NewDecoder(t.m, t.params)
 	if err != nil {
 		return nil, err
@@ -22,10 +24,23 @@ func (t *translator) translate(srcs [][]int, in lines, s model.Search, w io.Writ
 	}
 	pairs := make([]pair, len(srcs))
 	for i, h := range hyps {
+		if prompts {
+			h = continued(srcs[i], h)
+		}
 		t.writeHypotheses(w, i+1, h, s.NBest > 1)
 		pairs[i] = pair{src: srcs[i], tgt: h[0].Tokens}
 	}
 	return pairs, nil
+}
+
+// continued is the hypotheses with the prompt before their tokens.
+func continued(prompt []int, hyps []model.Hypothesis) []model.Hypothesis {
+	out := make([]model.Hypothesis, len(hyps))
+	for i, h := range hyps {
+		h.Tokens = append(slices.Clone(prompt), h.Tokens...)
+		out[i] = h
+	}
+	return out
 }
 
 // score writes the teacher-forced log-probability of each line of the file
@@ -40,7 +55,7 @@ func (t *translator) score(srcs [][]int, in lines, path string, batch int, n len
 	}
 	tgts, pairs := make([][]int, len(srcs)), make([]pair, len(srcs))
 	for i := range tgts {
-		if tgts[i], err = t.encode(tl, i, true, n); err != nil {
+		if tgts[i], err = t.encode(tl, i, targetText, n); err != nil {
 			return nil, err
 		}
 		pairs[i] = pair{src: srcs[i], tgt: tgts[i][1 : len(tgts[i])-1]}

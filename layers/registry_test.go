@@ -1,0 +1,185 @@
+package layers
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+func TestRegistryBuiltins(t *testing.T) {
+	r := NewRegistry()
+	tests := []struct {
+		kind string
+		got  []string
+		want []string
+	}{
+		{"attention", r.Attention.Names(), []string{AttentionMultiHead}},
+		{"ffn", r.FFN.Names(), []string{FFNReLU}},
+		{"norm", r.Norm.Names(), []string{NormLayer, NormRMS}},
+		{"positions", r.Positions.Names(), []string{PositionsLearned, PositionsNone, PositionsSinusoid}},
+	}
+	for _, tc := range tests {
+		if !slices.Equal(tc.got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.kind, tc.got, tc.want)
+		}
+	}
+}
+
+func TestRegistryErrors(t *testing.T) {
+	r := NewRegistry()
+	gated := func(z Sizes) FFN { return gatedFFN{DModel: z.DModel} }
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"empty name", r.FFN.Register("", gated), `name "" is empty`},
+		{"spaces", r.FFN.Register("my ffn", gated), `"my ffn" is empty or holds spaces`},
+		{"no constructor", r.FFN.Register("nil", nil), `ffn "nil": no constructor`},
+		{"taken", r.FFN.Register(FFNReLU, gated), `"relu" is already registered`},
+		{"unknown", second(r.Norm.New("batch", sizes)), `unknown norm "batch": registered are layer, rms`},
+		{"unknown in a layer", second(r.EncoderLayer(sizes, Variants{Attention: "mqa", FFN: FFNReLU, Norm: NormLayer})), `unknown attention "mqa"`},
+	}
+	for _, tc := range tests {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// TestRegistriesAreApart registers a variant in one registry and finds it
+// missing from another.
+func TestRegistriesAreApart(t *testing.T) {
+	a, b := NewRegistry(), NewRegistry()
+	if err := a.FFN.Register("gated", func(z Sizes) FFN { return gatedFFN{DModel: z.DModel} }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.FFN.New("gated", sizes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.FFN.New("gated", sizes); err == nil {
+		t.Fatal("a variant registered in one registry is found in another")
+	}
+}
+
+// TestRegistryBuildsThePapersLayers checks that the built-in names make the
+// same parameters and outputs as the layers' defaults.
+func TestRegistryBuildsThePapersLayers(t *testing.T) {
+	r := NewRegistry()
+	v := Variants{Attention: AttentionMultiHead, FFN: FFNReLU, Norm: NormLayer}
+	enc, err := r.EncoderLayer(sizes, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := r.DecoderLayer(sizes, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(e EncoderLayer, d DecoderLayer) func(s *graph.Scope) map[string]*G.Node {
+		return func(s *graph.Scope) map[string]*G.Node {
+			x := randomConstant(s, "x", rand.New(rand.NewPCG(1, 2)), 2, 4, sizes.DModel)
+			y := randomConstant(s, "y", rand.New(rand.NewPCG(3, 4)), 2, 3, sizes.DModel)
+			return map[string]*G.Node{
+				"encoder": e.Apply(s.In("encoder"), x, srcMask(s)),
+				"decoder": d.Apply(s.In("decoder"), y, x, tgtMask(s), srcMask(s)),
+			}
+		}
+	}
+	want := runGraph(t, build(EncoderLayer{Sizes: sizes}, DecoderLayer{Sizes: sizes}))
+	got := runGraph(t, build(enc, dec))
+	for name := range want {
+		assertNear(t, name, got[name], want[name])
+	}
+}
+
+// gatedFFN is a feed-forward sublayer of a user's own, with parameters
+// the paper's has not: y = (x·Wᵀ + b)·G, G a parameter "gate" [dModel, dModel].
+type gatedFFN struct{ DModel int }
+
+func (f gatedFFN) Apply(s *graph.Scope, x *G.Node) *G.Node {
+	h := NewLinear(f.DModel, f.DModel).Apply(s.In("proj"), x)
+	gate := s.Param("gate", tensor.Shape{f.DModel, f.DModel}, graph.XavierUniform)
+	return s.MatMul(h, gate, false)
+}
+
+// onlyApply is an attention without an incremental form.
+type onlyApply struct{ mha MultiHeadAttention }
+
+func (a onlyApply) Apply(s *graph.Scope, q, kv, mask *G.Node) *G.Node {
+	return a.mha.Apply(s, q, kv, mask)
+}
+
+// TestPluggedSublayers swaps sublayers of a layer: the parameters follow
+// the plugged ones, the gradients are right, and a Step without an
+// incremental attention is an error that names it.
+func TestPluggedSublayers(t *testing.T) {
+	l := EncoderLayer{Sizes: sizes, FFN: gatedFFN{DModel: sizes.DModel}, Norm: RMSNorm{DModel: sizes.DModel, Eps: 1e-6}}
+	params, _ := graph.NewParams(tensor.Float64, rand.New(rand.NewPCG(1, 1)))
+	s := graph.NewScope(params)
+	l.Apply(s.In("enc"), input(s, "x", 4), srcMask(s))
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	names := params.Names()
+	for _, want := range []string{"enc.feed_forward.proj.weight", "enc.feed_forward.gate", "enc.norm1.weight", "enc.self_attn.q_proj.weight"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no parameter %s in %v", want, names)
+		}
+	}
+	for _, unwanted := range []string{"enc.feed_forward.linear1.weight", "enc.norm1.bias"} {
+		if slices.Contains(names, unwanted) {
+			t.Errorf("parameter %s of the default sublayer in %v", unwanted, names)
+		}
+	}
+	c := graph.GradCheck{Build: func(s *graph.Scope) *G.Node { return l.Apply(s, input(s, "x", 4), srcMask(s)) }, Seed: 3, MaxPerParam: 16}
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+
+	l.SelfAttn = onlyApply{sizes.attentionOr(nil).(MultiHeadAttention)}
+	s = graph.NewScope(params)
+	zero := s.Constant("cache", graph.FromFloat64s(tensor.Float64, make([]float64, 2*2*4*4), 2, 2, 4, 4))
+	at := Slot{Index: intConstant(s, "slot", []int{0}, 1), Mask: s.Constant("slot_mask", StepMask(tensor.Float64, 0, 4))}
+	l.Step(s, input(s, "x1", 1), KV{K: zero, V: zero}, at)
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "IncrementalAttention") {
+		t.Fatalf("step with an attention of Apply alone: error %v, want one naming IncrementalAttention", err)
+	}
+	if _, _, err := l.CacheDims(); err == nil {
+		t.Fatal("cache dims of an attention of Apply alone")
+	}
+}
+
+// TestStackApply runs a layer of one's own through a Stack: each in its
+// scope, then the final norm.
+func TestStackApply(t *testing.T) {
+	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	s := graph.NewScope(params)
+	st := Stack{N: 3, FinalNorm: LayerNorm{DModel: sizes.DModel, Eps: 1e-5}}
+	calls := 0
+	out := st.Apply(s.In("decoder"), input(s, "x", 3), func(s *graph.Scope, x *G.Node) *G.Node {
+		calls++
+		return NewLinear(sizes.DModel, sizes.DModel).Apply(s.In("mix"), x)
+	})
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || !out.Shape().Eq(tensor.Shape{2, 3, sizes.DModel}) {
+		t.Fatalf("%d layers made %v, want 3 and [2 3 8]", calls, out.Shape())
+	}
+	want := []string{"x"}
+	for _, l := range []string{"0", "1", "2"} {
+		want = append(want, "decoder.layers."+l+".mix.weight", "decoder.layers."+l+".mix.bias")
+	}
+	want = append(want, "decoder.norm.weight", "decoder.norm.bias")
+	if got := params.Names(); !slices.Equal(got, want) {
+		t.Fatalf("parameters\n got %v\nwant %v", got, want)
+	}
+}

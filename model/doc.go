@@ -1,0 +1,78 @@
+// Package model assembles the Transformer of "Attention Is All You Need"
+// (Vaswani et al., 2017) and its variants from package layers, and runs
+// them: parameters, compiled training and evaluation programs, checkpoints,
+// scoring, and incremental decoding (greedy, beam search, sampling) with a
+// key/value cache.
+//
+// # Model kinds
+//
+// A Config describes a model: its Kind, its sizes, and the names of its
+// sublayer variants (Attention, FFN, Norm, Positions) in a
+// layers.Registry. FromConfig builds the model of any kind from a config
+// and a registry; New, NewDecoderOnly and NewEncoderOnly build one kind
+// each with the built-in variants.
+//
+//	kind             type          what it models                        generates
+//	encoder-decoder  *Transformer  targets given sources (translation)   yes: NewDecoder, from sources
+//	decoder-only     *DecoderOnly  the target side alone (a language     yes: NewDecoder, continuing prompts
+//	                               model), under a causal mask
+//	encoder-only     *EncoderOnly  a target token at every source        no
+//	                               position (tagging, the copy task)
+//
+// Every kind ties its output projection to the embedding "embed.weight"
+// [vocab, dModel]. Its other parameters (see Summary) are, with i the layer:
+//
+//	encoder-decoder  encoder.layers.i.{self_attn, norm1, feed_forward, norm2}.*
+//	                 decoder.layers.i.{self_attn, norm1, cross_attn, norm2, feed_forward, norm3}.*
+//	decoder-only     decoder.layers.i.{self_attn, norm1, feed_forward, norm2}.*
+//	encoder-only     encoder.layers.i.{self_attn, norm1, feed_forward, norm2}.*
+//
+// plus, for each stack, "encoder.norm.*" or "decoder.norm.*" when
+// Config.PreNorm, and "encoder.pos.weight" or "decoder.pos.weight"
+// [MaxLen, dModel] with learned positions.
+//
+// # Inputs and outputs
+//
+// Build adds a model's graph inputs for a batch of Shape{Batch: B, SrcLen:
+// S, TgtLen: T}, and Feed (the package function, or each model's method)
+// sets them from a Batch. float is the graph's element type (the
+// parameters' dtype, float32 or float64); int is tensor.Int.
+//
+//	input (constant)         dtype  shape         holds                               kinds
+//	src (InputSrc)           int    [B, S]        Batch.Src: x1 … xm EOS, padded      encoder-decoder, encoder-only
+//	src_mask (InputSrcMask)  float  [B, 1, 1, S]  layers.PaddingMask of src           encoder-decoder, encoder-only
+//	tgt_in (InputTgtIn)      int    [B, T]        Batch.TgtIn: BOS y1 … yn, padded    encoder-decoder, decoder-only
+//	tgt_mask (InputTgtMask)  float  [B, 1, T, T]  layers.CausalMask of tgt_in         encoder-decoder, decoder-only
+//	tgt_out (InputTgtOut)    int    [B, T]        Batch.TgtOut: y1 … yn EOS, padded   every kind
+//
+// An encoder-only model needs S = T: it predicts tgt_out[b, j] at source
+// position j. Padding is PadID; targets equal to PadID count in no loss.
+//
+// Build returns two nodes. The loss is a float scalar []: the
+// label-smoothed cross-entropy (Config.LabelSmoothing) of the targets,
+// averaged over the targets that are not padding (see Output). The
+// log-probabilities are float [B, T, vocab], log p(tgt_out[b, t] = v | …),
+// in an evaluation graph only (nil in a training graph). CompileTrain
+// compiles the loss and its gradients; CompileEval names its outputs
+// LogProbs ("logp") and the attention weights of every attention sublayer,
+// by the sublayer's name plus ".weights" ("decoder.layers.0.cross_attn.weights"),
+// float [B, heads, lenQ, lenK].
+//
+// # Generating
+//
+// NewDecoder runs an encoder-decoder or a decoder-only model one position
+// at a time against a cache of the earlier positions' keys and values.
+// Decode takes sources: for an encoder-decoder, sentences x1 … xm EOS; for
+// a decoder-only model, prompts (ids without BOS, possibly none) whose
+// continuations it returns. A decoder-only model trained on joined
+// examples (data.BatchConfig.Join: BOS x1 … xm EOS y1 … yn EOS) continues
+// the prompt x1 … xm EOS with its y1 … yn.
+//
+// # Checkpoints
+//
+// SaveCheckpoint writes the parameters and the config, kind and variant
+// names included, to a safetensors file; Load (or LoadCheckpoint, then
+// Checkpoint.Model) rebuilds the model of whatever kind from it, looking
+// its variants up in the registry it is given, so that a program's own
+// registered variants come back too.
+package model

@@ -1,0 +1,172 @@
+package model
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
+)
+
+// scaledFFN is a variant of one's own: the paper's feed-forward network,
+// its output RMS-normalized with a learned gain "scale" [dModel].
+type scaledFFN struct{ layers.FeedForward }
+
+func (f scaledFFN) Apply(s *graph.Scope, x *G.Node) *G.Node {
+	scale := s.Param("scale", tensor.Shape{f.DModel}, graph.Ones)
+	return s.Normalize(f.FeedForward.Apply(s, x), scale, 1e-5, false)
+}
+
+// userRegistry registers scaledFFN as "scaled".
+func userRegistry(t *testing.T) *layers.Registry {
+	t.Helper()
+	reg := layers.NewRegistry()
+	err := reg.FFN.Register("scaled", func(z layers.Sizes) layers.FFN { return scaledFFN{layers.NewFeedForward(z.DModel, z.DFF)} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// evalLogProbs runs m's evaluation program on testBatch.
+func evalLogProbs(t *testing.T, m Model, params *graph.Params) []float64 {
+	t.Helper()
+	b := testBatch
+	if m.Config().Kind == KindEncoderOnly {
+		b = Batch{Shape: Shape{Batch: 1, SrcLen: 3, TgtLen: 3}, Src: []int{5, 6, 0}, TgtIn: []int{1, 5, 0}, TgtOut: []int{6, 5, 0}}
+	}
+	p, err := CompileEval(m, params, b.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := m.Feed(p, params.Dtype(), b); err == nil {
+		err = p.Run()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return graph.Float64s(p.Output(LogProbs))
+}
+
+// TestLoadRebuildsEveryKind saves models of every kind, some with a variant
+// of the test's own, and rebuilds each from its checkpoint with one call:
+// the same kind, config, parameters and outputs.
+func TestLoadRebuildsEveryKind(t *testing.T) {
+	reg := userRegistry(t)
+	pre := smallConfig()
+	pre.PreNorm, pre.Norm, pre.Positions, pre.FFN = true, "rms", "learned", "scaled"
+	tests := []struct {
+		kind string
+		cfg  Config
+		typ  Model
+	}{
+		{KindEncoderDecoder, smallConfig(), &Transformer{}},
+		{KindDecoderOnly, smallConfig(), &DecoderOnly{}},
+		{KindEncoderOnly, smallConfig(), &EncoderOnly{}},
+		{KindEncoderDecoder, pre, &Transformer{}},
+		{KindDecoderOnly, pre, &DecoderOnly{}},
+	}
+	for _, tc := range tests {
+		name := tc.kind + ", ffn " + tc.cfg.FFN
+		t.Run(name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Kind = tc.kind
+			m, err := FromConfig(cfg, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			params, err := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "ck.safetensors")
+			if err := SaveCheckpoint(path, m.Config(), params, nil); err != nil {
+				t.Fatal(err)
+			}
+			got, gotParams, err := Load(path, tensor.Float64, reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reflect.TypeOf(got) != reflect.TypeOf(tc.typ) || got.Config() != m.Config() {
+				t.Fatalf("rebuilt %T with %+v, want %T with %+v", got, got.Config(), tc.typ, m.Config())
+			}
+			if !slices.Equal(gotParams.Names(), params.Names()) {
+				t.Fatalf("parameters %v, want %v", gotParams.Names(), params.Names())
+			}
+			if cfg.FFN == "scaled" && !slices.Contains(params.Names(), "decoder.layers.0.feed_forward.scale") {
+				t.Fatalf("the registered variant is not in the model: %v", params.Names())
+			}
+			want, have := evalLogProbs(t, m, params), evalLogProbs(t, got, gotParams)
+			if !slices.Equal(want, have) {
+				t.Fatal("the rebuilt model computes other log-probabilities")
+			}
+		})
+	}
+}
+
+// TestLoadNeedsTheVariants loads a checkpoint of a registered variant
+// without its registry, and a decoder-only checkpoint as an
+// encoder-decoder: one clear error each.
+func TestLoadNeedsTheVariants(t *testing.T) {
+	dir := t.TempDir()
+	save := func(name string, cfg Config, reg *layers.Registry) string {
+		m, err := FromConfig(cfg, reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+		path := filepath.Join(dir, name)
+		if err := SaveCheckpoint(path, m.Config(), params, nil); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	scaled := smallConfig()
+	scaled.FFN = "scaled"
+	lm := smallConfig()
+	lm.Kind = KindDecoderOnly
+	tests := []struct {
+		name string
+		load func() error
+		want string
+	}{
+		{"variant not registered", func() error {
+			_, _, err := Load(save("scaled.safetensors", scaled, userRegistry(t)), tensor.Float32, nil)
+			return err
+		}, `unknown ffn "scaled": registered are relu`},
+		{"decoder-only as an encoder-decoder", func() error {
+			ck, err := LoadCheckpoint(save("lm.safetensors", lm, nil))
+			if err == nil {
+				_, _, err = ck.Transformer(tensor.Float32)
+			}
+			return err
+		}, "holds a decoder-only model, not an encoder-decoder: Checkpoint.Model rebuilds any kind"},
+	}
+	for _, tc := range tests {
+		err := tc.load()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("%s: error %v, want one line saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestLoadOlderCheckpoint loads a checkpoint whose config predates kinds
+// and variant names: it is the paper's encoder-decoder.
+func TestLoadOlderCheckpoint(t *testing.T) {
+	raw := configJSON(t, map[string]any{"kind": nil, "attention": nil, "ffn": nil})
+	m, _, err := Load(writeCheckpoint(t, t.TempDir(), raw, nil), tensor.Float32, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.(*Transformer); !ok || m.Config().Attention != layers.AttentionMultiHead || m.Config().FFN != layers.FFNReLU {
+		t.Fatalf("an older checkpoint rebuilt as %T with %+v", m, m.Config())
+	}
+}

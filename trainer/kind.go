@@ -1,0 +1,109 @@
+package trainer
+
+import (
+	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/model"
+)
+
+// Each model kind is evaluated its own way. Every kind gets the
+// validation loss, perplexity and token accuracy (Evaluate). Held-out
+// examples (Data.HeldOut) are checked for exact match by greedy decoding
+// with a model that generates (an encoder-decoder decodes the source, a
+// decoder-only model continues the prompt "source EOS"), and by the most
+// probable token at every position with an encoder-only model. BLEU
+// (Data.BLEU) needs a model that generates.
+
+// checkKind refuses data that the model's kind cannot be evaluated on.
+func checkKind(m model.Model, d Data) error {
+	kind := m.Config().Kind
+	generates := model.Generates(m)
+	switch {
+	case d.BLEU != nil && !generates:
+		return errors.Errorf("a BLEU sample needs a model that generates (encoder-decoder or decoder-only), have a model of kind %s (%T)", kind, m)
+	case len(d.HeldOut) > 0 && !generates && kind != model.KindEncoderOnly:
+		return errors.Errorf("held-out exact match needs a model that generates or an encoder-only model, have a model of kind %s (%T)", kind, m)
+	}
+	return nil
+}
+
+// ExactMatch is the fraction of held-out examples whose output equals the
+// target: the greedy decode of a model that generates, or an encoder-only
+// model's most probable token at every position.
+func (t *Trainer) ExactMatch() (float64, error) {
+	ex := t.data.HeldOut
+	var right []bool
+	var err error
+	if model.Generates(t.m) {
+		right, err = t.greedyMatches(ex)
+	} else {
+		right, err = t.alignedMatches(ex)
+	}
+	if err != nil {
+		return 0, errors.Wrap(err, "exact match")
+	}
+	n := 0
+	for _, r := range right {
+		if r {
+			n++
+		}
+	}
+	return float64(n) / float64(max(len(ex), 1)), nil
+}
+
+// greedyMatches reports, for each example, whether the greedy decode of
+// its source (source then EOSID) is its target.
+func (t *Trainer) greedyMatches(ex []data.Example) ([]bool, error) {
+	srcs := make([][]int, len(ex))
+	longest := 0
+	for i, e := range ex {
+		srcs[i] = append(slices.Clone(e.Src), data.EOSID)
+		longest = max(longest, len(e.Tgt))
+	}
+	outs, err := t.decode(srcs, model.Search{Method: model.MethodGreedy, MaxLen: longest + 2, Batch: decodeBatch})
+	if err != nil {
+		return nil, err
+	}
+	right := make([]bool, len(ex))
+	for i, e := range ex {
+		right[i] = slices.Equal(outs[i][0].Tokens, e.Tgt)
+	}
+	return right, nil
+}
+
+// alignedMatches reports, for each example, whether the most probable token
+// at every target position (and EOSID after the last) is the target's:
+// how an encoder-only model, which predicts every position at once, is
+// exactly right.
+func (t *Trainer) alignedMatches(ex []data.Example) ([]bool, error) {
+	right := make([]bool, 0, len(ex))
+	for start := 0; start < len(ex); start += decodeBatch {
+		sc, err := t.score(alignedBatch(ex[start:min(start+decodeBatch, len(ex))]))
+		if err != nil {
+			return nil, err
+		}
+		right = append(right, sc.Exact...)
+	}
+	return right, nil
+}
+
+// alignedBatch pads examples into one batch whose sources and targets
+// have the same length: source EOSID, BOSID target, target EOSID.
+func alignedBatch(ex []data.Example) model.Batch {
+	n := 0
+	for _, e := range ex {
+		n = max(n, len(e.Src)+1, len(e.Tgt)+1)
+	}
+	b := model.Batch{Shape: model.Shape{Batch: len(ex), SrcLen: n, TgtLen: n},
+		Src: make([]int, len(ex)*n), TgtIn: make([]int, len(ex)*n), TgtOut: make([]int, len(ex)*n)}
+	for i, e := range ex {
+		row := i * n
+		copy(b.Src[row:], append(slices.Clone(e.Src), data.EOSID))
+		copy(b.TgtIn[row:], append([]int{data.BOSID}, e.Tgt...))
+		copy(b.TgtOut[row:], append(slices.Clone(e.Tgt), data.EOSID))
+	}
+	return b
+}

@@ -21,6 +21,17 @@ type Sizes struct {
 	// MaxLen bounds the length of every sequence: learned positions have
 	// that many rows.
 	MaxLen int
+	// KVHeads is the number of key/value heads of grouped-query attention
+	// (a divisor of Heads; 0 means Heads).
+	KVHeads int
+}
+
+// kvHeads is KVHeads, or Heads when it is 0.
+func (z Sizes) kvHeads() int {
+	if z.KVHeads == 0 {
+		return z.Heads
+	}
+	return z.KVHeads
 }
 
 // residual is the residual wrapper of these sizes around the norm n.

@@ -64,6 +64,6 @@ func ExampleRegistry() {
 	fmt.Println(err)
 	// Output:
 	// layers.Linear layers.RMSNorm
-	// [linear relu]
-	// unknown ffn "linear": registered are relu
+	// [linear relu swiglu]
+	// unknown ffn "linear": registered are relu, swiglu
 }

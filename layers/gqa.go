@@ -73,6 +73,10 @@ func (a GroupedQueryAttention) Cached(s *graph.Scope, query *G.Node, cache KV, a
 	return a.attend(s, q, cache, at.Mask), cache
 }
 
+// CacheDims are the key/value heads and dk = DModel/Heads: the cache of
+// incremental decoding holds KVHeads heads, not Heads.
+func (a GroupedQueryAttention) CacheDims() (heads, dk int) { return a.KVHeads, a.DModel / a.Heads }
+
 // project is Project at the positions pos (an int [lenK], below maxLen), or
 // 0, 1, … when pos is nil.
 func (a GroupedQueryAttention) project(s *graph.Scope, x, pos *G.Node, maxLen int) KV {

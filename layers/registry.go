@@ -27,25 +27,38 @@ type Registry struct {
 
 // Built-in variant names.
 const (
-	AttentionMultiHead = "multi-head" // MultiHeadAttention
-	FFNReLU            = "relu"       // FeedForward
-	NormLayer          = "layer"      // LayerNorm
-	NormRMS            = "rms"        // RMSNorm
-	PositionsSinusoid  = "sinusoidal" // Sinusoidal
-	PositionsLearned   = "learned"    // Learned
-	PositionsNone      = "none"       // NoPositions
+	AttentionMultiHead    = "multi-head"    // MultiHeadAttention
+	AttentionGroupedQuery = "grouped-query" // GroupedQueryAttention with Sizes.KVHeads
+	AttentionRotary       = "rotary"        // GroupedQueryAttention with Rotary positions
+	FFNReLU               = "relu"          // FeedForward
+	FFNSwiGLU             = "swiglu"        // SwiGLU
+	NormLayer             = "layer"         // LayerNorm
+	NormRMS               = "rms"           // RMSNorm
+	PositionsSinusoid     = "sinusoidal"    // Sinusoidal
+	PositionsLearned      = "learned"       // Learned
+	PositionsNone         = "none"          // NoPositions
 )
 
 // NewRegistry returns a registry of the built-in variants: attention
-// "multi-head"; feed-forward "relu"; norms "layer" and "rms"; positions
-// "sinusoidal", "learned" and "none".
+// "multi-head", "grouped-query" (Sizes.KVHeads key/value heads; 1 is
+// multi-query attention) and "rotary" (grouped-query attention with rotary
+// positions: use it with positions "none"); feed-forward "relu" and
+// "swiglu"; norms "layer" and "rms"; positions "sinusoidal", "learned" and
+// "none".
 func NewRegistry() *Registry {
 	return &Registry{
 		Attention: Table[Attention]{kind: "attention", byName: map[string]func(Sizes) Attention{
 			AttentionMultiHead: func(z Sizes) Attention { return NewMultiHeadAttention(z.DModel, z.Heads, z.AttnDropout) },
+			AttentionGroupedQuery: func(z Sizes) Attention {
+				return GroupedQueryAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.kvHeads(), Dropout: z.AttnDropout}
+			},
+			AttentionRotary: func(z Sizes) Attention {
+				return GroupedQueryAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.kvHeads(), Dropout: z.AttnDropout, Rotary: true}
+			},
 		}},
 		FFN: Table[FFN]{kind: "ffn", byName: map[string]func(Sizes) FFN{
-			FFNReLU: func(z Sizes) FFN { return NewFeedForward(z.DModel, z.DFF) },
+			FFNReLU:   func(z Sizes) FFN { return NewFeedForward(z.DModel, z.DFF) },
+			FFNSwiGLU: func(z Sizes) FFN { return SwiGLU{DModel: z.DModel, DFF: z.DFF} },
 		}},
 		Norm: Table[Norm]{kind: "norm", byName: map[string]func(Sizes) Norm{
 			NormLayer: func(z Sizes) Norm { return LayerNorm{DModel: z.DModel, Eps: z.Eps} },
@@ -132,5 +145,11 @@ func (r *Registry) DecoderLayer(z Sizes, v Variants) (DecoderLayer, error) {
 		return DecoderLayer{}, err
 	}
 	cross, err := r.Attention.New(v.Attention, z)
+	if g, ok := cross.(GroupedQueryAttention); ok {
+		// Rotary positions are for self-attention: the queries and keys of
+		// cross-attention are positions of different sequences.
+		g.Rotary = false
+		cross = g
+	}
 	return DecoderLayer{Sizes: z, SelfAttn: e.SelfAttn, CrossAttn: cross, FFN: e.FFN, Norm: e.Norm}, err
 }

@@ -19,8 +19,8 @@ func TestRegistryBuiltins(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"attention", r.Attention.Names(), []string{AttentionMultiHead}},
-		{"ffn", r.FFN.Names(), []string{FFNReLU}},
+		{"attention", r.Attention.Names(), []string{AttentionGroupedQuery, AttentionMultiHead, AttentionRotary}},
+		{"ffn", r.FFN.Names(), []string{FFNReLU, FFNSwiGLU}},
 		{"norm", r.Norm.Names(), []string{NormLayer, NormRMS}},
 		{"positions", r.Positions.Names(), []string{PositionsLearned, PositionsNone, PositionsSinusoid}},
 	}

@@ -41,9 +41,9 @@ type Config struct {
 	LabelSmoothing float64 `json:"label_smoothing"`
 	// Attention, FFN, Norm and Positions name the sublayers in the
 	// layers.Registry the model is built with (see FromConfig): built in
-	// are attention "multi-head", ffn "relu", norm "layer" or "rms" and
-	// positions "sinusoidal", "learned" or "none"; a program may register
-	// its own. Empty Attention and FFN mean "multi-head" and "relu", as in
+	// are attention "multi-head", "grouped-query" or "rotary", ffn "relu"
+	// or "swiglu", norm "layer" or "rms" and positions "sinusoidal",
+	// "learned" or "none"; a program may register its own. Empty Attention and FFN mean "multi-head" and "relu", as in
 	// configs written before they were recorded. NormEps is the norms'
 	// epsilon.
 	Attention string  `json:"attention"`
@@ -56,6 +56,9 @@ type Config struct {
 	// MaxLen bounds every sequence's length in tokens, sources, prompts
 	// and decoded outputs included; learned positions have that many rows.
 	MaxLen int `json:"max_len"`
+	// KVHeads is the number of key/value heads of grouped-query attention:
+	// a divisor of Heads, 1 for multi-query attention; 0 means Heads.
+	KVHeads int `json:"kv_heads,omitempty"`
 }
 
 // The model kinds a Config can describe.
@@ -139,6 +142,7 @@ func (c Config) Validate() error {
 		{c.Vocab < MinVocab || c.Vocab > MaxVocab, "vocab", c.Vocab, fmt.Sprintf("in [%d, %d]: the 4 reserved tokens and at least one more", MinVocab, MaxVocab)},
 		{c.DModel <= 0 || c.DModel > MaxDModel, "d_model", c.DModel, fmt.Sprintf("in [1, %d]", MaxDModel)},
 		{c.Heads <= 0 || c.Heads > c.DModel || c.DModel%c.Heads != 0, "heads", c.Heads, fmt.Sprintf("a divisor of d_model %d", c.DModel)},
+		{c.KVHeads < 0 || c.KVHeads > c.Heads || c.KVHeads > 0 && c.Heads%c.KVHeads != 0, "kv_heads", c.KVHeads, fmt.Sprintf("0 or a divisor of heads %d", c.Heads)},
 		{c.DFF <= 0 || c.DFF > MaxDFF, "d_ff", c.DFF, fmt.Sprintf("in [1, %d]", MaxDFF)},
 		{c.EncoderLayers < 0 || c.EncoderLayers > MaxLayers, "encoder_layers", c.EncoderLayers, fmt.Sprintf("in [0, %d]", MaxLayers)},
 		{c.DecoderLayers < 0 || c.DecoderLayers > MaxLayers, "decoder_layers", c.DecoderLayers, fmt.Sprintf("in [0, %d]", MaxLayers)},
@@ -175,7 +179,7 @@ func (c Config) Sizes() layers.Sizes {
 	return layers.Sizes{
 		DModel: c.DModel, Heads: c.Heads, DFF: c.DFF,
 		Dropout: c.Dropout, AttnDropout: c.AttnDropout,
-		Eps: c.NormEps, PreNorm: c.PreNorm, MaxLen: c.MaxLen,
+		Eps: c.NormEps, PreNorm: c.PreNorm, MaxLen: c.MaxLen, KVHeads: c.KVHeads,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
 )
 
 // uncachedGreedy is greedy decoding without a cache: the evaluation program
@@ -121,9 +122,19 @@ func decodeConfigs() map[string]Config {
 	lm, lmPre := post, pre
 	lm.Kind, lmPre.Kind = KindDecoderOnly, KindDecoderOnly
 	lmPre.MaxLen = 20
+	// The registry's variants: grouped-query and multi-query attention,
+	// rotary positions and SwiGLU, with caches of fewer heads.
+	gqa, mqa, rope := post, pre, lmPre
+	gqa.Attention, gqa.KVHeads, gqa.FFN = layers.AttentionGroupedQuery, 2, layers.FFNSwiGLU
+	mqa.Attention, mqa.KVHeads = layers.AttentionGroupedQuery, 1
+	rope.Attention, rope.KVHeads, rope.Positions, rope.FFN = layers.AttentionRotary, 2, layers.PositionsNone, layers.FFNSwiGLU
+	ropeED := rope
+	ropeED.Kind = KindEncoderDecoder
 	return map[string]Config{
 		"post-norm, sinusoidal": post, "pre-norm, rms, learned positions": pre,
 		"decoder-only, post-norm": lm, "decoder-only, pre-norm, rms, learned positions": lmPre,
+		"grouped-query, swiglu": gqa, "multi-query": mqa,
+		"decoder-only, rotary, grouped-query, swiglu": rope, "rotary, grouped-query, swiglu": ropeED,
 	}
 }
 
@@ -168,7 +179,7 @@ func TestCachedGreedyMatchesUncached(t *testing.T) {
 		tol float64
 	}{
 		{1, tensor.Float64, 1e-9},
-		{4, tensor.Float64, 1e-9},
+		{6, tensor.Float64, 1e-9},
 		{1, tensor.Float32, 1e-4},
 	}
 	for name, cfg := range decodeConfigs() {

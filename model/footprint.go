@@ -48,8 +48,15 @@ func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
 	if c.Norm == "rms" {
 		norm = d
 	}
-	attn := 4 * (d*d + d)
+	kv := d // the keys' and values' width: dk times the key/value heads
+	if c.KVHeads > 0 {
+		kv = d / int64(c.Heads) * int64(c.KVHeads)
+	}
+	attn := 2*(d*d+d) + 2*(d*kv+kv)
 	ffn := 2*d*dff + dff + d
+	if c.FFN == "swiglu" {
+		ffn = 3 * d * dff
+	}
 	terms := []struct {
 		field string
 		n     int64

@@ -16,6 +16,7 @@ func TestFootprintCountsEveryParameter(t *testing.T) {
 			{"paper", func(c *Config) {}},
 			{"pre-norm rms learned", func(c *Config) { c.PreNorm, c.Norm, c.Positions, c.MaxLen = true, "rms", "learned", 300 }},
 			{"decoder heavy", func(c *Config) { c.EncoderLayers, c.DecoderLayers = 1, 4 }},
+			{"grouped-query swiglu", func(c *Config) { c.Attention, c.KVHeads, c.FFN = "grouped-query", 2, "swiglu" }},
 		} {
 			cfg, err := Preset(name, 1000)
 			if err != nil {

@@ -63,6 +63,8 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 	reg := userRegistry(t)
 	pre := smallConfig()
 	pre.PreNorm, pre.Norm, pre.Positions, pre.FFN = true, "rms", "learned", "scaled"
+	rope := pre
+	rope.Attention, rope.KVHeads, rope.Positions, rope.FFN = layers.AttentionRotary, 1, layers.PositionsNone, layers.FFNSwiGLU
 	tests := []struct {
 		kind string
 		cfg  Config
@@ -73,6 +75,7 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 		{KindEncoderOnly, smallConfig(), &EncoderOnly{}},
 		{KindEncoderDecoder, pre, &Transformer{}},
 		{KindDecoderOnly, pre, &DecoderOnly{}},
+		{KindDecoderOnly, rope, &DecoderOnly{}},
 	}
 	for _, tc := range tests {
 		name := tc.kind + ", ffn " + tc.cfg.FFN
@@ -103,6 +106,13 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 			}
 			if cfg.FFN == "scaled" && !slices.Contains(params.Names(), "decoder.layers.0.feed_forward.scale") {
 				t.Fatalf("the registered variant is not in the model: %v", params.Names())
+			}
+			if cfg.KVHeads == 1 {
+				// One key/value head of dk = dModel/heads features.
+				k := gotParams.Value("decoder.layers.0.self_attn.k_proj.weight")
+				if want := (tensor.Shape{cfg.DModel / cfg.Heads, cfg.DModel}); !k.Shape().Eq(want) {
+					t.Fatalf("k_proj.weight %v, want %v", k.Shape(), want)
+				}
 			}
 			want, have := evalLogProbs(t, m, params), evalLogProbs(t, got, gotParams)
 			if !slices.Equal(want, have) {

@@ -29,6 +29,10 @@ type Options struct {
 	Accumulate int
 	// EvalEvery and SaveEvery are in updates; the last step always does both.
 	EvalEvery, SaveEvery int
+	// CheckEvery is how often, in updates, the ranks of a data-parallel run
+	// compare a checksum of their parameters, beside every evaluation; 0
+	// means at evaluations only. A difference stops every rank with an error.
+	CheckEvery int
 	// KeepLast is how many step checkpoints to keep (the best one is kept apart).
 	KeepLast int
 	// Seed seeds dropout.
@@ -60,6 +64,8 @@ func (o Options) Validate() error {
 		return errors.Errorf("accumulation must be at least 1 batch, have %d", o.Accumulate)
 	case o.EvalEvery <= 0 || o.SaveEvery <= 0:
 		return errors.Errorf("evaluation and checkpoint intervals must be positive, have %d and %d", o.EvalEvery, o.SaveEvery)
+	case o.CheckEvery < 0:
+		return errors.Errorf("the checksum interval must not be negative, have %d", o.CheckEvery)
 	case o.KeepLast <= 0:
 		return errors.Errorf("keep-last must be at least 1, have %d", o.KeepLast)
 	case o.OutDir == "":
@@ -192,10 +198,13 @@ func (t *Trainer) afterStep() error {
 	last := step == t.opt.Steps
 	t.rep.Step(StepInfo{Step: step, Total: t.opt.Steps, Loss: t.window.loss / float64(max(t.window.steps, 1)),
 		LR: t.sched.At(step), TokensPerS: t.window.rate()})
-	if step%t.opt.EvalEvery == 0 || last {
+	evaluate := step%t.opt.EvalEvery == 0 || last
+	if evaluate || t.opt.CheckEvery > 0 && step%t.opt.CheckEvery == 0 {
 		if err := t.checkSame(); err != nil {
 			return err
 		}
+	}
+	if evaluate {
 		if err := t.evaluateAndLog(); err != nil {
 			return err
 		}

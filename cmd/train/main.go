@@ -338,7 +338,7 @@ func (s settings) options() trainer.Options {
 	}
 	return trainer.Options{
 		Steps: s.Steps, Warmup: s.Warmup, LRFactor: s.LRFactor, ClipNorm: s.Clip, Accumulate: s.Accumulate,
-		EvalEvery: eval, SaveEvery: save, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
+		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
 	}
 }
 

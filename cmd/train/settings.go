@@ -58,6 +58,7 @@ type settings struct {
 	Seed       uint64  `json:"seed"`
 	EvalEvery  int     `json:"eval_every"`
 	SaveEvery  int     `json:"save_every"`
+	CheckEvery int     `json:"check_every,omitempty"`
 	Keep       int     `json:"keep"`
 	Average    int     `json:"average"`
 	Out        string  `json:"out"`
@@ -114,6 +115,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.Uint64Var(&s.Seed, "seed", 1, "random seed (initialisation, data order, dropout)")
 	fs.IntVar(&s.EvalEvery, "eval-every", 0, "evaluate every N updates (default: 10 times a run)")
 	fs.IntVar(&s.SaveEvery, "save-every", 0, "checkpoint every N updates (default: as -eval-every)")
+	fs.IntVar(&s.CheckEvery, "check-every", 100, "under mpirun: compare the ranks' parameter checksums every N updates, and at every evaluation (0: at evaluations only)")
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
 	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
@@ -216,6 +218,7 @@ func (s settings) check() error {
 		{"steps", s.Steps, 0, maxSetting}, {"max-tokens", s.MaxTokens, 0, 1 << 24},
 		{"warmup", s.Warmup, 0, maxSetting}, {"accumulate", s.Accumulate, 1, 1 << 16},
 		{"eval-every", s.EvalEvery, 0, maxSetting}, {"save-every", s.SaveEvery, 0, maxSetting},
+		{"check-every", s.CheckEvery, 0, maxSetting},
 		{"keep", s.Keep, 1, 1 << 16}, {"average", s.Average, 0, s.Keep},
 	}
 	for _, c := range ints {

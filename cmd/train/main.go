@@ -232,7 +232,7 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 	runtime.KeepAlive(t)
 	if err != nil {
 		if errors.Is(err, trainer.ErrInterrupted) {
-			log.Info("interrupted: checkpoint saved", "step", t.Step(), "resume", "go run ./cmd/train -resume "+s.Out)
+			log.Info("interrupted: checkpoint saved", "step", t.Step(), "resume", resumeCommand(world, s.Out))
 			return nil
 		}
 		return err
@@ -242,6 +242,15 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 		return nil
 	}
 	return finish(s, log)
+}
+
+// resumeCommand is the command that continues the run in out: under
+// mpirun, the same binary on as many ranks (any number would do).
+func resumeCommand(world *dist.World, out string) string {
+	if world.Size() > 1 {
+		return fmt.Sprintf("mpirun -np %d %s -resume %s", world.Size(), os.Args[0], out)
+	}
+	return "go run ./cmd/train -resume " + out
 }
 
 // logger logs at info level on rank 0 and only errors on the others.

@@ -14,8 +14,10 @@ import (
 
 // ImportTorch reads the weights of a PyTorch encoder-decoder built from
 // torch.nn.TransformerEncoderLayer and TransformerDecoderLayer (batch_first,
-// post-norm, ReLU, LayerNorm eps 1e-5, no final stack norm) and a tied
-// embedding, saved with safetensors under these names:
+// ReLU, LayerNorm eps 1e-5; post-norm without a final stack norm, or
+// norm_first with a final LayerNorm on each stack, encoder.norm.* and
+// decoder.norm.*, which make a pre-norm Config) and a tied embedding, saved
+// with safetensors under these names:
 //
 //	embed.weight                                   [vocab, d]
 //	encoder.layers.i.self_attn.in_proj_weight      [3d, d]  (rows: q, k, v)
@@ -70,6 +72,7 @@ func torchConfig(f *safetensors.File, heads int) (Config, error) {
 	}
 	cfg.DModel, cfg.Heads, cfg.Dropout, cfg.LabelSmoothing = emb.Shape[1], heads, 0, 0
 	cfg.EncoderLayers, cfg.DecoderLayers = countLayers(f, "encoder"), countLayers(f, "decoder")
+	_, cfg.PreNorm = f.Tensors["encoder.norm.weight"]
 	for _, stack := range []string{"encoder", "decoder"} {
 		if t, ok := f.Tensors[stack+".layers.0.linear1.weight"]; ok && len(t.Shape) == 2 {
 			cfg.DFF = t.Shape[0]

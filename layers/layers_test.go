@@ -35,10 +35,7 @@ func tgtMask(s *graph.Scope) *G.Node {
 func TestLayerGradients(t *testing.T) {
 	pre := sizes
 	pre.PreNorm = true
-	tests := []struct {
-		name  string
-		build func(s *graph.Scope) *G.Node
-	}{
+	tests := []gradCase{
 		{"linear", func(s *graph.Scope) *G.Node { return NewLinear(8, 5).Apply(s, input(s, "x", 3)) }},
 		{"embedding", func(s *graph.Scope) *G.Node {
 			ids := s.Constant("ids", tensor.New(tensor.WithShape(2, 4), tensor.WithBacking(slices.Clone(srcIDs))))
@@ -79,20 +76,7 @@ func TestLayerGradients(t *testing.T) {
 			return e.Apply(s, input(s, "x", 4), srcMask(s))
 		}},
 	}
-	for _, tc := range tests {
-		for _, train := range []bool{false, true} {
-			name := tc.name
-			if train {
-				name += ", dropout"
-			}
-			t.Run(name, func(t *testing.T) {
-				c := graph.GradCheck{Build: tc.build, Train: train, Seed: 5, MaxPerParam: 16, Float32: true}
-				if err := c.Run(); err != nil {
-					t.Fatal(err)
-				}
-			})
-		}
-	}
+	gradChecks(t, tests)
 }
 
 func TestParameterNames(t *testing.T) {
@@ -118,5 +102,31 @@ func TestParameterNames(t *testing.T) {
 	}
 	if got := params.Names(); !slices.Equal(got, want) {
 		t.Fatalf("parameters\n got %v\nwant %v", got, want)
+	}
+}
+
+// gradCase is a layer to gradient-check: build adds it to a scope.
+type gradCase struct {
+	name  string
+	build func(s *graph.Scope) *G.Node
+}
+
+// gradChecks checks each case's gradients in float64 and float32, without
+// dropout and with it.
+func gradChecks(t *testing.T, tests []gradCase) {
+	t.Helper()
+	for _, tc := range tests {
+		for _, train := range []bool{false, true} {
+			name := tc.name
+			if train {
+				name += ", dropout"
+			}
+			t.Run(name, func(t *testing.T) {
+				c := graph.GradCheck{Build: tc.build, Train: train, Seed: 5, MaxPerParam: 16, Float32: true}
+				if err := c.Run(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }

@@ -19,10 +19,7 @@ func gqa(kvHeads int, rotary bool) GroupedQueryAttention {
 }
 
 func TestVariantGradients(t *testing.T) {
-	tests := []struct {
-		name  string
-		build func(s *graph.Scope) *G.Node
-	}{
+	tests := []gradCase{
 		{"rotary", func(s *graph.Scope) *G.Node {
 			return Rotary{DHead: 4}.Apply(s, s.Param("x", tensor.Shape{2, 3, 5, 4}, graph.Normal(1)))
 		}},
@@ -45,20 +42,7 @@ func TestVariantGradients(t *testing.T) {
 			return a.Apply(s, x, x, srcMask(s))
 		}},
 	}
-	for _, tc := range tests {
-		for _, train := range []bool{false, true} {
-			name := tc.name
-			if train {
-				name += ", dropout"
-			}
-			t.Run(name, func(t *testing.T) {
-				c := graph.GradCheck{Build: tc.build, Train: train, Seed: 5, MaxPerParam: 16, Float32: true}
-				if err := c.Run(); err != nil {
-					t.Fatal(err)
-				}
-			})
-		}
-	}
+	gradChecks(t, tests)
 }
 
 // TestRotaryRelativePositions: the product of a rotated query and key

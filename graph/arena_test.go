@@ -1,9 +1,13 @@
 package graph
 
 import (
+	"maps"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -72,5 +76,155 @@ func TestProgramsShareArena(t *testing.T) {
 	}
 	if small.layout.f32 == 0 || small.layout.f32 >= large.layout.f32 {
 		t.Errorf("layouts of %d and %d float32s: want the larger batch to need more", small.layout.f32, large.layout.f32)
+	}
+}
+
+// residualNet builds layers residual blocks on x [rows, d], x ← norm(x +
+// dropout(relu(x·W))), all with the same W, and the label-smoothed
+// cross-entropy of x·Wₒ: every x and W feed more than one op, so G.Grad sums
+// their gradients with Gorgonia's `+` nodes, which the machine runs in place,
+// in memory our ops wrote.
+// Before each run, reseed resets dropout's random stream.
+func residualNet(t testing.TB, dt tensor.Dtype, rows, d, layers int) (s *Scope, p *Program, reseed func()) {
+	t.Helper()
+	params, err := NewParams(dt, newTestRNG(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcg := rand.NewPCG(2, 0)
+	s = NewScope(params, Training(rand.New(pcg)))
+	x := s.Input("x", dt, rows, d)
+	ids := s.Input("targets", tensor.Int, rows)
+	w := s.Param("w", tensor.Shape{d, d}, XavierUniform)
+	for i := range layers {
+		l := s.In("layers", i)
+		g := l.Param("g", tensor.Shape{d}, Ones)
+		x = l.Normalize(s.Add(x, s.Dropout(s.ReLU(s.MatMul(x, w, false)), 0.1)), g, 1e-5, true)
+	}
+	out := s.Param("out", tensor.Shape{d, d}, XavierUniform)
+	p, err = Compile(s, s.SmoothedCrossEntropyLogits(s.MatMul(x, out, false), ids, 0.1, -1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0 := make([]float64, rows*d)
+	targets := make([]int, rows)
+	for i := range x0 {
+		x0[i] = float64(i%11)/5 - 1
+	}
+	for i := range targets {
+		targets[i] = i * 7 % d
+	}
+	if err := p.Set("targets", targets); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyInput(p, "x", x0); err != nil {
+		t.Fatal(err)
+	}
+	return s, p, func() { pcg.Seed(2, 0) }
+}
+
+// copyInput sets a float input from float64s in its own element type.
+func copyInput(p *Program, name string, vals []float64) error {
+	copyFloats(p.inputs[name].Value().(*tensor.Dense), vals)
+	return nil
+}
+
+// runState runs p, after reseed, and returns its loss and gradients.
+func runState(t *testing.T, p *Program, reseed func()) map[string][]float64 {
+	t.Helper()
+	reseed()
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	st := map[string][]float64{"loss": {p.Loss()}}
+	for _, name := range p.ParamNames() {
+		st[name] = Float64s(p.Grad(name))
+	}
+	return st
+}
+
+// blindPlan lays out p's ops as if Gorgonia's ops always wrote fresh
+// memory: an output lives from its op's step to the step of its last reader,
+// or for ever if it is a gradient.
+func blindPlan(g *G.ExprGraph, p *Program) (layout, error) {
+	order, err := G.Sort(g)
+	if err != nil {
+		return layout{}, err
+	}
+	slices.Reverse(order)
+	step := map[*G.Node]int{}
+	for i, n := range order {
+		step[n] = i
+	}
+	var stores []*storage
+	for _, n := range order {
+		op, ok := n.Op().(*kernelOp)
+		if !ok || op.shape.IsScalar() && !op.def.IntOutput {
+			continue
+		}
+		s := &storage{op: op, start: step[n], end: step[n], elems: op.shape.TotalSize()}
+		for it := g.To(n.ID()); it.Next(); {
+			s.end = max(s.end, step[it.Node().(*G.Node)])
+		}
+		if slices.Contains(p.grads, n) {
+			s.end = forever
+		}
+		stores = append(stores, s)
+	}
+	var l layout
+	l.slots = append(place(stores, tensor.Float32, &l.f32), place(stores, tensor.Float64, &l.f64)...)
+	l.slots = append(l.slots, place(stores, tensor.Int, &l.ints)...)
+	return l, nil
+}
+
+// TestPlanWithoutFirstRun checks the layout planned at compile time, from
+// the graph and Gorgonia's registers, against a run in which every op writes
+// a tensor of its own: the loss and every gradient must be equal bit for bit,
+// run after run (TestModelPlanWithoutFirstRun checks whole models, and that
+// the check can fail).
+func TestPlanWithoutFirstRun(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			_, p, reseed := residualNet(t, dt, 24, 16, 4)
+			defer p.Close()
+			p.ownMemory(true)
+			want := runState(t, p, reseed)
+			p.ownMemory(false)
+			for run := range 2 {
+				if got := runState(t, p, reseed); !maps.EqualFunc(got, want, slices.Equal) {
+					t.Fatalf("planned run %d differs from a run with memory of its own per op", run+1)
+				}
+			}
+		})
+	}
+}
+
+// TestFirstRunAllocatesNoActivations checks that a new program's first run
+// allocates its arena and little else: not a set of activations of its own
+// (every op's output), which is what planning after a first run cost.
+func TestFirstRunAllocatesNoActivations(t *testing.T) {
+	var before, compiled, ran runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, p, reseed := residualNet(t, tensor.Float32, 1024, 128, 8)
+	defer p.Close()
+	runtime.ReadMemStats(&compiled)
+	reseed()
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&ran)
+	var activations uint64
+	for _, s := range p.layout.slots {
+		activations += uint64(s.shape.TotalSize()) * uint64(s.dtype.Size())
+	}
+	arena := uint64(p.store.ArenaBytes())
+	if arena >= activations/2 {
+		t.Errorf("arena of %d bytes for %d bytes of activations: want outputs to share memory", arena, activations)
+	}
+	if run := ran.TotalAlloc - compiled.TotalAlloc; run > arena+activations/16 {
+		t.Errorf("first run allocated %d bytes: want the arena (%d) and at most 1/16 of the %d bytes of activations", run, arena, activations)
+	}
+	if all := ran.TotalAlloc - before.TotalAlloc; all > arena+activations/4 {
+		t.Errorf("building, compiling and a first run allocated %d bytes: want the arena (%d) and at most 1/4 of the %d bytes of activations", all, arena, activations)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -83,16 +82,16 @@ func TestProgramsShareArena(t *testing.T) {
 // dropout(relu(x·W))), all with the same W, and the label-smoothed
 // cross-entropy of x·Wₒ: every x and W feed more than one op, so G.Grad sums
 // their gradients with Gorgonia's `+` nodes, which the machine runs in place,
-// in memory our ops wrote.
-// Before each run, reseed resets dropout's random stream.
-func residualNet(t testing.TB, dt tensor.Dtype, rows, d, layers int) (s *Scope, p *Program, reseed func()) {
+// in memory our ops wrote. Before each run, reseed resets dropout's random
+// stream.
+func residualNet(t testing.TB, dt tensor.Dtype, rows, d, layers int) (p *Program, reseed func()) {
 	t.Helper()
 	params, err := NewParams(dt, newTestRNG(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pcg := rand.NewPCG(2, 0)
-	s = NewScope(params, Training(rand.New(pcg)))
+	s := NewScope(params, Training(rand.New(pcg)))
 	x := s.Input("x", dt, rows, d)
 	ids := s.Input("targets", tensor.Int, rows)
 	w := s.Param("w", tensor.Shape{d, d}, XavierUniform)
@@ -117,16 +116,8 @@ func residualNet(t testing.TB, dt tensor.Dtype, rows, d, layers int) (s *Scope, 
 	if err := p.Set("targets", targets); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyInput(p, "x", x0); err != nil {
-		t.Fatal(err)
-	}
-	return s, p, func() { pcg.Seed(2, 0) }
-}
-
-// copyInput sets a float input from float64s in its own element type.
-func copyInput(p *Program, name string, vals []float64) error {
-	copyFloats(p.inputs[name].Value().(*tensor.Dense), vals)
-	return nil
+	copyFloats(p.inputs["x"].Value().(*tensor.Dense), x0)
+	return p, func() { pcg.Seed(2, 0) }
 }
 
 // runState runs p, after reseed, and returns its loss and gradients.
@@ -143,40 +134,6 @@ func runState(t *testing.T, p *Program, reseed func()) map[string][]float64 {
 	return st
 }
 
-// blindPlan lays out p's ops as if Gorgonia's ops always wrote fresh
-// memory: an output lives from its op's step to the step of its last reader,
-// or for ever if it is a gradient.
-func blindPlan(g *G.ExprGraph, p *Program) (layout, error) {
-	order, err := G.Sort(g)
-	if err != nil {
-		return layout{}, err
-	}
-	slices.Reverse(order)
-	step := map[*G.Node]int{}
-	for i, n := range order {
-		step[n] = i
-	}
-	var stores []*storage
-	for _, n := range order {
-		op, ok := n.Op().(*kernelOp)
-		if !ok || op.shape.IsScalar() && !op.def.IntOutput {
-			continue
-		}
-		s := &storage{op: op, start: step[n], end: step[n], elems: op.shape.TotalSize()}
-		for it := g.To(n.ID()); it.Next(); {
-			s.end = max(s.end, step[it.Node().(*G.Node)])
-		}
-		if slices.Contains(p.grads, n) {
-			s.end = forever
-		}
-		stores = append(stores, s)
-	}
-	var l layout
-	l.slots = append(place(stores, tensor.Float32, &l.f32), place(stores, tensor.Float64, &l.f64)...)
-	l.slots = append(l.slots, place(stores, tensor.Int, &l.ints)...)
-	return l, nil
-}
-
 // TestPlanWithoutFirstRun checks the layout planned at compile time, from
 // the graph and Gorgonia's registers, against a run in which every op writes
 // a tensor of its own: the loss and every gradient must be equal bit for bit,
@@ -185,7 +142,7 @@ func blindPlan(g *G.ExprGraph, p *Program) (layout, error) {
 func TestPlanWithoutFirstRun(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		t.Run(dt.String(), func(t *testing.T) {
-			_, p, reseed := residualNet(t, dt, 24, 16, 4)
+			p, reseed := residualNet(t, dt, 24, 16, 4)
 			defer p.Close()
 			p.ownMemory(true)
 			want := runState(t, p, reseed)
@@ -205,7 +162,7 @@ func TestPlanWithoutFirstRun(t *testing.T) {
 func TestFirstRunAllocatesNoActivations(t *testing.T) {
 	var before, compiled, ran runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, p, reseed := residualNet(t, tensor.Float32, 1024, 128, 8)
+	p, reseed := residualNet(t, tensor.Float32, 1024, 128, 8)
 	defer p.Close()
 	runtime.ReadMemStats(&compiled)
 	reseed()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
@@ -183,5 +184,33 @@ func TestFirstRunAllocatesNoActivations(t *testing.T) {
 	}
 	if all := ran.TotalAlloc - before.TotalAlloc; all > arena+activations/4 {
 		t.Errorf("building, compiling and a first run allocated %d bytes: want the arena (%d) and at most 1/4 of the %d bytes of activations", all, arena, activations)
+	}
+}
+
+// TestOutputReadByGorgonia checks an output that one of Gorgonia's ops reads
+// last, and so overwrites in place (G.HadamardProd here, had the program not
+// copied the output first), against what its op computed.
+func TestOutputReadByGorgonia(t *testing.T) {
+	s := NewScope(newTestParams(t, tensor.Float64))
+	x := s.Input("x", tensor.Float64, 2, 3)
+	y := s.ReLU(x)
+	w := s.Param("w", tensor.Shape{2, 3}, XavierUniform)
+	p, err := Compile(s, nil, map[string]*G.Node{"y": y, "yw": G.Must(G.HadamardProd(y, w))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	in := []float64{-1, 2, -3, 4, 5, -6}
+	if err := p.Set("x", in); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got := Float64s(p.Output("y"))
+	for i, v := range in {
+		if want := max(v, 0); got[i] != want {
+			t.Fatalf("output y = %v, want relu(x) = %v at %d", got, want, i)
+		}
 	}
 }

@@ -24,11 +24,18 @@ type Program struct {
 	inputs map[string]*G.Node
 	params []string
 	grads  []*G.Node
-	// outputs are read after a run (from the nodes' values, which stay
-	// where their ops wrote them: no copy); ran says a run has filled them
-	// since the program last became active.
-	outputs map[string]*G.Node
+	// outputs are read after a run; ran says a run has filled them since
+	// the program last became active.
+	outputs map[string]output
 	ran     bool
+}
+
+// output is a node read after a run: its value where its op wrote it or,
+// for a node that one of Gorgonia's ops reads (and may overwrite in place,
+// see plan), a copy the machine makes when it has computed it (G.Read).
+type output struct {
+	n    *G.Node
+	copy *G.Value
 }
 
 // Compile compiles the graph of s. With a (scalar) loss, the program also
@@ -38,7 +45,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 	if err := s.Err(); err != nil {
 		return nil, errors.Wrap(err, "building the graph")
 	}
-	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]*G.Node{}}
+	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]output{}}
 	if loss != nil {
 		if err := p.differentiate(s, loss); err != nil {
 			return nil, err
@@ -48,7 +55,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 		if n == nil {
 			return nil, errors.Errorf("output %s is nil", name)
 		}
-		p.outputs[name] = n
+		p.outputs[name] = newOutput(s.b.g, n)
 	}
 	seen := map[*kernelOp]bool{}
 	for _, n := range s.b.g.AllNodes() {
@@ -79,8 +86,8 @@ func (p *Program) plan(regs map[*G.Node]any) error {
 	}
 	slices.Reverse(order)
 	keep := slices.Clone(p.grads)
-	for _, n := range p.outputs {
-		keep = append(keep, n)
+	for _, o := range p.outputs {
+		keep = append(keep, o.n)
 	}
 	p.layout, err = plan(p.g, order, regs, keep)
 	return errors.Wrap(err, "planning the program's memory")
@@ -113,8 +120,20 @@ func (p *Program) differentiate(s *Scope, loss *G.Node) error {
 		return errors.Wrap(err, "differentiating the loss")
 	}
 	p.grads = grads
-	p.outputs[lossKey] = loss
+	p.outputs[lossKey] = newOutput(s.b.g, loss)
 	return nil
+}
+
+// newOutput reads n in place, unless one of Gorgonia's ops reads it.
+func newOutput(g *G.ExprGraph, n *G.Node) output {
+	for it := g.To(n.ID()); it.Next(); {
+		if _, ours := it.Node().(*G.Node).Op().(*kernelOp); !ours {
+			o := output{n: n, copy: new(G.Value)}
+			G.Read(n, o.copy)
+			return o
+		}
+	}
+	return output{n: n}
 }
 
 // lossKey names the loss among a program's outputs.
@@ -211,11 +230,14 @@ func (p *Program) ownMemory(on bool) {
 
 // value is the value of the named output after the last run, nil before it.
 func (p *Program) value(name string) G.Value {
-	n, ok := p.outputs[name]
-	if !ok || !p.ran {
+	o, ok := p.outputs[name]
+	switch {
+	case !ok || !p.ran:
 		return nil
+	case o.copy != nil:
+		return *o.copy
 	}
-	return n.Value()
+	return o.n.Value()
 }
 
 // Loss is the loss of the last run.

@@ -19,6 +19,10 @@ type arena struct {
 	f32  []float32
 	f64  []float64
 	ints []int // dropout masks
+	// users are the programs bound to the arena and not closed: after a
+	// run their nodes hold tensors in it, so when the arena grows they are
+	// moved to the new block, which lets the old one be collected.
+	users map[*Program]bool
 }
 
 // slot is where one op's output lies in the arena.
@@ -27,6 +31,9 @@ type slot struct {
 	shape tensor.Shape
 	dtype tensor.Dtype
 	off   int
+	// nodes hold the slot's tensor after a run: the op's node and those of
+	// Gorgonia's ops that write it in place (see plan).
+	nodes G.Nodes
 }
 
 // layout is the arena layout of a program's ops: one slot per op with a
@@ -39,33 +46,62 @@ type layout struct {
 // align keeps every slot on a 64-byte boundary (for the vector kernels).
 const align = 16
 
-// bind grows the arena to what l needs and gives every op of l its output
-// tensor in it. The arena grows by an eighth more than needed, so that
-// programs of slightly larger shapes do not each replace it (the nodes of
-// programs that have not run since keep the old block alive).
-func (a *arena) bind(l layout) {
+// bind grows the arena to what p's layout needs and gives every op of p its
+// output tensor in it. The arena grows by an eighth more than needed, so
+// that programs of slightly larger shapes do not each replace it; the nodes
+// of its other users then move to the new block (see move).
+func (a *arena) bind(p *Program) {
+	l := p.layout
+	grown := false
 	if len(a.f32) < l.f32 {
-		a.f32 = make([]float32, l.f32+l.f32/8)
+		a.f32, grown = make([]float32, l.f32+l.f32/8), true
 	}
 	if len(a.f64) < l.f64 {
-		a.f64 = make([]float64, l.f64+l.f64/8)
+		a.f64, grown = make([]float64, l.f64+l.f64/8), true
 	}
 	if len(a.ints) < l.ints {
-		a.ints = make([]int, l.ints+l.ints/8)
+		a.ints, grown = make([]int, l.ints+l.ints/8), true
 	}
-	for _, s := range l.slots {
-		end := s.off + s.shape.TotalSize()
-		var backing any
-		switch s.dtype {
-		case tensor.Float32:
-			backing = a.f32[s.off:end:end]
-		case tensor.Float64:
-			backing = a.f64[s.off:end:end]
-		default:
-			backing = a.ints[s.off:end:end]
+	if a.users == nil {
+		a.users = map[*Program]bool{}
+	}
+	for u := range a.users {
+		if grown && u != p {
+			a.move(u)
 		}
-		s.op.out = tensor.New(tensor.WithShape(s.shape.Clone()...), tensor.WithBacking(backing))
 	}
+	a.users[p] = true
+	for _, s := range l.slots {
+		s.op.out = a.tensor(s)
+	}
+}
+
+// move binds the nodes of u, a program that is not running (whose values
+// are stale), to its slots in the arena's current block.
+func (a *arena) move(u *Program) {
+	for _, s := range u.layout.slots {
+		t := a.tensor(s)
+		for _, n := range s.nodes {
+			if n.Value() != nil && n.Shape().Eq(s.shape) && n.Dtype() == s.dtype {
+				_ = G.UnsafeLet(n, t) // same shape and type: cannot fail
+			}
+		}
+	}
+}
+
+// tensor is the tensor of slot s in the arena.
+func (a *arena) tensor(s slot) *tensor.Dense {
+	end := s.off + s.shape.TotalSize()
+	var backing any
+	switch s.dtype {
+	case tensor.Float32:
+		backing = a.f32[s.off:end:end]
+	case tensor.Float64:
+		backing = a.f64[s.off:end:end]
+	default:
+		backing = a.ints[s.off:end:end]
+	}
+	return tensor.New(tensor.WithShape(s.shape.Clone()...), tensor.WithBacking(backing))
 }
 
 // storage is the memory of one op's output during a run: from the step at
@@ -73,6 +109,7 @@ func (a *arena) bind(l layout) {
 // writes into it (Gorgonia's own ops may, see plan).
 type storage struct {
 	op         *kernelOp
+	nodes      G.Nodes // the op's and those writing its output in place
 	start, end int
 	elems      int
 	off        int // in the arena, once placed
@@ -115,7 +152,7 @@ func plan(g *G.ExprGraph, order G.Nodes, regs map[*G.Node]any, keep G.Nodes) (la
 		if !ok || op.shape.IsScalar() && !op.def.IntOutput {
 			continue // not our memory, or a scalar kept beside the arena
 		}
-		s := &storage{op: op, start: st.step[class[0]], elems: op.shape.TotalSize()}
+		s := &storage{op: op, nodes: class, start: st.step[class[0]], elems: op.shape.TotalSize()}
 		for _, n := range class {
 			s.end = max(s.end, st.end(n))
 		}
@@ -263,7 +300,7 @@ func place(stores []*storage, dt tensor.Dtype, total *int) []slot {
 		}
 		placed = append(placed, s)
 		*total = max(*total, s.off+padded(s.elems))
-		slots = append(slots, slot{op: s.op, shape: s.op.shape.Clone(), dtype: dt, off: s.off})
+		slots = append(slots, slot{op: s.op, shape: s.op.shape.Clone(), dtype: dt, off: s.off, nodes: s.nodes})
 	}
 	return slots
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"weak"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -13,8 +14,9 @@ import (
 
 // TestProgramsShareArena runs two programs of different batch shapes, which
 // train the same parameters, in turn: they must lay out their tensors in one
-// block as large as the larger needs (not one block each), and each must
-// compute the same loss and gradients as when it runs alone.
+// block as large as the larger needs (not one block each, nor the smaller
+// one kept once the arena grows), and each must compute the same loss and
+// gradients as when it runs alone.
 func TestProgramsShareArena(t *testing.T) {
 	params := newTestParams(t, tensor.Float32)
 	compile := func(rows int) *Program {
@@ -59,7 +61,13 @@ func TestProgramsShareArena(t *testing.T) {
 	small, large := compile(3), compile(40)
 	defer small.Close()
 	defer large.Close()
-	want := map[*Program]result{small: runOnce(small, 3), large: runOnce(large, 40)}
+	want := map[*Program]result{small: runOnce(small, 3)}
+	first := weak.Make(&params.arena.f32[0])
+	want[large] = runOnce(large, 40) // grows the arena
+	runtime.GC()
+	if first.Value() != nil {
+		t.Error("the arena's first block is still reachable after it grew: the smaller program's nodes keep it")
+	}
 	for i, p := range []*Program{small, large, small, small, large} {
 		rows := 3
 		if p == large {

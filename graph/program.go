@@ -194,7 +194,7 @@ func (p *Program) Run() error {
 			a.release()
 		}
 		if !p.own {
-			p.store.arena.bind(p.layout)
+			p.store.arena.bind(p)
 		}
 		p.store.active = p
 	}
@@ -283,6 +283,7 @@ func (p *Program) Close() error {
 	if p.store.active == p {
 		p.store.active = nil
 	}
+	delete(p.store.arena.users, p)
 	p.release()
 	return p.vm.Close()
 }

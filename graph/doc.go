@@ -35,9 +35,10 @@
 // # Programs
 //
 // Compile turns a built graph into a Program (a TapeMachine, with the loss's
-// symbolic gradient), whose inputs are set by name and which Run runs. After
-// its first run a program lays out every op's output in one arena per
-// parameter store, sharing memory between outputs no step needs together, so
-// that later runs allocate nothing and a program per batch shape costs the
+// symbolic gradient), whose inputs are set by name and which Run runs. When
+// it is compiled, a program lays out every op's output in one arena per
+// parameter store, from the order in which its machine will run the graph's
+// nodes, sharing memory between outputs no step needs together: runs
+// allocate nothing, even the first, and a program per batch shape costs the
 // memory of the largest.
 package graph

@@ -26,15 +26,12 @@ type kernelOp struct {
 	sig []hm.Type
 	// out is the output tensor of this node, reused from run to run
 	// (Gorgonia's TapeMachine forgets every value between runs): its slot in
-	// the arena while the node's program is active, else allocated at the
-	// first run.
+	// the arena while the node's program is active.
 	out *tensor.Dense
 	// dense and scratch hold the inputs between runs (scratch as the
 	// kernels' []Operand[T]), and one the element of a scalar output ([]T).
 	dense        []*tensor.Dense
 	scratch, one any
-	// trace, during a program's first run, is where the op records that it ran.
-	trace *[]*kernelOp
 }
 
 var _ G.SDOp = (*kernelOp)(nil)
@@ -71,20 +68,16 @@ func (n *kernelOp) String() string { return n.def.Name }
 func (n *kernelOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return n.shape.Clone(), nil }
 
 // Do implements G.Op: it runs the forward kernel of the graph's type. The
-// output is written into the node's own tensor (its slot in the arena, or one
-// allocated at the first run), never into memory the machine offers: where
-// outputs lie is planned after a program's first run (see Program.plan), and
-// that plan must not change from run to run.
+// output is written into the node's own tensor (its slot in the arena),
+// never into memory the machine offers: where outputs lie is planned when a
+// program is compiled (see plan), and that plan must hold at every run.
 func (n *kernelOp) Do(vals ...G.Value) (G.Value, error) {
-	if n.trace != nil {
-		*n.trace = append(*n.trace, n)
-	}
 	in, err := n.inputs(vals)
 	if err != nil {
 		return nil, err
 	}
-	// Let go of the inputs after the run: the cache must not keep a first
-	// run's tensors alive (see Program.release).
+	// Let go of the inputs after the run: the cache must not keep another
+	// program's tensors alive.
 	defer clear(in)
 	var v G.Value
 	if n.dtype == tensor.Float32 {

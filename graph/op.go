@@ -19,8 +19,8 @@ type Float interface{ float32 | float64 }
 // An op's float inputs all have the graph's element type, which its output
 // takes (unless IntOutput); int inputs (token ids, targets) are read through
 // Operand.Ints. Each node of the graph writes its output into a tensor of its
-// own, laid out by its program after the first run, so a program allocates
-// nothing from the second run on: kernels overwrite every element of y.
+// own, laid out in memory when its program is compiled, so a program
+// allocates no tensors when it runs: kernels overwrite every element of y.
 //
 // A value the backward pass needs from the forward pass is an input or the
 // output of the op, saved with Save and SaveOutput, never state shared by

@@ -1,7 +1,7 @@
 package graph
 
 import (
-	"runtime"
+	"slices"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -12,20 +12,30 @@ import (
 // then read the loss, named outputs and (for a program with a loss) the
 // gradient of the loss with respect to every parameter the graph uses.
 type Program struct {
-	g       *G.ExprGraph
-	store   *Params
-	ops     []*kernelOp
-	nodes   map[*kernelOp]*G.Node
-	planned bool
-	// fresh is set while the nodes hold the tensors of the first run, which
-	// hold a full set of activations: release lets go of them.
-	fresh   bool
-	layout  layout
-	vm      G.VM
-	inputs  map[string]*G.Node
-	params  []string
-	grads   []*G.Node
-	outputs map[string]*G.Value
+	g     *G.ExprGraph
+	store *Params
+	ops   []*kernelOp
+	// layout is where the ops' outputs lie in the arena, planned when the
+	// program is compiled; own, set by tests, leaves each op writing a
+	// tensor of its own instead.
+	layout layout
+	own    bool
+	vm     G.VM
+	inputs map[string]*G.Node
+	params []string
+	grads  []*G.Node
+	// outputs are read after a run; ran says a run has filled them since
+	// the program last became active.
+	outputs map[string]output
+	ran     bool
+}
+
+// output is a node read after a run: its value where its op wrote it or,
+// for a node that one of Gorgonia's ops reads (and may overwrite in place,
+// see plan), a copy the machine makes when it has computed it (G.Read).
+type output struct {
+	n    *G.Node
+	copy *G.Value
 }
 
 // Compile compiles the graph of s. With a (scalar) loss, the program also
@@ -35,7 +45,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 	if err := s.Err(); err != nil {
 		return nil, errors.Wrap(err, "building the graph")
 	}
-	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]*G.Value{}}
+	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]output{}}
 	if loss != nil {
 		if err := p.differentiate(s, loss); err != nil {
 			return nil, err
@@ -45,22 +55,52 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 		if n == nil {
 			return nil, errors.Errorf("output %s is nil", name)
 		}
-		v := new(G.Value)
-		G.Read(n, v)
-		p.outputs[name] = v
+		p.outputs[name] = newOutput(s.b.g, n)
 	}
-	p.nodes = map[*kernelOp]*G.Node{}
+	seen := map[*kernelOp]bool{}
 	for _, n := range s.b.g.AllNodes() {
 		if op, ok := n.Op().(*kernelOp); ok {
-			if _, dup := p.nodes[op]; dup {
+			if seen[op] {
 				return nil, errors.Errorf("op %s is used by two nodes", op.def.Name)
 			}
-			p.nodes[op] = n
+			seen[op] = true
 			p.ops = append(p.ops, op)
 		}
 	}
-	p.vm = G.NewTapeMachine(s.b.g)
+	tm := G.NewTapeMachine(s.b.g)
+	p.vm = tm
+	if err := p.plan(nodeRegisters(tm.LocMap())); err != nil {
+		_ = tm.Close()
+		return nil, err
+	}
 	return p, nil
+}
+
+// plan lays out the program's tensors in the arena (see plan) from the order
+// in which its machine runs the graph's nodes, that of Gorgonia's compiler
+// (its topological sort, reversed), and the register of each node.
+func (p *Program) plan(regs map[*G.Node]any) error {
+	order, err := G.Sort(p.g)
+	if err != nil {
+		return errors.Wrap(err, "sorting the graph")
+	}
+	slices.Reverse(order)
+	keep := slices.Clone(p.grads)
+	for _, o := range p.outputs {
+		keep = append(keep, o.n)
+	}
+	p.layout, err = plan(p.g, order, regs, keep)
+	return errors.Wrap(err, "planning the program's memory")
+}
+
+// nodeRegisters is the register of each node in a TapeMachine's location
+// map (whose register type Gorgonia does not export).
+func nodeRegisters[R comparable](locs map[*G.Node]R) map[*G.Node]any {
+	regs := make(map[*G.Node]any, len(locs))
+	for n, r := range locs {
+		regs[n] = r
+	}
+	return regs
 }
 
 // differentiate adds the loss's gradient nodes to the graph.
@@ -80,10 +120,20 @@ func (p *Program) differentiate(s *Scope, loss *G.Node) error {
 		return errors.Wrap(err, "differentiating the loss")
 	}
 	p.grads = grads
-	lv := new(G.Value)
-	G.Read(loss, lv)
-	p.outputs[lossKey] = lv
+	p.outputs[lossKey] = newOutput(s.b.g, loss)
 	return nil
+}
+
+// newOutput reads n in place, unless one of Gorgonia's ops reads it.
+func newOutput(g *G.ExprGraph, n *G.Node) output {
+	for it := g.To(n.ID()); it.Next(); {
+		if _, ours := it.Node().(*G.Node).Op().(*kernelOp); !ours {
+			o := output{n: n, copy: new(G.Value)}
+			G.Read(n, o.copy)
+			return o
+		}
+	}
+	return output{n: n}
 }
 
 // lossKey names the loss among a program's outputs.
@@ -143,68 +193,56 @@ func (p *Program) Run() error {
 		if a != nil {
 			a.release()
 		}
-		if p.planned {
-			p.store.arena.bind(p.layout)
+		if !p.own {
+			p.store.arena.bind(p)
 		}
 		p.store.active = p
 	}
 	defer p.vm.Reset()
-	if p.planned {
-		return errors.Wrap(p.vm.RunAll(), "running the program")
-	}
-	return p.firstRun()
-}
-
-// firstRun runs the program with every op writing a tensor of its own, in
-// the order it records, then plans where the outputs lie in the arena from
-// then on (see plan) and binds them there.
-func (p *Program) firstRun() error {
-	var trace []*kernelOp
-	for _, op := range p.ops {
-		op.trace = &trace
-	}
-	err := p.vm.RunAll()
-	for _, op := range p.ops {
-		op.trace = nil
-	}
-	if err != nil {
+	if err := p.vm.RunAll(); err != nil {
 		return errors.Wrap(err, "running the program")
 	}
-	p.layout = plan(p.g, p.ops, p.nodes, trace, p.grads)
-	p.planned, p.fresh = true, true
-	p.store.arena.bind(p.layout)
+	p.ran = true
 	return nil
 }
 
 // release lets go of the program's tensors in the arena, which the next
-// program will overwrite, and of those its first run allocated.
+// program will overwrite.
 func (p *Program) release() {
-	for _, op := range p.ops {
-		if p.fresh && op.out != nil {
-			// The node still holds its first-run tensor: bind it to its
-			// slot instead (same shape and type, so this cannot fail).
-			_ = G.UnsafeLet(p.nodes[op], op.out)
+	if !p.own {
+		for _, op := range p.ops {
+			op.out = nil
 		}
-		op.out = nil
 	}
-	if p.fresh {
-		// A first run allocated a full set of activations, now garbage:
-		// collect it now rather than let the heap grow to twice its size.
-		p.fresh = false
-		runtime.GC()
+	p.ran = false
+}
+
+// ownMemory makes every op of p write, from its next run, a tensor of its
+// own (on) or its slot in the arena (off): a reference to check the plan
+// against.
+func (p *Program) ownMemory(on bool) {
+	if p.store.active == p {
+		p.release()
+		p.store.active = nil
 	}
-	for _, v := range p.outputs {
-		*v = nil
+	p.own = on
+}
+
+// value is the value of the named output after the last run, nil before it.
+func (p *Program) value(name string) G.Value {
+	o, ok := p.outputs[name]
+	switch {
+	case !ok || !p.ran:
+		return nil
+	case o.copy != nil:
+		return *o.copy
 	}
+	return o.n.Value()
 }
 
 // Loss is the loss of the last run.
 func (p *Program) Loss() float64 {
-	v, ok := p.outputs[lossKey]
-	if !ok || *v == nil {
-		return 0
-	}
-	switch l := (*v).(type) {
+	switch l := p.value(lossKey).(type) {
 	case *G.F32:
 		return float64(*l)
 	case *G.F64:
@@ -218,13 +256,11 @@ func (p *Program) Loss() float64 {
 }
 
 // Output is the value of the named output after the last run, nil before the
-// first run or for an unknown name. It is overwritten by the next run.
+// first run, once another program of its parameter store has run, or for an
+// unknown name. It lies in the arena (a copy only if one of Gorgonia's ops
+// reads it) and is overwritten by the next run of any program of the store.
 func (p *Program) Output(name string) *tensor.Dense {
-	v, ok := p.outputs[name]
-	if !ok || *v == nil {
-		return nil
-	}
-	t, _ := (*v).(*tensor.Dense)
+	t, _ := p.value(name).(*tensor.Dense)
 	return t
 }
 
@@ -249,6 +285,7 @@ func (p *Program) Close() error {
 	if p.store.active == p {
 		p.store.active = nil
 	}
+	delete(p.store.arena.users, p)
 	p.release()
 	return p.vm.Close()
 }

@@ -24,9 +24,20 @@ type Scores struct {
 }
 
 // Score scores the log-probabilities [batch, lenT, vocab] of an evaluation
-// program against the batch's targets, skipping padding.
+// program against the batch's targets, skipping padding. It reads them where
+// they lie, in their own element type.
 func Score(logp *tensor.Dense, b Batch) Scores {
-	lp := graph.Float64s(logp)
+	switch lp := logp.Data().(type) {
+	case []float32:
+		return score(lp, b)
+	case []float64:
+		return score(lp, b)
+	}
+	return Scores{}
+}
+
+// score is Score on the log-probabilities' elements.
+func score[T float32 | float64](lp []T, b Batch) Scores {
 	vocab := len(lp) / len(b.TgtOut)
 	sc := Scores{Rows: make([]float64, b.Batch), Exact: make([]bool, b.Batch)}
 	for r := range sc.Exact {
@@ -37,10 +48,10 @@ func Score(logp *tensor.Dense, b Batch) Scores {
 			continue
 		}
 		row := lp[i*vocab : (i+1)*vocab]
-		sc.NLL -= row[t]
-		sc.Rows[i/b.TgtLen] += row[t]
+		sc.NLL -= float64(row[t])
+		sc.Rows[i/b.TgtLen] += float64(row[t])
 		sc.Tokens++
-		if argmax(row) == t {
+		if indexOfMax(row) == t {
 			sc.Correct++
 		} else {
 			sc.Exact[i/b.TgtLen] = false
@@ -67,7 +78,11 @@ func (s Scores) Perplexity() float64 { return math.Exp(s.Loss()) }
 // Accuracy is the fraction of targets predicted right.
 func (s Scores) Accuracy() float64 { return float64(s.Correct) / float64(max(s.Tokens, 1)) }
 
-func argmax(v []float64) int {
+// argmax is indexOfMax for a search picking from float64 log-probabilities.
+func argmax(v []float64) int { return indexOfMax(v) }
+
+// indexOfMax is the index of the largest element of v, the first if tied.
+func indexOfMax[T float32 | float64](v []T) int {
 	best := 0
 	for i, x := range v {
 		if x > v[best] {

@@ -1,0 +1,55 @@
+package graph
+
+import (
+	"slices"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// OwnMemory makes every op of p write, from its next run, a tensor of its
+// own (on) or its slot in the planned arena (off).
+func OwnMemory(p *Program, on bool) { p.ownMemory(on) }
+
+// BlindPlan lays p out, from its next run, as if Gorgonia's ops always wrote
+// fresh memory (see blindPlan).
+func BlindPlan(p *Program) error {
+	l, err := blindPlan(p.g, p)
+	p.ownMemory(false)
+	p.layout = l
+	return err
+}
+
+// blindPlan lays out p's ops as if Gorgonia's ops always wrote fresh
+// memory: an output lives from its op's step to the step of its last reader,
+// or for ever if it is a gradient.
+func blindPlan(g *G.ExprGraph, p *Program) (layout, error) {
+	order, err := G.Sort(g)
+	if err != nil {
+		return layout{}, err
+	}
+	slices.Reverse(order)
+	step := map[*G.Node]int{}
+	for i, n := range order {
+		step[n] = i
+	}
+	var stores []*storage
+	for _, n := range order {
+		op, ok := n.Op().(*kernelOp)
+		if !ok || op.shape.IsScalar() && !op.def.IntOutput {
+			continue
+		}
+		s := &storage{op: op, start: step[n], end: step[n], elems: op.shape.TotalSize()}
+		for it := g.To(n.ID()); it.Next(); {
+			s.end = max(s.end, step[it.Node().(*G.Node)])
+		}
+		if slices.Contains(p.grads, n) {
+			s.end = forever
+		}
+		stores = append(stores, s)
+	}
+	var l layout
+	l.slots = append(place(stores, tensor.Float32, &l.f32), place(stores, tensor.Float64, &l.f64)...)
+	l.slots = append(l.slots, place(stores, tensor.Int, &l.ints)...)
+	return l, nil
+}

@@ -24,12 +24,23 @@ import "fmt"
 // C is not read, so it may hold NaNs. Sgemm panics when a size is negative,
 // a leading dimension is smaller than its row, or a slice is too short.
 func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm.run(problem[float32]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
+	run(sgemm, svec, problem[float32]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
 }
 
 // Dgemm is Sgemm for float64 matrices.
 func Dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	dgemm.run(problem[float64]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
+	run(dgemm, dvec, problem[float64]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
+}
+
+// run computes p with the matrix–vector kernels v when op(A) has only a few
+// rows (see gemv.go), else with im.
+func run[T float](im *impl[T], v *vecKernels[T], p problem[T]) {
+	if p.skinny() {
+		p.check()
+		v.run(p)
+		return
+	}
+	im.run(p)
 }
 
 // float is the element type of the matrices.

@@ -132,7 +132,7 @@ func check[T float](t *testing.T, im *impl[T], tc testCase, rng *rand.Rand) {
 func checkWith[T float](t *testing.T, name string, run func(problem[T]), tc testCase, rng *rand.Rand) {
 	t.Helper()
 	x := newMatrices[T](tc, rng)
-	run(problem[T]{tc.transA, tc.transB, tc.m, tc.n, tc.k, x.a, x.lda, x.b, x.ldb, T(tc.beta), x.c, x.ldc})
+	run(problem[T]{transA: tc.transA, transB: tc.transB, m: tc.m, n: tc.n, k: tc.k, a: x.a, lda: x.lda, b: x.b, ldb: x.ldb, beta: T(tc.beta), c: x.c, ldc: x.ldc})
 	bad := 0
 	for i := range x.c {
 		r, j := i/x.ldc, i%x.ldc
@@ -318,4 +318,54 @@ func TestSkinnyDispatch(t *testing.T) {
 			Dgemm(p.transA, p.transB, p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc)
 		}, tc, rng)
 	}
+}
+
+func TestPackedSgemm(t *testing.T) { testPacked(t, impls32()) }
+func TestPackedDgemm(t *testing.T) { testPacked(t, impls64()) }
+
+// testPacked checks products with a B packed beforehand against the
+// reference, on one goroutine and (for the larger ones) several, where C is
+// split into bands of rows or of columns.
+func testPacked[T float](t *testing.T, ims []*impl[T]) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(11, 12))
+	large := []testCase{{false, true, 40, 1100, 130, 0, 0}, {true, false, 700, 60, 33, 1, 1}}
+	for _, im := range ims {
+		run := func(p problem[T]) {
+			pb := pack(im, p.transB, p.k, p.n, p.b, p.ldb)
+			p.b, p.ldb = nil, 0 // a packed product must not read B
+			pb.run(p)
+		}
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for range 60 {
+					tc := testCase{tA, tB, pick(rng, sizes), pick(rng, sizes), pick(rng, sizes),
+						pick(rng, []int{0, 0, 3}), pick(rng, []float64{0, 1, -0.5})}
+					checkWith(t, im.name+"-packed", run, tc, rng)
+				}
+			}
+		}
+		for _, tc := range large {
+			checkWith(t, im.name+"-packed", run, tc, rng)
+		}
+	}
+}
+
+// TestPackedExported checks SgemmPacked and DgemmPacked, and that PackSB
+// refuses a B that does not fit its slice.
+func TestPackedExported(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	tc := testCase{false, true, 9, 70, 33, 0, 0.5}
+	checkWith(t, "SgemmPacked", func(p problem[float32]) {
+		SgemmPacked(p.transA, p.m, p.a, p.lda, PackSB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc)
+	}, tc, rng)
+	checkWith(t, "DgemmPacked", func(p problem[float64]) {
+		DgemmPacked(p.transA, p.m, p.a, p.lda, PackDB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc)
+	}, tc, rng)
+	defer func() {
+		if recover() == nil {
+			t.Error("PackSB of a short B: no panic")
+		}
+	}()
+	PackSB(true, 4, 5, make([]float32, 19), 4)
 }

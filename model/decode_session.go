@@ -122,37 +122,54 @@ func (ss *session) advance(tokens, parents []int) ([]float64, error) {
 		ss.pos[r] = ss.t
 	}
 	mask := layers.StepMask(ss.dt, ss.t, ss.steps).Data()
-	for name, v := range map[string]any{inStepIDs: tokens, inStepPos: ss.pos, inSlot: []int{ss.t}, inSlotMask: mask} {
-		if err := ss.step.Set(name, v); err != nil {
+	for _, in := range [...]struct {
+		name string
+		v    any
+	}{{inStepIDs, tokens}, {inStepPos, ss.pos}, {inSlot, []int{ss.t}}, {inSlotMask, mask}} {
+		if err := ss.step.Set(in.name, in.v); err != nil {
 			return nil, err
 		}
 	}
 	if err := ss.step.Run(); err != nil {
 		return nil, errors.Wrapf(err, "decoding step %d", ss.t+1)
 	}
-	ss.lp = floatsInto(ss.lp, ss.step.Output(LogProbs))
 	ss.t++
-	return ss.lp, checkRows(ss.lp, len(tokens), ss.t)
+	var err error
+	switch d := ss.step.Output(LogProbs).Data().(type) {
+	case []float32:
+		ss.lp, err = logProbsInto(ss.lp, d, len(tokens), ss.t)
+	case []float64:
+		ss.lp, err = logProbsInto(ss.lp, d, len(tokens), ss.t)
+	}
+	return ss.lp, err
 }
 
-// checkRows refuses log-probabilities [rows·vocab] that no distribution
-// has: NaN, +Inf, or a row without a finite value. Broken weights give
-// them, and a search fed them would end with no hypothesis.
-func checkRows(lp []float64, rows, step int) error {
-	vocab := len(lp) / rows
+// logProbsInto writes the log-probabilities src [rows·vocab] into dst
+// (grown as needed) as float64s, in the same pass refusing ones that no
+// distribution has: NaN, +Inf, or a row without a finite value. Broken
+// weights give them, and a search fed them would end with no hypothesis.
+func logProbsInto[T float32 | float64](dst []float64, src []T, rows, step int) ([]float64, error) {
+	dst = slices.Grow(dst[:0], len(src))[:len(src)]
+	vocab := len(src) / rows
 	for r := range rows {
 		finite := false
-		for _, v := range lp[r*vocab : (r+1)*vocab] {
-			if math.IsNaN(v) || math.IsInf(v, 1) {
-				return errors.Errorf("decoding step %d: the model's log-probabilities hold %v (are its weights finite?)", step, v)
+		out := dst[r*vocab : (r+1)*vocab]
+		for i, v := range src[r*vocab : (r+1)*vocab] {
+			f := float64(v)
+			out[i] = f
+			if f-f == 0 { // finite: x - x is NaN for NaN and ±Inf
+				finite = true
+				continue
 			}
-			finite = finite || !math.IsInf(v, -1)
+			if !math.IsInf(f, -1) {
+				return dst, errors.Errorf("decoding step %d: the model's log-probabilities hold %v (are its weights finite?)", step, f)
+			}
 		}
 		if !finite {
-			return errors.Errorf("decoding step %d: the model gives every token probability 0", step)
+			return dst, errors.Errorf("decoding step %d: the model gives every token probability 0", step)
 		}
 	}
-	return nil
+	return dst, nil
 }
 
 // carryCaches copies the updated caches of the last step into the caches the
@@ -195,20 +212,6 @@ func gatherRows[T any](buf, src []T, size int, order []int) []T {
 		copy(buf[r*size:(r+1)*size], src[from*size:(from+1)*size])
 	}
 	return buf
-}
-
-// floatsInto writes the elements of a float tensor into dst (grown as needed).
-func floatsInto(dst []float64, t *tensor.Dense) []float64 {
-	switch d := t.Data().(type) {
-	case []float32:
-		dst = slices.Grow(dst[:0], len(d))[:len(d)]
-		for i, v := range d {
-			dst[i] = float64(v)
-		}
-	case []float64:
-		dst = append(dst[:0], d...)
-	}
-	return dst
 }
 
 // srcLen is the padded length of a batch of sources: the longest rounded up

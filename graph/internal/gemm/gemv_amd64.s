@@ -226,3 +226,190 @@ store8:
 done:
 	VZEROUPPER
 	RET
+
+// func ddotRows(k4 int, x, b *float64, ldb, n int, y *float64)
+//
+// sdotRows for float64: y[j] = Σ_{p<k4} x[p]·b[j·ldb+p] for j < n; k4 is a
+// positive multiple of 4.
+TEXT ·ddotRows(SB), NOSPLIT, $0-48
+	MOVQ k4+0(FP), CX
+	SHLQ $3, CX                // k4 in bytes
+	MOVQ x+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ ldb+24(FP), R8
+	SHLQ $3, R8                // ldb in bytes
+	MOVQ n+32(FP), R9
+	MOVQ y+40(FP), DX
+	LEAQ (R8)(R8*2), R10       // 3·ldb
+	MOVQ CX, BX
+	ANDQ $-64, BX              // the bytes covered by steps of 8 values
+
+dfour:
+	CMPQ   R9, $4
+	JLT    done
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	LEAQ   (DI)(R8*1), R11
+	LEAQ   (DI)(R8*2), R12
+	LEAQ   (DI)(R10*1), R13
+	XORQ   AX, AX
+
+dloop4:
+	CMPQ        AX, BX
+	JGE         dtail4
+	VMOVUPD     (SI)(AX*1), Y8
+	VMOVUPD     32(SI)(AX*1), Y9
+	VFMADD231PD (DI)(AX*1), Y8, Y0
+	VFMADD231PD 32(DI)(AX*1), Y9, Y4
+	VFMADD231PD (R11)(AX*1), Y8, Y1
+	VFMADD231PD 32(R11)(AX*1), Y9, Y5
+	VFMADD231PD (R12)(AX*1), Y8, Y2
+	VFMADD231PD 32(R12)(AX*1), Y9, Y6
+	VFMADD231PD (R13)(AX*1), Y8, Y3
+	VFMADD231PD 32(R13)(AX*1), Y9, Y7
+	ADDQ        $64, AX
+	JMP         dloop4
+
+dtail4:
+	CMPQ        AX, CX
+	JGE         dsum4
+	VMOVUPD     (SI)(AX*1), Y8
+	VFMADD231PD (DI)(AX*1), Y8, Y0
+	VFMADD231PD (R11)(AX*1), Y8, Y1
+	VFMADD231PD (R12)(AX*1), Y8, Y2
+	VFMADD231PD (R13)(AX*1), Y8, Y3
+
+dsum4:
+	VADDPD     Y4, Y0, Y0
+	VADDPD     Y5, Y1, Y1
+	VADDPD     Y6, Y2, Y2
+	VADDPD     Y7, Y3, Y3
+	VHADDPD    Y1, Y0, Y0      // a01 b01 a23 b23
+	VHADDPD    Y3, Y2, Y2      // c01 d01 c23 d23
+	VPERM2F128 $0x20, Y2, Y0, Y4 // a01 b01 c01 d01
+	VPERM2F128 $0x31, Y2, Y0, Y5 // a23 b23 c23 d23
+	VADDPD     Y5, Y4, Y4
+	VMOVUPD    Y4, (DX)
+	ADDQ       $32, DX
+	LEAQ       (DI)(R8*4), DI
+	SUBQ       $4, R9
+	JMP        dfour
+
+done:
+	VZEROUPPER
+	RET
+
+// func daxpyCols(k int, x, b *float64, ldb, n4 int, y *float64)
+//
+// saxpyCols for float64: y[j] = Σ_{p<k} x[p]·b[p·ldb+j] for j < n4; k ≥ 1
+// and n4 is a multiple of 4. 16 columns at a time, then 4.
+TEXT ·daxpyCols(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ ldb+24(FP), R8
+	SHLQ $3, R8                // ldb in bytes
+	MOVQ n4+32(FP), R9
+	MOVQ y+40(FP), DX
+
+dcols16:
+	CMPQ   R9, $16
+	JLT    dcols4
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	MOVQ   DI, R11
+	MOVQ   SI, R12
+	MOVQ   CX, R13
+
+dpairs16:
+	CMPQ         R13, $2
+	JLT          dlast16
+	VBROADCASTSD (R12), Y8
+	VBROADCASTSD 8(R12), Y9
+	LEAQ         (R11)(R8*1), AX
+	VFMADD231PD  (R11), Y8, Y0
+	VFMADD231PD  32(R11), Y8, Y1
+	VFMADD231PD  64(R11), Y8, Y2
+	VFMADD231PD  96(R11), Y8, Y3
+	VFMADD231PD  (AX), Y9, Y4
+	VFMADD231PD  32(AX), Y9, Y5
+	VFMADD231PD  64(AX), Y9, Y6
+	VFMADD231PD  96(AX), Y9, Y7
+	LEAQ         (R11)(R8*2), R11
+	ADDQ         $16, R12
+	SUBQ         $2, R13
+	JMP          dpairs16
+
+dlast16:
+	TESTQ        R13, R13
+	JZ           dstore16
+	VBROADCASTSD (R12), Y8
+	VFMADD231PD  (R11), Y8, Y0
+	VFMADD231PD  32(R11), Y8, Y1
+	VFMADD231PD  64(R11), Y8, Y2
+	VFMADD231PD  96(R11), Y8, Y3
+
+dstore16:
+	VADDPD  Y4, Y0, Y0
+	VADDPD  Y5, Y1, Y1
+	VADDPD  Y6, Y2, Y2
+	VADDPD  Y7, Y3, Y3
+	VMOVUPD Y0, (DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 64(DX)
+	VMOVUPD Y3, 96(DX)
+	ADDQ    $128, DX
+	ADDQ    $128, DI
+	SUBQ    $16, R9
+	JMP     dcols16
+
+dcols4:
+	TESTQ  R9, R9
+	JZ     done
+	VXORPD Y0, Y0, Y0
+	VXORPD Y4, Y4, Y4
+	MOVQ   DI, R11
+	MOVQ   SI, R12
+	MOVQ   CX, R13
+
+dpairs4:
+	CMPQ         R13, $2
+	JLT          dlast4
+	VBROADCASTSD (R12), Y8
+	VBROADCASTSD 8(R12), Y9
+	VFMADD231PD  (R11), Y8, Y0
+	VFMADD231PD  (R11)(R8*1), Y9, Y4
+	LEAQ         (R11)(R8*2), R11
+	ADDQ         $16, R12
+	SUBQ         $2, R13
+	JMP          dpairs4
+
+dlast4:
+	TESTQ        R13, R13
+	JZ           dstore4
+	VBROADCASTSD (R12), Y8
+	VFMADD231PD  (R11), Y8, Y0
+
+dstore4:
+	VADDPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DX)
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $4, R9
+	JMP     dcols4
+
+done:
+	VZEROUPPER
+	RET

@@ -71,19 +71,19 @@ func (a asmKernels[T]) axpyRows(k, n int, x, b []T, ldb int, y []T) {
 // sdotRows is asmKernels.dot for float32 (lanes 8, rows 1).
 //
 //go:noescape
-func sdotRows(k8 int, x, b *float32, ldb, n int, y *float32)
+func sdotRows(k int, x, b *float32, ldb, n int, y *float32)
 
 // saxpyCols is asmKernels.axpy for float32 (lanes 8).
 //
 //go:noescape
-func saxpyCols(k int, x, b *float32, ldb, n8 int, y *float32)
+func saxpyCols(k int, x, b *float32, ldb, n int, y *float32)
 
 // ddotRows is asmKernels.dot for float64 (lanes 4, rows 4).
 //
 //go:noescape
-func ddotRows(k4 int, x, b *float64, ldb, n int, y *float64)
+func ddotRows(k int, x, b *float64, ldb, n int, y *float64)
 
 // daxpyCols is asmKernels.axpy for float64 (lanes 4).
 //
 //go:noescape
-func daxpyCols(k int, x, b *float64, ldb, n4 int, y *float64)
+func daxpyCols(k int, x, b *float64, ldb, n int, y *float64)

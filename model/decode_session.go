@@ -22,7 +22,8 @@ type session struct {
 	steps int // cache positions: the most steps the session can take
 	t     int
 	pos   []int
-	lp    []float64 // the last step's log-probabilities, [rows·vocab]
+	mask  *tensor.Dense // layers.StepMask(t), its slot t opened at each step
+	lp    []float64     // the last step's log-probabilities, [rows·vocab]
 	buf32 []float32
 	buf64 []float64
 }
@@ -56,7 +57,8 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{step: step, dt: d.params.Dtype(), n: d.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows)}
+	ss := &session{step: step, dt: d.params.Dtype(), n: d.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows),
+		mask: layers.StepMask(d.params.Dtype(), 0, steps)}
 	if enc == nil {
 		return ss, nil
 	}
@@ -121,11 +123,17 @@ func (ss *session) advance(tokens, parents []int) ([]float64, error) {
 	for r := range ss.pos {
 		ss.pos[r] = ss.t
 	}
-	mask := layers.StepMask(ss.dt, ss.t, ss.steps).Data()
+	// The mask of step t is that of step t-1 with slot t open.
+	switch m := ss.mask.Data().(type) {
+	case []float32:
+		m[ss.t] = 0
+	case []float64:
+		m[ss.t] = 0
+	}
 	for _, in := range [...]struct {
 		name string
 		v    any
-	}{{inStepIDs, tokens}, {inStepPos, ss.pos}, {inSlot, []int{ss.t}}, {inSlotMask, mask}} {
+	}{{inStepIDs, tokens}, {inStepPos, ss.pos}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
 		if err := ss.step.Set(in.name, in.v); err != nil {
 			return nil, err
 		}

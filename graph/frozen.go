@@ -1,6 +1,10 @@
 package graph
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"gorgonia.org/tensor"
+)
 
 // Freeze promises that no parameter of p changes value until the returned
 // function is called. Until then, every MatMul of a Scope built on p whose
@@ -47,13 +51,22 @@ type packKey struct {
 // drop forgets every packed copy.
 func (c *packs) drop() { c.copies = nil }
 
-// get returns the packed copy of op(b), [k, n], for a product with m rows,
-// packing it the first time; nil when c is nil, its Params are not frozen,
-// or packing b would not pay for a product of m rows.
-func get[T Float](c *packs, transB bool, m, k, n int, b []T) any {
-	if c == nil || c.frozen == 0 || !packPays(m) || len(b) == 0 {
+// param is a MatMul's w that is a parameter: the packed copies of its
+// Params and its tensor.
+type param struct {
+	packs *packs
+	value *tensor.Dense
+}
+
+// packed returns the packed copy of op(b), [k, n], for a product with m
+// rows, packing it the first time; nil when w is nil, its Params are not
+// frozen, packing would not pay for a product of m rows, or b is not the
+// parameter's own elements (a copy made for this run, say).
+func packed[T Float](w *param, transB bool, m, k, n int, b []T) any {
+	if w == nil || w.packs.frozen == 0 || !packPays(m) || len(b) == 0 || !sameData(w.value, b) {
 		return nil
 	}
+	c := w.packs
 	key := packKey{unsafe.Pointer(unsafe.SliceData(b)), transB, k, n}
 	if pb, ok := c.copies[key]; ok {
 		return pb
@@ -66,4 +79,16 @@ func get[T Float](c *packs, transB bool, m, k, n int, b []T) any {
 		c.copies[key] = pb
 	}
 	return pb
+}
+
+// sameData reports whether b is the elements of t.
+func sameData[T Float](t *tensor.Dense, b []T) bool {
+	var d []T
+	switch t.Dtype() {
+	case tensor.Float32:
+		d, _ = any(t.Float32s()).([]T)
+	case tensor.Float64:
+		d, _ = any(t.Float64s()).([]T)
+	}
+	return len(d) == len(b) && unsafe.SliceData(d) == unsafe.SliceData(b)
 }

@@ -18,9 +18,9 @@ import (
 // both the embedding [vocab, dModel] and the pre-softmax projection.
 func MatMul(x, w *G.Node, transW bool) (*G.Node, error) { return matMul(x, w, transW, nil) }
 
-// matMul is MatMul whose kernel takes w's packed copy from packs while
-// they are frozen (nil: it never does), for a w that is a parameter.
-func matMul(x, w *G.Node, transW bool, packs *packs) (*G.Node, error) {
+// matMul is MatMul whose kernel takes the packed copy of wp, w's
+// parameter, while its Params are frozen (nil: it never does).
+func matMul(x, w *G.Node, transW bool, wp *param) (*G.Node, error) {
 	if w.Dims() != 2 || x.Dims() < 1 {
 		return nil, errors.Errorf("matmul: x %v by w %v: w must be a matrix", x.Shape(), w.Shape())
 	}
@@ -39,8 +39,8 @@ func matMul(x, w *G.Node, transW bool, packs *packs) (*G.Node, error) {
 			y[len(y)-1] = out
 			return y, nil
 		},
-		F32:  Kernels[float32]{Forward: matMulKernel[float32](transW, out, packs)},
-		F64:  Kernels[float64]{Forward: matMulKernel[float64](transW, out, packs)},
+		F32:  Kernels[float32]{Forward: matMulKernel[float32](transW, out, wp)},
+		F64:  Kernels[float64]{Forward: matMulKernel[float64](transW, out, wp)},
 		Diff: []bool{true, true},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			// dx = dy · wᵀ: the same op with the other transpose flag.
@@ -55,12 +55,13 @@ func matMul(x, w *G.Node, transW bool, packs *packs) (*G.Node, error) {
 }
 
 // matMulKernel is y = x·op(w) for x of any rank, its leading axes as rows,
-// with w's packed copy in packs when there is one (see Params.Freeze).
-func matMulKernel[T Float](transW bool, out int, packs *packs) func(Operand[T], []Operand[T]) error {
+// with the packed copy of wp, w's parameter, when there is one (see
+// Params.Freeze).
+func matMulKernel[T Float](transW bool, out int, wp *param) func(Operand[T], []Operand[T]) error {
 	return func(y Operand[T], x []Operand[T]) error {
 		in := lastDim(x[0].Shape)
 		rows := len(x[0].Data) / in
-		if pw := get(packs, transW, rows, in, out, x[1].Data); pw != nil {
+		if pw := packed(wp, transW, rows, in, out, x[1].Data); pw != nil {
 			gemmPacked(rows, in, out, x[0].Data, pw, y.Data)
 			return nil
 		}

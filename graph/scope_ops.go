@@ -11,11 +11,13 @@ import (
 // reuses a packed copy of it while the parameters are frozen (see
 // Params.Freeze).
 func (s *Scope) MatMul(x, w *G.Node, transW bool) *G.Node {
-	var packs *packs
+	var wp *param
 	if w != nil && s.b.nodes[w.Name()] == w {
-		packs = &s.b.params.packs
+		if v := s.b.params.Value(w.Name()); v != nil {
+			wp = &param{packs: &s.b.params.packs, value: v}
+		}
 	}
-	return s.do(func() (*G.Node, error) { return matMul(x, w, transW, packs) }, x, w)
+	return s.do(func() (*G.Node, error) { return matMul(x, w, transW, wp) }, x, w)
 }
 
 // AddBias is AddBias recorded in s.

@@ -160,24 +160,45 @@ func logProbsInto[T float32 | float64](dst []float64, src []T, rows, step int) (
 	dst = slices.Grow(dst[:0], len(src))[:len(src)]
 	vocab := len(src) / rows
 	for r := range rows {
-		finite := false
-		out := dst[r*vocab : (r+1)*vocab]
-		for i, v := range src[r*vocab : (r+1)*vocab] {
-			f := float64(v)
-			out[i] = f
-			if f-f == 0 { // finite: x - x is NaN for NaN and ±Inf
-				finite = true
-				continue
-			}
-			if !math.IsInf(f, -1) {
-				return dst, errors.Errorf("decoding step %d: the model's log-probabilities hold %v (are its weights finite?)", step, f)
-			}
+		out, in := dst[r*vocab:(r+1)*vocab], src[r*vocab:(r+1)*vocab]
+		// x - x is 0 for a finite x and NaN for NaN and ±Inf, so the sums
+		// stay 0 for a row of finite values (four of them, so that the
+		// additions do not wait on each other).
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= len(in); i += 4 {
+			f0, f1, f2, f3 := float64(in[i]), float64(in[i+1]), float64(in[i+2]), float64(in[i+3])
+			out[i], out[i+1], out[i+2], out[i+3] = f0, f1, f2, f3
+			s0, s1, s2, s3 = s0+(f0-f0), s1+(f1-f1), s2+(f2-f2), s3+(f3-f3)
 		}
-		if !finite {
-			return dst, errors.Errorf("decoding step %d: the model gives every token probability 0", step)
+		for ; i < len(in); i++ {
+			f := float64(in[i])
+			out[i] = f
+			s0 += f - f
+		}
+		if (s0+s1)+(s2+s3) != 0 {
+			if err := checkRow(out, step); err != nil {
+				return dst, err
+			}
 		}
 	}
 	return dst, nil
+}
+
+// checkRow refuses a row of log-probabilities that holds NaN or +Inf, or
+// no finite value.
+func checkRow(row []float64, step int) error {
+	finite := false
+	for _, f := range row {
+		if math.IsNaN(f) || math.IsInf(f, 1) {
+			return errors.Errorf("decoding step %d: the model's log-probabilities hold %v (are its weights finite?)", step, f)
+		}
+		finite = finite || !math.IsInf(f, -1)
+	}
+	if !finite {
+		return errors.Errorf("decoding step %d: the model gives every token probability 0", step)
+	}
+	return nil
 }
 
 // carryCaches copies the updated caches of the last step into the caches the

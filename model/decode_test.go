@@ -682,3 +682,35 @@ func scaleInPlace(params *graph.Params, f float64) {
 		}
 	}
 }
+
+// TestLogProbsInto checks the conversion and check of a step's
+// log-probabilities: -Inf is a token of probability 0, but NaN, +Inf or a
+// row of -Inf alone are refused, wherever they stand in a row.
+func TestLogProbsInto(t *testing.T) {
+	inf := float32(math.Inf(1))
+	nan := float32(math.NaN())
+	tests := []struct {
+		row  []float32
+		fail bool
+	}{
+		{[]float32{-1, -2, -3, -4, -5}, false},
+		{[]float32{-1, -2, -3, -4, -inf}, false},
+		{[]float32{-inf, -inf, -inf, -inf, -0.5, -inf}, false},
+		{[]float32{-1, -2, nan, -4, -5}, true},
+		{[]float32{-1, -2, -3, -4, -5, -6, inf}, true},
+		{[]float32{-inf, -inf, -inf, -inf, -inf}, true},
+	}
+	for _, tc := range tests {
+		// The row second of two, after a row of zeros.
+		src := append(make([]float32, len(tc.row)), tc.row...)
+		got, err := logProbsInto(nil, src, 2, 1)
+		if (err != nil) != tc.fail {
+			t.Errorf("%v: error %v, want one: %t", tc.row, err, tc.fail)
+		}
+		for i, v := range src {
+			if g := got[i]; g != float64(v) && !(math.IsNaN(g) && v != v) {
+				t.Errorf("%v: element %d is %g, want %g", tc.row, i, g, v)
+			}
+		}
+	}
+}

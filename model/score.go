@@ -67,11 +67,16 @@ func (s Scores) Perplexity() float64 { return math.Exp(s.Loss()) }
 // Accuracy is the fraction of targets predicted right.
 func (s Scores) Accuracy() float64 { return float64(s.Correct) / float64(max(s.Tokens, 1)) }
 
+// argmax is the index of the largest value of v, the first of equal ones
+// (0 for an empty v).
 func argmax(v []float64) int {
-	best := 0
+	if len(v) == 0 {
+		return 0
+	}
+	best, top := 0, v[0]
 	for i, x := range v {
-		if x > v[best] {
-			best = i
+		if x > top {
+			best, top = i, x
 		}
 	}
 	return best

@@ -23,7 +23,7 @@ type session struct {
 	t     int
 	pos   []int
 	mask  *tensor.Dense // layers.StepMask(t), its slot t opened at each step
-	lp    []float64     // the last step's log-probabilities, [rows·vocab]
+	lp    []float64     // rows of the last step's log-probabilities (logProbs)
 	buf32 []float32
 	buf64 []float64
 }
@@ -109,15 +109,15 @@ func (ss *session) setMemory(enc *graph.Program, ids []int, srcLen, beams int) e
 }
 
 // advance runs step t: row r continues row parents[r] of the step before
-// (nil: row r itself) with the token tokens[r]. It returns the next-token
-// log-probabilities [rows·vocab], valid until the next call.
-func (ss *session) advance(tokens, parents []int) ([]float64, error) {
+// (nil: row r itself) with the token tokens[r]. logProbs reads the
+// next-token log-probabilities it gives.
+func (ss *session) advance(tokens, parents []int) error {
 	if ss.t >= ss.steps {
-		return nil, errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
+		return errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
 	}
 	if ss.t > 0 {
 		if err := ss.carryCaches(parents); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for r := range ss.pos {
@@ -135,19 +135,28 @@ func (ss *session) advance(tokens, parents []int) ([]float64, error) {
 		v    any
 	}{{inStepIDs, tokens}, {inStepPos, ss.pos}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
 		if err := ss.step.Set(in.name, in.v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := ss.step.Run(); err != nil {
-		return nil, errors.Wrapf(err, "decoding step %d", ss.t+1)
+		return errors.Wrapf(err, "decoding step %d", ss.t+1)
 	}
 	ss.t++
+	return nil
+}
+
+// logProbs is rows r0 to r0+n-1 of the last step's next-token
+// log-probabilities, [n·vocab], valid until the next call. Only the rows a
+// search reads are converted and checked, each while it is in cache.
+func (ss *session) logProbs(r0, n int) ([]float64, error) {
 	var err error
 	switch d := ss.step.Output(LogProbs).Data().(type) {
 	case []float32:
-		ss.lp, err = logProbsInto(ss.lp, d, len(tokens), ss.t)
+		vocab := len(d) / ss.rows
+		ss.lp, err = logProbsInto(ss.lp, d[r0*vocab:(r0+n)*vocab], n, ss.t)
 	case []float64:
-		ss.lp, err = logProbsInto(ss.lp, d, len(tokens), ss.t)
+		vocab := len(d) / ss.rows
+		ss.lp, err = logProbsInto(ss.lp, d[r0*vocab:(r0+n)*vocab], n, ss.t)
 	}
 	return ss.lp, err
 }

@@ -272,7 +272,10 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		}
 		for step := range steps {
 			tokens := []int{b.TgtIn[step], b.TgtIn[steps+step], b.TgtIn[2*steps+step]}
-			lp, err := ss.advance(tokens, nil)
+			if err := ss.advance(tokens, nil); err != nil {
+				t.Fatal(err)
+			}
+			lp, err := ss.logProbs(0, 3)
 			if err != nil {
 				t.Fatal(err)
 			}

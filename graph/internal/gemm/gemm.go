@@ -10,6 +10,11 @@
 // that suits how often it is reread. See driver.go for the loops. Large
 // products are split among up to GOMAXPROCS goroutines.
 //
+// Two shortcuts serve decoding, which multiplies a few rows by the same
+// weights at every step: products of up to four rows are matrix–vector
+// products that read B once, without packing it (gemv.go), and a B that
+// many products share can be packed once (PackSB, SgemmPacked; packed.go).
+//
 // Products are accumulated in the element type, as BLAS does.
 package gemm
 

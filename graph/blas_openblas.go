@@ -35,3 +35,12 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	netlib.Implementation{}.Dgemm(trans(transA), trans(transB), m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }
+
+// packPays is false: OpenBLAS packs its operands itself, at every call.
+func packPays(int) bool { return false }
+
+// packB is never called: packPays is false.
+func packB[T Float](bool, int, int, []T) any { return nil }
+
+// gemmPacked is never called: packPays is false.
+func gemmPacked[T Float](int, int, int, []T, any, []T) {}

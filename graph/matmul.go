@@ -16,7 +16,11 @@ import (
 //
 // so x [batch, len, dModel] needs no reshape. transW lets one matrix serve as
 // both the embedding [vocab, dModel] and the pre-softmax projection.
-func MatMul(x, w *G.Node, transW bool) (*G.Node, error) {
+func MatMul(x, w *G.Node, transW bool) (*G.Node, error) { return matMul(x, w, transW, nil) }
+
+// matMul is MatMul whose kernel takes the packed copy of wp, w's
+// parameter, while its Params are frozen (nil: it never does).
+func matMul(x, w *G.Node, transW bool, wp *param) (*G.Node, error) {
 	if w.Dims() != 2 || x.Dims() < 1 {
 		return nil, errors.Errorf("matmul: x %v by w %v: w must be a matrix", x.Shape(), w.Shape())
 	}
@@ -35,8 +39,8 @@ func MatMul(x, w *G.Node, transW bool) (*G.Node, error) {
 			y[len(y)-1] = out
 			return y, nil
 		},
-		F32:  Kernels[float32]{Forward: matMulKernel[float32](transW, out)},
-		F64:  Kernels[float64]{Forward: matMulKernel[float64](transW, out)},
+		F32:  Kernels[float32]{Forward: matMulKernel[float32](transW, out, wp)},
+		F64:  Kernels[float64]{Forward: matMulKernel[float64](transW, out, wp)},
 		Diff: []bool{true, true},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			// dx = dy · wᵀ: the same op with the other transpose flag.
@@ -50,11 +54,18 @@ func MatMul(x, w *G.Node, transW bool) (*G.Node, error) {
 	}.Apply(x, w)
 }
 
-// matMulKernel is y = x·op(w) for x of any rank, its leading axes as rows.
-func matMulKernel[T Float](transW bool, out int) func(Operand[T], []Operand[T]) error {
+// matMulKernel is y = x·op(w) for x of any rank, its leading axes as rows,
+// with the packed copy of wp, w's parameter, when there is one (see
+// Params.Freeze).
+func matMulKernel[T Float](transW bool, out int, wp *param) func(Operand[T], []Operand[T]) error {
 	return func(y Operand[T], x []Operand[T]) error {
 		in := lastDim(x[0].Shape)
-		gemm(false, transW, len(x[0].Data)/in, out, in, x[0].Data, x[1].Data, y.Data, 0)
+		rows := len(x[0].Data) / in
+		if pw := packed(wp, transW, rows, in, out, x[1].Data); pw != nil {
+			gemmPacked(rows, in, out, x[0].Data, pw, y.Data)
+			return nil
+		}
+		gemm(false, transW, rows, out, in, x[0].Data, x[1].Data, y.Data, 0)
 		return nil
 	}
 }

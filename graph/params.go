@@ -24,6 +24,7 @@ type Params struct {
 	// arena (see Program.Run).
 	active *Program
 	arena  arena
+	packs  packs // packed copies of parameters while frozen
 }
 
 // NewParams returns an empty parameter store of element type dtype (tensor.Float32
@@ -104,6 +105,7 @@ func (p *Params) Set(name string, t *tensor.Dense) error {
 		return errors.Errorf("parameter %s has shape %v, value has %v", name, v.Shape(), t.Shape())
 	}
 	copyFloats(v, Float64s(t))
+	p.packs.drop()
 	return nil
 }
 

@@ -7,9 +7,17 @@ import (
 // The Scope's op methods: each calls the op of the same name and records its
 // error in the scope.
 
-// MatMul is MatMul recorded in s.
+// MatMul is MatMul recorded in s. When w is a parameter, the product
+// reuses a packed copy of it while the parameters are frozen (see
+// Params.Freeze).
 func (s *Scope) MatMul(x, w *G.Node, transW bool) *G.Node {
-	return s.do(func() (*G.Node, error) { return MatMul(x, w, transW) }, x, w)
+	var wp *param
+	if w != nil && s.b.nodes[w.Name()] == w {
+		if v := s.b.params.Value(w.Name()); v != nil {
+			wp = &param{packs: &s.b.params.packs, value: v}
+		}
+	}
+	return s.do(func() (*G.Node, error) { return matMul(x, w, transW, wp) }, x, w)
 }
 
 // AddBias is AddBias recorded in s.

@@ -17,11 +17,9 @@ func stepwise(ss *session, pl plan, pick func(row []float64) int) ([][]Hypothesi
 		tokens[i] = p[0]
 	}
 	for live := n; live > 0; {
-		lp, err := ss.advance(tokens, nil)
-		if err != nil {
+		if err := ss.advance(tokens, nil); err != nil {
 			return nil, err
 		}
-		vocab := len(lp) / n
 		for i := range hyps {
 			if done[i] {
 				continue
@@ -30,7 +28,11 @@ func stepwise(ss *session, pl plan, pick func(row []float64) int) ([][]Hypothesi
 				tokens[i] = p[ss.t] // still feeding the prefix
 				continue
 			}
-			row := outputRow(lp, i, vocab)
+			lp, err := ss.logProbs(i, 1)
+			if err != nil {
+				return nil, err
+			}
+			row := outputRow(lp, 0, len(lp))
 			tokens[i] = pick(row)
 			if hyps[i].add(tokens[i], row[tokens[i]]) || len(hyps[i].Tokens) == pl.limits[i] {
 				done[i] = true
@@ -89,11 +91,9 @@ func beam(ss *session, pl plan, s Search) ([][]Hypothesis, error) {
 		bs[i] = newBeams(k, pl.limits[i], s.Alpha)
 	}
 	for live := len(bs); live > 0; {
-		lp, err := ss.advance(tokens, parents)
-		if err != nil {
+		if err := ss.advance(tokens, parents); err != nil {
 			return nil, err
 		}
-		vocab := len(lp) / rows
 		for i, b := range bs {
 			if b.done {
 				continue
@@ -104,7 +104,11 @@ func beam(ss *session, pl plan, s Search) ([][]Hypothesis, error) {
 				}
 				continue
 			}
-			b.extend(lp[i*k*vocab:(i+1)*k*vocab], vocab, tokens[i*k:(i+1)*k], parents[i*k:(i+1)*k], i*k)
+			lp, err := ss.logProbs(i*k, k)
+			if err != nil {
+				return nil, err
+			}
+			b.extend(lp, len(lp)/k, tokens[i*k:(i+1)*k], parents[i*k:(i+1)*k], i*k)
 			if b.done {
 				live--
 			}

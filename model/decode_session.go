@@ -22,7 +22,8 @@ type session struct {
 	steps int // cache positions: the most steps the session can take
 	t     int
 	pos   []int
-	lp    []float64 // the last step's log-probabilities, [rows·vocab]
+	mask  *tensor.Dense // layers.StepMask(t), its slot t opened at each step
+	lp    []float64     // rows of the last step's log-probabilities (logProbs)
 	buf32 []float32
 	buf64 []float64
 }
@@ -56,7 +57,8 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{step: step, dt: d.params.Dtype(), n: d.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows)}
+	ss := &session{step: step, dt: d.params.Dtype(), n: d.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows),
+		mask: layers.StepMask(d.params.Dtype(), 0, steps)}
 	if enc == nil {
 		return ss, nil
 	}
@@ -107,50 +109,103 @@ func (ss *session) setMemory(enc *graph.Program, ids []int, srcLen, beams int) e
 }
 
 // advance runs step t: row r continues row parents[r] of the step before
-// (nil: row r itself) with the token tokens[r]. It returns the next-token
-// log-probabilities [rows·vocab], valid until the next call.
-func (ss *session) advance(tokens, parents []int) ([]float64, error) {
+// (nil: row r itself) with the token tokens[r]. logProbs reads the
+// next-token log-probabilities it gives.
+func (ss *session) advance(tokens, parents []int) error {
 	if ss.t >= ss.steps {
-		return nil, errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
+		return errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
 	}
 	if ss.t > 0 {
 		if err := ss.carryCaches(parents); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for r := range ss.pos {
 		ss.pos[r] = ss.t
 	}
-	mask := layers.StepMask(ss.dt, ss.t, ss.steps).Data()
-	for name, v := range map[string]any{inStepIDs: tokens, inStepPos: ss.pos, inSlot: []int{ss.t}, inSlotMask: mask} {
-		if err := ss.step.Set(name, v); err != nil {
-			return nil, err
+	// The mask of step t is that of step t-1 with slot t open.
+	switch m := ss.mask.Data().(type) {
+	case []float32:
+		m[ss.t] = 0
+	case []float64:
+		m[ss.t] = 0
+	}
+	for _, in := range [...]struct {
+		name string
+		v    any
+	}{{inStepIDs, tokens}, {inStepPos, ss.pos}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
+		if err := ss.step.Set(in.name, in.v); err != nil {
+			return err
 		}
 	}
 	if err := ss.step.Run(); err != nil {
-		return nil, errors.Wrapf(err, "decoding step %d", ss.t+1)
+		return errors.Wrapf(err, "decoding step %d", ss.t+1)
 	}
-	ss.lp = floatsInto(ss.lp, ss.step.Output(LogProbs))
 	ss.t++
-	return ss.lp, checkRows(ss.lp, len(tokens), ss.t)
+	return nil
 }
 
-// checkRows refuses log-probabilities [rows·vocab] that no distribution
-// has: NaN, +Inf, or a row without a finite value. Broken weights give
-// them, and a search fed them would end with no hypothesis.
-func checkRows(lp []float64, rows, step int) error {
-	vocab := len(lp) / rows
+// logProbs is rows r0 to r0+n-1 of the last step's next-token
+// log-probabilities, [n·vocab], valid until the next call. Only the rows a
+// search reads are converted and checked, each while it is in cache.
+func (ss *session) logProbs(r0, n int) ([]float64, error) {
+	var err error
+	switch d := ss.step.Output(LogProbs).Data().(type) {
+	case []float32:
+		vocab := len(d) / ss.rows
+		ss.lp, err = logProbsInto(ss.lp, d[r0*vocab:(r0+n)*vocab], n, ss.t)
+	case []float64:
+		vocab := len(d) / ss.rows
+		ss.lp, err = logProbsInto(ss.lp, d[r0*vocab:(r0+n)*vocab], n, ss.t)
+	}
+	return ss.lp, err
+}
+
+// logProbsInto writes the log-probabilities src [rows·vocab] into dst
+// (grown as needed) as float64s, in the same pass refusing ones that no
+// distribution has: NaN, +Inf, or a row without a finite value. Broken
+// weights give them, and a search fed them would end with no hypothesis.
+func logProbsInto[T float32 | float64](dst []float64, src []T, rows, step int) ([]float64, error) {
+	dst = slices.Grow(dst[:0], len(src))[:len(src)]
+	vocab := len(src) / rows
 	for r := range rows {
-		finite := false
-		for _, v := range lp[r*vocab : (r+1)*vocab] {
-			if math.IsNaN(v) || math.IsInf(v, 1) {
-				return errors.Errorf("decoding step %d: the model's log-probabilities hold %v (are its weights finite?)", step, v)
+		out, in := dst[r*vocab:(r+1)*vocab], src[r*vocab:(r+1)*vocab]
+		// x - x is 0 for a finite x and NaN for NaN and ±Inf, so the sums
+		// stay 0 for a row of finite values (four of them, so that the
+		// additions do not wait on each other).
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= len(in); i += 4 {
+			f0, f1, f2, f3 := float64(in[i]), float64(in[i+1]), float64(in[i+2]), float64(in[i+3])
+			out[i], out[i+1], out[i+2], out[i+3] = f0, f1, f2, f3
+			s0, s1, s2, s3 = s0+(f0-f0), s1+(f1-f1), s2+(f2-f2), s3+(f3-f3)
+		}
+		for ; i < len(in); i++ {
+			f := float64(in[i])
+			out[i] = f
+			s0 += f - f
+		}
+		if (s0+s1)+(s2+s3) != 0 {
+			if err := checkRow(out, step); err != nil {
+				return dst, err
 			}
-			finite = finite || !math.IsInf(v, -1)
 		}
-		if !finite {
-			return errors.Errorf("decoding step %d: the model gives every token probability 0", step)
+	}
+	return dst, nil
+}
+
+// checkRow refuses a row of log-probabilities that holds NaN or +Inf, or
+// no finite value.
+func checkRow(row []float64, step int) error {
+	finite := false
+	for _, f := range row {
+		if math.IsNaN(f) || math.IsInf(f, 1) {
+			return errors.Errorf("decoding step %d: the model's log-probabilities hold %v (are its weights finite?)", step, f)
 		}
+		finite = finite || !math.IsInf(f, -1)
+	}
+	if !finite {
+		return errors.Errorf("decoding step %d: the model gives every token probability 0", step)
 	}
 	return nil
 }
@@ -195,20 +250,6 @@ func gatherRows[T any](buf, src []T, size int, order []int) []T {
 		copy(buf[r*size:(r+1)*size], src[from*size:(from+1)*size])
 	}
 	return buf
-}
-
-// floatsInto writes the elements of a float tensor into dst (grown as needed).
-func floatsInto(dst []float64, t *tensor.Dense) []float64 {
-	switch d := t.Data().(type) {
-	case []float32:
-		dst = slices.Grow(dst[:0], len(d))[:len(d)]
-		for i, v := range d {
-			dst[i] = float64(v)
-		}
-	case []float64:
-		dst = append(dst[:0], d...)
-	}
-	return dst
 }
 
 // srcLen is the padded length of a batch of sources: the longest rounded up

@@ -160,16 +160,22 @@ func teacherForcedScores(t *testing.T, m Model, params *graph.Params, srcs [][]i
 // inFloat32 is a float32 copy of params.
 func inFloat32(t *testing.T, m Model, params *graph.Params) *graph.Params {
 	t.Helper()
-	p32, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(0, 0)))
+	return cloneParams(t, m, params, tensor.Float32)
+}
+
+// cloneParams is a copy of params in element type dt.
+func cloneParams(t *testing.T, m Model, params *graph.Params, dt tensor.Dtype) *graph.Params {
+	t.Helper()
+	clone, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range params.Names() {
-		if err := p32.Set(name, params.Value(name)); err != nil {
+		if err := clone.Set(name, params.Value(name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return p32
+	return clone
 }
 
 func TestCachedGreedyMatchesUncached(t *testing.T) {
@@ -266,7 +272,10 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		}
 		for step := range steps {
 			tokens := []int{b.TgtIn[step], b.TgtIn[steps+step], b.TgtIn[2*steps+step]}
-			lp, err := ss.advance(tokens, nil)
+			if err := ss.advance(tokens, nil); err != nil {
+				t.Fatal(err)
+			}
+			lp, err := ss.logProbs(0, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -604,5 +613,107 @@ func TestDecodeRefusesBadSources(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
 		}
 		d.Close()
+	}
+}
+
+// TestDecodeSeesUpdatedWeights checks that a Decoder's steps, which reuse
+// weights packed for the matrix products within a Decode call, see an
+// update of the weights made in place between calls, as an optimizer makes
+// it: decoding again gives what a new Decoder of a copy of the weights
+// gives, not what the old weights gave. The batch has rows enough for the products to pack.
+func TestDecodeSeesUpdatedWeights(t *testing.T) {
+	cfg := decodeConfigs()["post-norm, sinusoidal"]
+	srcs := decodeSources(cfg.Vocab, 9, 6)
+	s := Search{Method: MethodBeam, Beam: 2, NBest: 1, MaxLen: 8, Batch: 9}
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		m, params := decodeModel(t, cfg, 4, 1)
+		if dt == tensor.Float32 {
+			params = inFloat32(t, m, params)
+		}
+		decode := func(d *Decoder) [][]Hypothesis {
+			t.Helper()
+			hyps, err := d.Decode(srcs, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return hyps
+		}
+		d, err := NewDecoder(m, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := decode(d)
+		if params.Frozen() {
+			t.Fatal("the parameters are still frozen after Decode")
+		}
+		scaleInPlace(params, 3)
+		after := decode(d)
+		fresh, err := NewDecoder(m, cloneParams(t, m, params, dt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := decode(fresh)
+		changed := false
+		for i := range srcs {
+			if after[i][0].LogProb != want[i][0].LogProb || !slices.Equal(after[i][0].Tokens, want[i][0].Tokens) {
+				t.Fatalf("%v, source %d after the update: %v (log-probability %g), a new decoder gives %v (%g)",
+					dt, i, after[i][0].Tokens, after[i][0].LogProb, want[i][0].Tokens, want[i][0].LogProb)
+			}
+			changed = changed || before[i][0].LogProb != after[i][0].LogProb
+		}
+		if !changed {
+			t.Fatalf("%v: the update changed no log-probability; the test checks nothing", dt)
+		}
+		d.Close()
+		fresh.Close()
+	}
+}
+
+// scaleInPlace multiplies every parameter's elements by f, writing into
+// their tensors as an optimizer does.
+func scaleInPlace(params *graph.Params, f float64) {
+	for _, name := range params.Names() {
+		switch v := params.Value(name).Data().(type) {
+		case []float64:
+			for i := range v {
+				v[i] *= f
+			}
+		case []float32:
+			for i := range v {
+				v[i] *= float32(f)
+			}
+		}
+	}
+}
+
+// TestLogProbsInto checks the conversion and check of a step's
+// log-probabilities: -Inf is a token of probability 0, but NaN, +Inf or a
+// row of -Inf alone are refused, wherever they stand in a row.
+func TestLogProbsInto(t *testing.T) {
+	inf := float32(math.Inf(1))
+	nan := float32(math.NaN())
+	tests := []struct {
+		row  []float32
+		fail bool
+	}{
+		{[]float32{-1, -2, -3, -4, -5}, false},
+		{[]float32{-1, -2, -3, -4, -inf}, false},
+		{[]float32{-inf, -inf, -inf, -inf, -0.5, -inf}, false},
+		{[]float32{-1, -2, nan, -4, -5}, true},
+		{[]float32{-1, -2, -3, -4, -5, -6, inf}, true},
+		{[]float32{-inf, -inf, -inf, -inf, -inf}, true},
+	}
+	for _, tc := range tests {
+		// The row second of two, after a row of zeros.
+		src := append(make([]float32, len(tc.row)), tc.row...)
+		got, err := logProbsInto(nil, src, 2, 1)
+		if (err != nil) != tc.fail {
+			t.Errorf("%v: error %v, want one: %t", tc.row, err, tc.fail)
+		}
+		for i, v := range src {
+			if g := got[i]; g != float64(v) && !(math.IsNaN(g) && v != v) {
+				t.Errorf("%v: element %d is %g, want %g", tc.row, i, g, v)
+			}
+		}
 	}
 }

@@ -81,12 +81,16 @@ func (s Scores) Accuracy() float64 { return float64(s.Correct) / float64(max(s.T
 // argmax is indexOfMax for a search picking from float64 log-probabilities.
 func argmax(v []float64) int { return indexOfMax(v) }
 
-// indexOfMax is the index of the largest element of v, the first if tied.
+// indexOfMax is the index of the largest element of v, the first of equal
+// ones (0 for an empty v).
 func indexOfMax[T float32 | float64](v []T) int {
-	best := 0
+	if len(v) == 0 {
+		return 0
+	}
+	best, top := 0, v[0]
 	for i, x := range v {
-		if x > v[best] {
-			best = i
+		if x > top {
+			best, top = i, x
 		}
 	}
 	return best

@@ -65,3 +65,44 @@ func viaBLAS(impl blas.Float32Level3) sgemmFunc {
 		impl.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 	}
 }
+
+// skinnyShapes are the (m, n, k) of a decoding step's products at batch 1
+// (m = 1), beam 4 (m = 4) and beyond (m = 8): the output layer over an
+// 8000-word vocabulary (B transposed), the feed-forward layers (B as it
+// is).
+var skinnyShapes = []struct {
+	transB  bool
+	m, n, k int
+}{
+	{true, 1, 8000, 128}, {true, 4, 8000, 128}, {true, 8, 8000, 128},
+	{false, 1, 512, 128}, {false, 4, 128, 512}, {false, 8, 128, 512},
+}
+
+// BenchmarkSkinny times the products of skinnyShapes as matrix–vector
+// products (vec), with the packing GEMM (gemm) and with the GEMM given B
+// packed beforehand (packed), in float32 and float64.
+func BenchmarkSkinny(b *testing.B) {
+	benchSkinny(b, "float32", svec, sgemm)
+	benchSkinny(b, "float64", dvec, dgemm)
+}
+
+func benchSkinny[T float](b *testing.B, dtype string, v *vecKernels[T], im *impl[T]) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range skinnyShapes {
+		x, w, c := random[T](rng, s.m, s.k, s.k), random[T](rng, s.k, s.n, s.n), make([]T, s.m*s.n)
+		ldb := s.n
+		if s.transB {
+			ldb = s.k
+		}
+		p := problem[T]{transB: s.transB, m: s.m, n: s.n, k: s.k, a: x, lda: s.k, b: w, ldb: ldb, c: c, ldc: s.n}
+		pb := pack(im, s.transB, s.k, s.n, w, ldb)
+		for name, run := range map[string]func(problem[T]){"vec": v.run, "gemm": im.run, "packed": pb.run} {
+			b.Run(fmt.Sprintf("%s/%s/transB=%t/%dx%dx%d", dtype, name, s.transB, s.m, s.n, s.k), func(b *testing.B) {
+				for b.Loop() {
+					run(p)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -103,7 +103,10 @@ func (p problem[T]) band(byRows bool, t0, t1, mr, nr int) problem[T] {
 		return p
 	}
 	j0, j1 := t0*nr, min(t1*nr, p.n)
-	p.b = p.b[p.offsetB(j0):]
+	if p.packed == nil {
+		p.b = p.b[p.offsetB(j0):]
+	}
+	p.j0 += j0
 	p.c = p.c[j0:]
 	p.n = j1 - j0
 	return p
@@ -132,19 +135,18 @@ func (im *impl[T]) serial(p problem[T]) {
 	if p.beta != 0 && p.beta != 1 {
 		scale(p.c, p.ldc, p.m, p.n, p.beta)
 	}
-	// Blocks of the inner dimension are equal, so that none is much
-	// shorter than the others.
-	kcEqual := ceilDiv(p.k, ceilDiv(p.k, im.kc))
+	kcEqual := im.kcEqual(p.k)
 	for jc := 0; jc < p.n; jc += im.nc {
 		nc := min(im.nc, p.n-jc)
 		for pc := 0; pc < p.k; pc += kcEqual {
 			kc := min(kcEqual, p.k-pc)
 			accumulate := pc > 0 || p.beta != 0
-			im.packB(w.b, &p, pc, jc, kc, nc)
+			panels := *w
+			panels.b = im.panelsB(w.b, &p, pc, jc, kc, nc)
 			for ic := 0; ic < p.m; ic += im.mc {
 				mc := min(im.mc, p.m-ic)
 				im.packA(w.a, &p, ic, pc, mc, kc)
-				im.macro(w, mc, nc, kc, p.c[ic*p.ldc+jc:], p.ldc, accumulate)
+				im.macro(&panels, mc, nc, kc, p.c[ic*p.ldc+jc:], p.ldc, accumulate)
 			}
 		}
 	}

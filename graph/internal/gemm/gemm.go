@@ -10,6 +10,11 @@
 // that suits how often it is reread. See driver.go for the loops. Large
 // products are split among up to GOMAXPROCS goroutines.
 //
+// Two shortcuts serve decoding, which multiplies a few rows by the same
+// weights at every step: products of up to four rows are matrix–vector
+// products that read B once, without packing it (gemv.go), and a B that
+// many products share can be packed once (PackSB, SgemmPacked; packed.go).
+//
 // Products are accumulated in the element type, as BLAS does.
 package gemm
 
@@ -24,12 +29,23 @@ import "fmt"
 // C is not read, so it may hold NaNs. Sgemm panics when a size is negative,
 // a leading dimension is smaller than its row, or a slice is too short.
 func Sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm.run(problem[float32]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
+	run(sgemm, svec, problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc})
 }
 
 // Dgemm is Sgemm for float64 matrices.
 func Dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	dgemm.run(problem[float64]{transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc})
+	run(dgemm, dvec, problem[float64]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc})
+}
+
+// run computes p with the matrix–vector kernels v when op(A) has only a few
+// rows (see gemv.go), else with im.
+func run[T float](im *impl[T], v *vecKernels[T], p problem[T]) {
+	if p.skinny() {
+		p.check()
+		v.run(p)
+		return
+	}
+	im.run(p)
 }
 
 // float is the element type of the matrices.
@@ -46,6 +62,10 @@ type problem[T float] struct {
 	beta           T
 	c              []T
 	ldc            int
+	// packed, when set, is op(B) packed already (b is not read), and j0
+	// the column of op(B) where this problem's columns start.
+	packed *PackedB[T]
+	j0     int
 }
 
 // check panics unless the sizes, leading dimensions and slice lengths of p
@@ -63,7 +83,9 @@ func (p *problem[T]) check() {
 		br, bc = bc, br
 	}
 	checkMatrix("a", ar, ac, len(p.a), p.lda)
-	checkMatrix("b", br, bc, len(p.b), p.ldb)
+	if p.packed == nil {
+		checkMatrix("b", br, bc, len(p.b), p.ldb)
+	}
 	checkMatrix("c", p.m, p.n, len(p.c), p.ldc)
 }
 

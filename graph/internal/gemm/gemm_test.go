@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -123,8 +124,15 @@ func random[T float](rng *rand.Rand, rows, cols, ld int) []T {
 // and padding of C that changed.
 func check[T float](t *testing.T, im *impl[T], tc testCase, rng *rand.Rand) {
 	t.Helper()
+	checkWith(t, im.name, im.run, tc, rng)
+}
+
+// checkWith is check for any function that computes a problem; name names
+// it in messages.
+func checkWith[T float](t *testing.T, name string, run func(problem[T]), tc testCase, rng *rand.Rand) {
+	t.Helper()
 	x := newMatrices[T](tc, rng)
-	im.run(problem[T]{tc.transA, tc.transB, tc.m, tc.n, tc.k, x.a, x.lda, x.b, x.ldb, T(tc.beta), x.c, x.ldc})
+	run(problem[T]{transA: tc.transA, transB: tc.transB, m: tc.m, n: tc.n, k: tc.k, a: x.a, lda: x.lda, b: x.b, ldb: x.ldb, beta: T(tc.beta), c: x.c, ldc: x.ldc})
 	bad := 0
 	for i := range x.c {
 		r, j := i/x.ldc, i%x.ldc
@@ -137,7 +145,7 @@ func check[T float](t *testing.T, im *impl[T], tc testCase, rng *rand.Rand) {
 		}
 		if !ok {
 			if bad++; bad <= 3 {
-				t.Errorf("%s %v: c[%d,%d] = %g", im.name, tc, r, j, x.c[i])
+				t.Errorf("%s %v: c[%d,%d] = %g", name, tc, r, j, x.c[i])
 			}
 		}
 	}
@@ -260,3 +268,104 @@ func FuzzSgemm(f *testing.F) {
 }
 
 func pick[E any](rng *rand.Rand, xs []E) E { return xs[rng.IntN(len(xs))] }
+
+// vecKernels32 and vecKernels64 are the matrix–vector kernels this machine
+// can run.
+func vecKernels32() []*vecKernels[float32] {
+	return slices.Compact([]*vecKernels[float32]{goVec32, svec})
+}
+func vecKernels64() []*vecKernels[float64] {
+	return slices.Compact([]*vecKernels[float64]{goVec64, dvec})
+}
+
+func TestSgemv(t *testing.T) { testGemv(t, vecKernels32()) }
+func TestDgemv(t *testing.T) { testGemv(t, vecKernels64()) }
+
+// testGemv checks the matrix–vector kernels on products of 1 to
+// maxSkinnyRows rows against the reference, over sizes around their
+// register blocks and cache blocks (k from 1 to 700 makes B's blocks of
+// l1Bytes hold from 1 to hundreds of columns).
+func testGemv[T float](t *testing.T, vs []*vecKernels[T]) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ks := append(slices.Clone(sizes), 127, 128, 129, 255, 700)
+	ns := append(slices.Clone(sizes), 127, 128, 129, 1000, 2051)
+	for _, v := range vs {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for range 120 {
+					tc := testCase{tA, tB, 1 + rng.IntN(maxSkinnyRows), pick(rng, ns), pick(rng, ks),
+						pick(rng, []int{0, 0, 3}), pick(rng, []float64{0, 1, -0.5})}
+					checkWith(t, v.name, v.run, tc, rng)
+				}
+			}
+		}
+	}
+}
+
+// TestSkinnyDispatch checks that Sgemm and Dgemm send products of up to
+// maxSkinnyRows rows to the matrix–vector kernels and still get them right.
+func TestSkinnyDispatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for m := range maxSkinnyRows + 2 {
+		tc := testCase{false, true, m, 37, 41, 1, 0.5}
+		if p := (problem[float32]{m: tc.m, n: tc.n, k: tc.k}); p.skinny() != (m >= 1 && m <= maxSkinnyRows) {
+			t.Errorf("m=%d: skinny is %t", m, p.skinny())
+		}
+		checkWith(t, "Sgemm", func(p problem[float32]) {
+			Sgemm(p.transA, p.transB, p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc)
+		}, tc, rng)
+		checkWith(t, "Dgemm", func(p problem[float64]) {
+			Dgemm(p.transA, p.transB, p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc)
+		}, tc, rng)
+	}
+}
+
+func TestPackedSgemm(t *testing.T) { testPacked(t, impls32()) }
+func TestPackedDgemm(t *testing.T) { testPacked(t, impls64()) }
+
+// testPacked checks products with a B packed beforehand against the
+// reference, on one goroutine and (for the larger ones) several, where C is
+// split into bands of rows or of columns.
+func testPacked[T float](t *testing.T, ims []*impl[T]) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(11, 12))
+	large := []testCase{{false, true, 40, 1100, 130, 0, 0}, {true, false, 700, 60, 33, 1, 1}}
+	for _, im := range ims {
+		run := func(p problem[T]) {
+			pb := pack(im, p.transB, p.k, p.n, p.b, p.ldb)
+			p.b, p.ldb = nil, 0 // a packed product must not read B
+			pb.run(p)
+		}
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for range 60 {
+					tc := testCase{tA, tB, pick(rng, sizes), pick(rng, sizes), pick(rng, sizes),
+						pick(rng, []int{0, 0, 3}), pick(rng, []float64{0, 1, -0.5})}
+					checkWith(t, im.name+"-packed", run, tc, rng)
+				}
+			}
+		}
+		for _, tc := range large {
+			checkWith(t, im.name+"-packed", run, tc, rng)
+		}
+	}
+}
+
+// TestPackedExported checks SgemmPacked and DgemmPacked, and that PackSB
+// refuses a B that does not fit its slice.
+func TestPackedExported(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	tc := testCase{false, true, 9, 70, 33, 0, 0.5}
+	checkWith(t, "SgemmPacked", func(p problem[float32]) {
+		SgemmPacked(p.transA, p.m, p.a, p.lda, PackSB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc)
+	}, tc, rng)
+	checkWith(t, "DgemmPacked", func(p problem[float64]) {
+		DgemmPacked(p.transA, p.m, p.a, p.lda, PackDB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc)
+	}, tc, rng)
+	defer func() {
+		if recover() == nil {
+			t.Error("PackSB of a short B: no panic")
+		}
+	}()
+	PackSB(true, 4, 5, make([]float32, 19), 4)
+}

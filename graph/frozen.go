@@ -1,0 +1,94 @@
+package graph
+
+import (
+	"unsafe"
+
+	"gorgonia.org/tensor"
+)
+
+// Freeze promises that no parameter of p changes value until the returned
+// function is called. Until then, every MatMul of a Scope built on p whose
+// w is a parameter packs w for the GEMM at its first run and reuses that
+// copy at every later run, instead of packing it anew each time: a decoder
+// multiplies the same weights at every step. Unfreezing drops the copies,
+// so a change made afterwards (an optimizer step, a load) is always seen.
+// Set drops them too. Calls nest: the copies go when the last unfreeze
+// runs. Writing to a parameter's tensor while p is frozen is a bug that
+// the products would not see.
+func (p *Params) Freeze() (unfreeze func()) {
+	p.packs.frozen++
+	done := false
+	return func() {
+		if done {
+			return
+		}
+		done = true
+		if p.packs.frozen--; p.packs.frozen == 0 {
+			p.packs.drop()
+		}
+	}
+}
+
+// Frozen reports whether p is frozen (see Freeze).
+func (p *Params) Frozen() bool { return p.packs.frozen > 0 }
+
+// packs holds, while its Params are frozen, the packed copies of the
+// parameters that products used, by the parameter's elements and how the
+// product reads them.
+type packs struct {
+	frozen int
+	copies map[packKey]any // a *blas.PackedB[float32] or [float64]
+}
+
+// packKey identifies a parameter by the address of its elements, and the
+// product op(w) that reads it: transposed or not, [k, n].
+type packKey struct {
+	data   unsafe.Pointer
+	transB bool
+	k, n   int
+}
+
+// drop forgets every packed copy.
+func (c *packs) drop() { c.copies = nil }
+
+// param is a MatMul's w that is a parameter: the packed copies of its
+// Params and its tensor.
+type param struct {
+	packs *packs
+	value *tensor.Dense
+}
+
+// packed returns the packed copy of op(b), [k, n], for a product with m
+// rows, packing it the first time; nil when w is nil, its Params are not
+// frozen, packing would not pay for a product of m rows, or b is not the
+// parameter's own elements (a copy made for this run, say).
+func packed[T Float](w *param, transB bool, m, k, n int, b []T) any {
+	if w == nil || w.packs.frozen == 0 || !packPays(m) || len(b) == 0 || !sameData(w.value, b) {
+		return nil
+	}
+	c := w.packs
+	key := packKey{unsafe.Pointer(unsafe.SliceData(b)), transB, k, n}
+	if pb, ok := c.copies[key]; ok {
+		return pb
+	}
+	pb := packB(transB, k, n, b)
+	if pb != nil {
+		if c.copies == nil {
+			c.copies = map[packKey]any{}
+		}
+		c.copies[key] = pb
+	}
+	return pb
+}
+
+// sameData reports whether b is the elements of t.
+func sameData[T Float](t *tensor.Dense, b []T) bool {
+	var d []T
+	switch t.Dtype() {
+	case tensor.Float32:
+		d, _ = any(t.Float32s()).([]T)
+	case tensor.Float64:
+		d, _ = any(t.Float64s()).([]T)
+	}
+	return len(d) == len(b) && unsafe.SliceData(d) == unsafe.SliceData(b)
+}

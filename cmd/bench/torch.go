@@ -63,6 +63,11 @@ func measureTorch(rows []row, warmup, runs int) error {
 // runTorch runs bench_torch.py with args and reads its result.
 func runTorch(args []string) (torchResult, error) {
 	var r torchResult
+	// Without the OpenMP build, PyTorch would run on the pthread one, which
+	// oversubscribes the cores: a slower PyTorch would flatter this project.
+	if _, err := os.Stat(openblasOpenMP); err != nil {
+		return r, errors.Errorf("no OpenMP OpenBLAS at %s, which a fair PyTorch timing needs: apt-get install libopenblas0-openmp", openblasOpenMP)
+	}
 	dir, err := os.MkdirTemp("", "bench")
 	if err != nil {
 		return r, err

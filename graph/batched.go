@@ -72,8 +72,9 @@ func batchedProduct(a, b *G.Node, transA, transB bool, out tensor.Shape) (*G.Nod
 	return op.Apply(a, b)
 }
 
-// batchedKernel runs one product per entry of the broadcast batch; with sum,
-// the products that land on one entry of c add up.
+// batchedKernel runs one product per entry of the broadcast batch, spread
+// over goroutines; with sum, the products that land on one entry of c add
+// up.
 func batchedKernel[T Float](p bcast, transA, transB bool, m, k, n int, sum bool) func(Operand[T], []Operand[T]) error {
 	sa, sb, sc := m*k, k*n, m*n
 	beta := 0.0
@@ -85,12 +86,19 @@ func batchedKernel[T Float](p bcast, transA, transB bool, m, k, n int, sum bool)
 			clear(c.Data)
 		}
 		a, b := in[0].Data, in[1].Data
-		p.each(func(_ int, off, st []int, cnt int) {
+		product := func(_ int, off, st []int, cnt int) {
 			for j := range cnt {
 				ia, ib, ic := off[0]+j*st[0], off[1]+j*st[1], off[2]+j*st[2]
 				gemm(transA, transB, m, n, k, a[ia*sa:(ia+1)*sa], b[ib*sb:(ib+1)*sb], c.Data[ic*sc:(ic+1)*sc], beta)
 			}
-		})
+		}
+		// The products run on several goroutines; where several land on one
+		// matrix of c, one goroutine adds them all, in order.
+		if sum {
+			p.accumulate(2, m*n*k, product)
+		} else {
+			p.parallel(m*n*k, product)
+		}
 		return nil
 	}
 }

@@ -98,8 +98,12 @@ func mergeable(full, merged [][]int, i, d int) bool {
 // each calls f for every run along the innermost merged axis: the output's
 // offset, each operand's offset and stride along the run (0 or 1), and the
 // run's length.
-func (p bcast) each(f func(out int, off, stride []int, n int)) {
-	if p.total == 0 {
+func (p bcast) each(f func(out int, off, stride []int, n int)) { p.eachIn(0, p.total, f) }
+
+// eachIn is each for the output's elements [lo, hi) alone: the runs that
+// reach into the range, cut to it.
+func (p bcast) eachIn(lo, hi int, f func(out int, off, stride []int, n int)) {
+	if lo >= hi {
 		return
 	}
 	k := len(p.strides)
@@ -113,9 +117,24 @@ func (p bcast) each(f func(out int, off, stride []int, n int)) {
 	for j := range k {
 		stride[j] = p.strides[j][last]
 	}
+	// The run of lo: its index along each outer axis, and the offsets.
 	idx := make([]int, last)
-	for o := 0; o < p.total; o += n {
-		f(o, off, stride, n)
+	for a, r := last-1, lo/n; a >= 0; a-- {
+		idx[a] = r % p.size[a]
+		r /= p.size[a]
+		for j := range k {
+			off[j] += idx[a] * p.strides[j][a]
+		}
+	}
+	for o := lo - lo%n; o < hi; o += n {
+		first, end := max(lo-o, 0), min(hi-o, n)
+		for j := range k {
+			off[j] += first * stride[j]
+		}
+		f(o+first, off, stride, end-first)
+		for j := range k {
+			off[j] -= first * stride[j]
+		}
 		for a := last - 1; a >= 0; a-- {
 			idx[a]++
 			for j := range k {
@@ -130,4 +149,45 @@ func (p bcast) each(f func(out int, off, stride []int, n int)) {
 			idx[a] = 0
 		}
 	}
+}
+
+// parallel is each with the output cut into ranges that run on several
+// goroutines (forElems), cost elements of work per element of the output: f
+// may write only the output's elements of its run.
+func (p bcast) parallel(cost int, f func(out int, off, stride []int, n int)) {
+	forElems(p.total, cost, func(lo, hi int) { p.eachIn(lo, hi, f) })
+}
+
+// runLen is the length of the runs each walks (1 when every axis has size 1).
+func (p bcast) runLen() int {
+	if len(p.size) == 0 {
+		return 1
+	}
+	return p.size[len(p.size)-1]
+}
+
+// columns is each cut to the positions [c0, c1) of every run.
+func (p bcast) columns(c0, c1 int, f func(out int, off, stride []int, n int)) {
+	shifted := make([]int, len(p.strides))
+	p.each(func(o int, off, st []int, n int) {
+		for j := range off {
+			shifted[j] = off[j] + c0*st[j]
+		}
+		f(o+c0, shifted, st, min(c1, n)-c0)
+	})
+}
+
+// accumulate is each for an f that adds into operand i at its offsets,
+// where runs may reach one element of it more than once, cost elements of
+// work per element of the output: in parallel over the positions along the
+// runs when operand i runs along them (stride 1), so that every element of
+// it is summed by one goroutine, in the order of each; else on this
+// goroutine alone.
+func (p bcast) accumulate(i, cost int, f func(out int, off, stride []int, n int)) {
+	n := p.runLen()
+	if len(p.size) == 0 || p.strides[i][len(p.size)-1] != 1 {
+		p.each(f)
+		return
+	}
+	forElems(n, cost*(p.total/n), func(c0, c1 int) { p.columns(c0, c1, f) })
 }

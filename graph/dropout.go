@@ -37,17 +37,22 @@ func Dropout(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 
 // dropoutMask draws the mask of one dropout site for x: bit i&63 of word i>>6
 // is 1 where element i is kept. x orders the draw and gives the size.
+//
+// Each run takes one number from rng, the seed of that run's mask; block b
+// of maskBlock words comes from a PCG generator seeded with (seed, b), so
+// that several goroutines draw the blocks and the mask is the same however
+// many there are.
 func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 	words := (x.Shape().TotalSize() + 63) / 64
 	// One 64-bit draw gives two 32-bit uniforms u, each kept when u ≥ p·2³²:
 	// the borrow of u - threshold is 1 exactly when it is not.
 	threshold := uint64(p * (1 << 32))
 	keep := func(u uint64) uint64 { return 1 ^ (u&(1<<32-1)-threshold)>>63 }
-	draw := func(n int, mask []int) {
-		for w := range mask {
+	block := func(g *rand.PCG, w0, n int, mask []int) {
+		for w := w0; w < min(w0+maskBlock, len(mask)); w++ {
 			var word uint64
 			for j := 0; j < 64 && w*64+j < n; j += 2 {
-				u := rng.Uint64()
+				u := g.Uint64()
 				word |= keep(u) << j
 				if w*64+j+1 < n {
 					word |= keep(u>>32) << (j + 1)
@@ -55,6 +60,17 @@ func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) 
 			}
 			mask[w] = int(word)
 		}
+	}
+	draw := func(n int, mask []int) {
+		seed := rng.Uint64()
+		blocks := (len(mask) + maskBlock - 1) / maskBlock
+		forElems(blocks, 64*maskBlock, func(lo, hi int) {
+			var g rand.PCG
+			for b := lo; b < hi; b++ {
+				g.Seed(seed, uint64(b))
+				block(&g, b*maskBlock, n, mask)
+			}
+		})
 	}
 	return Op{
 		Name:      fmt.Sprintf("dropout_mask(p=%g,id=%d)", p, id),
@@ -71,6 +87,10 @@ func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) 
 		}},
 	}.Apply(x)
 }
+
+// maskBlock is the number of words of a dropout mask drawn from one
+// generator.
+const maskBlock = 64
 
 // applyMask is x ⊙ keep / (1 - p); it is its own gradient (of dy, same mask).
 func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
@@ -92,7 +112,10 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 func maskKernel[T Float](p float64, scaleMasked func(y, x []T, mask []int, s T)) func(Operand[T], []Operand[T]) error {
 	s := T(1 / (1 - p))
 	return func(y Operand[T], in []Operand[T]) error {
-		scaleMasked(y.Data, in[0].Data, in[1].Ints, s)
+		// Ranges start at a multiple of 64 elements, a word of the mask.
+		forSpans(len(y.Data), func(lo, hi int) {
+			scaleMasked(y.Data[lo:hi], in[0].Data[lo:hi], in[1].Ints[lo/64:], s)
+		})
 		return nil
 	}
 }

@@ -77,7 +77,7 @@ func binaryKernels[T Float](k binary, p bcast) Kernels[T] {
 	return Kernels[T]{
 		Forward: func(y Operand[T], x []Operand[T]) error {
 			a, b := x[0].Data, x[1].Data
-			p.each(func(o int, off, st []int, n int) {
+			p.parallel(1, func(o int, off, st []int, n int) {
 				binaryRun(k, y.Data[o:o+n], a[off[0]:], b[off[1]:], st[0], st[1])
 			})
 			return nil
@@ -85,7 +85,7 @@ func binaryKernels[T Float](k binary, p bcast) Kernels[T] {
 		Backward: func(i int, dx Operand[T], x []Operand[T], _, dy Operand[T]) error {
 			clear(dx.Data)
 			a, b := x[0].Data, x[1].Data
-			p.each(func(o int, off, st []int, n int) {
+			p.accumulate(i, 1, func(o int, off, st []int, n int) {
 				partialRun(k, i, dx.Data[off[i]:], dy.Data[o:o+n], a[off[0]:], b[off[1]:], st)
 			})
 			return nil
@@ -270,7 +270,7 @@ func broadcastKernel[T Float](p bcast, scale float64, sum bool) func(Operand[T],
 	return func(y Operand[T], x []Operand[T]) error {
 		if sum {
 			clear(y.Data)
-			p.each(func(o int, off, st []int, n int) {
+			p.accumulate(0, 1, func(o int, off, st []int, n int) {
 				dst := y.Data[off[0]:]
 				for j, v := range x[0].Data[o : o+n] {
 					dst[j*st[0]] += s * v
@@ -278,7 +278,7 @@ func broadcastKernel[T Float](p bcast, scale float64, sum bool) func(Operand[T],
 			})
 			return nil
 		}
-		p.each(func(o int, off, st []int, n int) {
+		p.parallel(1, func(o int, off, st []int, n int) {
 			src := x[0].Data[off[0]:]
 			for j := range y.Data[o : o+n] {
 				y.Data[o+j] = s * src[j*st[0]]

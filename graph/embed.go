@@ -59,25 +59,34 @@ func checkIDs(ids []int, vocab int) error {
 	return nil
 }
 
+// gatherRows writes y[i] = scale · w[ids[i]], several goroutines each taking
+// some of the ids.
 func gatherRows[T Float](y, w []T, ids []int, scale float64) {
 	d := len(y) / max(len(ids), 1)
 	s := T(scale)
-	for i, id := range ids {
-		yr, wr := y[i*d:(i+1)*d], w[id*d:(id+1)*d]
-		for j, v := range wr {
-			yr[j] = s * v
+	forElems(len(ids), d, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			yr, wr := y[i*d:(i+1)*d], w[ids[i]*d:(ids[i]+1)*d]
+			for j, v := range wr {
+				yr[j] = s * v
+			}
 		}
-	}
+	})
 }
 
+// scatterAdd writes dw[v] = scale · Σ_{i: ids[i] = v} dy[i]: several
+// goroutines clear dw, then each sums its own columns over every id in
+// order.
 func scatterAdd[T Float](dw, dy []T, ids []int, scale float64) {
 	d := len(dy) / max(len(ids), 1)
 	s := T(scale)
-	clear(dw)
-	for i, id := range ids {
-		wr, yr := dw[id*d:(id+1)*d], dy[i*d:(i+1)*d]
-		for j, v := range yr {
-			wr[j] += s * v
+	forSpans(len(dw), func(lo, hi int) { clear(dw[lo:hi]) })
+	forElems(d, len(ids), func(c0, c1 int) {
+		for i, id := range ids {
+			wr, yr := dw[id*d+c0:id*d+c1], dy[i*d+c0:i*d+c1]
+			for j, v := range yr {
+				wr[j] += s * v
+			}
 		}
-	}
+	})
 }

@@ -11,6 +11,14 @@ import (
 // own (on) or its slot in the planned arena (off).
 func OwnMemory(p *Program, on bool) { p.ownMemory(on) }
 
+// SetGrain sets the least number of elements a kernel hands to another
+// goroutine and returns the previous one.
+func SetGrain(n int) int {
+	old := grainElems
+	grainElems = n
+	return old
+}
+
 // BlindPlan lays p out, from its next run, as if Gorgonia's ops always wrote
 // fresh memory (see blindPlan).
 func BlindPlan(p *Program) error {

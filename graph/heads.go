@@ -63,18 +63,21 @@ func headsKernel[T Float](heads int, split bool) func(Operand[T], []Operand[T]) 
 // transposeHeads copies between the sequence-major layout [b, t, h, k] and the
 // head-major one [b, h, t, k]: split reads x sequence-major and writes y
 // head-major, !split the reverse.
+// Several goroutines each copy the heads of some of the batch entries.
 func transposeHeads[T Float](y, x []T, b, h, t, k int, split bool) {
-	for bi := range b {
-		for hi := range h {
-			for ti := range t {
-				hm := ((bi*h+hi)*t + ti) * k
-				sm := ((bi*t+ti)*h + hi) * k
-				if split {
-					copy(y[hm:hm+k], x[sm:sm+k])
-				} else {
-					copy(y[sm:sm+k], x[hm:hm+k])
+	forElems(b, h*t*k, func(lo, hi int) {
+		for bi := lo; bi < hi; bi++ {
+			for hd := range h {
+				for ti := range t {
+					hm := ((bi*h+hd)*t + ti) * k
+					sm := ((bi*t+ti)*h + hd) * k
+					if split {
+						copy(y[hm:hm+k], x[sm:sm+k])
+					} else {
+						copy(y[sm:sm+k], x[hm:hm+k])
+					}
 				}
 			}
 		}
-	}
+	})
 }

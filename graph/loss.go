@@ -146,19 +146,22 @@ func smoothedRows[T Float](stats, x []T, targets []int, eps float64, pad int, lo
 	if err := checkIDs(targets, vocab); err != nil {
 		return err
 	}
-	for i, t := range targets {
-		stats[2*i], stats[2*i+1] = 0, 0
-		if t == pad {
-			continue
+	forElems(len(targets), vocab, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			t := targets[i]
+			stats[2*i], stats[2*i+1] = 0, 0
+			if t == pad {
+				continue
+			}
+			row := x[i*vocab : (i+1)*vocab]
+			var z float64
+			if logits {
+				z = logSumExp(row)
+			}
+			stats[2*i] = T(z)
+			stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*rowSum(row))
 		}
-		row := x[i*vocab : (i+1)*vocab]
-		var z float64
-		if logits {
-			z = logSumExp(row)
-		}
-		stats[2*i] = T(z)
-		stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*rowSum(row))
-	}
+	})
 	return nil
 }
 
@@ -194,8 +197,16 @@ func countTargets(targets []int, pad int) int {
 // for logits.
 func smoothedRowsBackward[T Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool) {
 	vocab := len(d) / len(targets)
+	forElems(len(targets), vocab, func(lo, hi int) {
+		smoothedRowsBackwardIn(d, x, targets, stats, dstats, eps, pad, logits, vocab, lo, hi)
+	})
+}
+
+// smoothedRowsBackwardIn is smoothedRowsBackward for the rows [lo, hi).
+func smoothedRowsBackwardIn[T Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool, vocab, lo, hi int) {
 	q := T(eps / float64(vocab))
-	for i, t := range targets {
+	for i := lo; i < hi; i++ {
+		t := targets[i]
 		dr := d[i*vocab : (i+1)*vocab]
 		dz, dl := dstats[2*i], dstats[2*i+1]
 		if t == pad {

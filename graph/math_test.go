@@ -80,7 +80,18 @@ func mathCases() []struct {
 	}
 }
 
-func TestMathGradients(t *testing.T) {
+func TestMathGradients(t *testing.T) { checkMath(t) }
+
+// TestMathGradientsInParts checks the general ops with every kernel split
+// into parts of one element, spread over the goroutines: the gradients must
+// still match finite differences (and the race detector see no race).
+func TestMathGradientsInParts(t *testing.T) {
+	defer SetGrain(SetGrain(1))
+	checkMath(t)
+}
+
+// checkMath gradient-checks every one of mathCases.
+func checkMath(t *testing.T) {
 	for _, tc := range mathCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			c := GradCheck{Build: tc.build, Seed: 3, Float32: true}

@@ -68,46 +68,73 @@ func rowStats[T Float](x []T, eps float64, center bool) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(ss/float64(len(x))+eps)
 }
 
+// normalizeRows writes y = g ⊙ x̂ row by row.
 func normalizeRows[T Float](y, x, g []T, eps float64, center bool) {
 	n := len(g)
-	for r := 0; r < len(x); r += n {
-		xr, yr := x[r:r+n], y[r:r+n]
-		mean, rstd := rowStats(xr, eps, center)
-		for j, v := range xr {
-			yr[j] = g[j] * T((float64(v)-mean)*rstd)
+	forRows(x, n, func(lo, hi int) {
+		for r := lo * n; r < hi*n; r += n {
+			xr, yr := x[r:r+n], y[r:r+n]
+			mean, rstd := rowStats(xr, eps, center)
+			for j, v := range xr {
+				yr[j] = g[j] * T((float64(v)-mean)*rstd)
+			}
 		}
-	}
+	})
 }
 
+// normalizeBackward writes the gradient of the gain (gain set) or of x into out.
 func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center, gain bool) {
 	n := len(g)
 	if gain {
-		clear(out)
+		gainGrad(out, x, dy, eps, center)
+		return
 	}
-	for r := 0; r < len(x); r += n {
-		xr, dyr := x[r:r+n], dy[r:r+n]
-		mean, rstd := rowStats(xr, eps, center)
-		if gain {
+	forRows(x, n, func(lo, hi int) {
+		for r := lo * n; r < hi*n; r += n {
+			xr, dyr := x[r:r+n], dy[r:r+n]
+			mean, rstd := rowStats(xr, eps, center)
+			var md, mdx float64
+			for j, v := range xr {
+				d := float64(g[j] * dyr[j])
+				md += d
+				mdx += d * (float64(v) - mean) * rstd
+			}
+			md /= float64(n)
+			mdx /= float64(n)
+			if !center {
+				md = 0
+			}
+			or := out[r : r+n]
+			for j, v := range xr {
+				xh := (float64(v) - mean) * rstd
+				or[j] = T(rstd * (float64(g[j]*dyr[j]) - md - xh*mdx))
+			}
+		}
+	})
+}
+
+// gainGrad writes dg = Σ_rows dy ⊙ x̂: each row's statistics first, then the
+// sums, every goroutine summing its own columns over all rows in order.
+func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
+	n := len(dg)
+	rows := len(x) / n
+	stats := getScratch(2 * rows)
+	defer putScratch(stats)
+	st := *stats
+	forRows(x, n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			st[2*r], st[2*r+1] = rowStats(x[r*n:(r+1)*n], eps, center)
+		}
+	})
+	forElems(n, rows, func(c0, c1 int) {
+		out := dg[c0:c1]
+		clear(out)
+		for r := range rows {
+			mean, rstd := st[2*r], st[2*r+1]
+			xr, dyr := x[r*n+c0:r*n+c1], dy[r*n+c0:r*n+c1]
 			for j, v := range xr {
 				out[j] += dyr[j] * T((float64(v)-mean)*rstd)
 			}
-			continue
 		}
-		var md, mdx float64
-		for j, v := range xr {
-			d := float64(g[j] * dyr[j])
-			md += d
-			mdx += d * (float64(v) - mean) * rstd
-		}
-		md /= float64(n)
-		mdx /= float64(n)
-		if !center {
-			md = 0
-		}
-		or := out[r : r+n]
-		for j, v := range xr {
-			xh := (float64(v) - mean) * rstd
-			or[j] = T(rstd * (float64(g[j]*dyr[j]) - md - xh*mdx))
-		}
-	}
+	})
 }

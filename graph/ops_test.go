@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -75,13 +76,18 @@ func TestOpGradients(t *testing.T) {
 		}, nil, false},
 		{"add", func(s *Scope) *G.Node { return s.Add(x(s, 2, 3), s.Param("y", tensor.Shape{2, 3}, Normal(1))) }, nil, false},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			c := GradCheck{Build: tc.build, Set: tc.set, Train: tc.train, Seed: 7, Float32: true}
-			if err := c.Run(); err != nil {
-				t.Fatal(err)
-			}
-		})
+	// Each op is checked as it runs, then with its kernels split into parts
+	// of one element spread over the goroutines.
+	for _, grain := range []int{grainElems, 1} {
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s, parts of %d", tc.name, grain), func(t *testing.T) {
+				defer SetGrain(SetGrain(grain))
+				c := GradCheck{Build: tc.build, Set: tc.set, Train: tc.train, Seed: 7, Float32: true}
+				if err := c.Run(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }
 

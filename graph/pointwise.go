@@ -39,7 +39,7 @@ func pointwise(name string, x *G.Node, fromY bool, k32 pointwiseKernels[float32]
 func (k pointwiseKernels[T]) kernels(fromY bool) Kernels[T] {
 	return Kernels[T]{
 		Forward: func(y Operand[T], x []Operand[T]) error {
-			k.f(y.Data, x[0].Data)
+			forSpans(len(y.Data), func(lo, hi int) { k.f(y.Data[lo:hi], x[0].Data[lo:hi]) })
 			return nil
 		},
 		Backward: func(_ int, dx Operand[T], x []Operand[T], y, dy Operand[T]) error {
@@ -47,7 +47,7 @@ func (k pointwiseKernels[T]) kernels(fromY bool) Kernels[T] {
 			if fromY {
 				v = y.Data
 			}
-			k.df(dx.Data, v, dy.Data)
+			forSpans(len(dx.Data), func(lo, hi int) { k.df(dx.Data[lo:hi], v[lo:hi], dy.Data[lo:hi]) })
 			return nil
 		},
 	}

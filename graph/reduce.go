@@ -62,6 +62,15 @@ func reduce(r reduction, x *G.Node, axis int, keep bool) (*G.Node, error) {
 // view is a tensor seen as [outer, n, inner] around the reduced axis.
 type view struct{ outer, n, inner int }
 
+// each calls f for every o < outer, several goroutines each taking some.
+func (v view) each(f func(o int)) {
+	forElems(v.outer, v.n*v.inner, func(lo, hi int) {
+		for o := lo; o < hi; o++ {
+			f(o)
+		}
+	})
+}
+
 func reduceKernels[T Float](r reduction, v view) Kernels[T] {
 	scale := T(1)
 	if r == meanAxis {
@@ -89,9 +98,9 @@ func reduceKernels[T Float](r reduction, v view) Kernels[T] {
 
 // sumRowsScaled is y[o, i] = scale · Σ_k x[o, k, i].
 func sumRowsScaled[T Float](y, x []T, v view, scale T) {
-	clear(y)
-	for o := range v.outer {
+	v.each(func(o int) {
 		yr := y[o*v.inner : (o+1)*v.inner]
+		clear(yr)
 		for k := range v.n {
 			at := (o*v.n + k) * v.inner
 			for i, e := range x[at : at+v.inner] {
@@ -103,12 +112,12 @@ func sumRowsScaled[T Float](y, x []T, v view, scale T) {
 				yr[i] *= scale
 			}
 		}
-	}
+	})
 }
 
 // spreadRows is dx[o, k, i] = scale · dy[o, i].
 func spreadRows[T Float](dx, dy []T, v view, scale T) {
-	for o := range v.outer {
+	v.each(func(o int) {
 		g := dy[o*v.inner : (o+1)*v.inner]
 		for k := range v.n {
 			at := (o*v.n + k) * v.inner
@@ -116,12 +125,12 @@ func spreadRows[T Float](dx, dy []T, v view, scale T) {
 				dx[at+i] = scale * e
 			}
 		}
-	}
+	})
 }
 
 // maxRows is y[o, i] = max_k x[o, k, i], NaN if any is NaN.
 func maxRows[T Float](y, x []T, v view) {
-	for o := range v.outer {
+	v.each(func(o int) {
 		yr := y[o*v.inner : (o+1)*v.inner]
 		copy(yr, x[o*v.n*v.inner:])
 		for k := 1; k < v.n; k++ {
@@ -132,13 +141,13 @@ func maxRows[T Float](y, x []T, v view) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // maxBackward routes dy[o, i] to the first k where x[o, k, i] = y[o, i].
 func maxBackward[T Float](dx, x, y, dy []T, v view) {
-	clear(dx)
-	for o := range v.outer {
+	v.each(func(o int) {
+		clear(dx[o*v.n*v.inner : (o+1)*v.n*v.inner])
 		for i := range v.inner {
 			m := y[o*v.inner+i]
 			for k := range v.n {
@@ -149,5 +158,5 @@ func maxBackward[T Float](dx, x, y, dy []T, v view) {
 				}
 			}
 		}
-	}
+	})
 }

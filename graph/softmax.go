@@ -93,13 +93,11 @@ func logSoftmaxKernels[T Float]() Kernels[T] {
 	}
 }
 
-// softmaxBackward is the backward pass of Softmax (log false) and LogSoftmax (log true):
-//
-//	softmax:     dx_j = scale · y_j (dy_j - Σ_k dy_k y_k)
-//	log-softmax: dx_j = dy_j - exp(y_j) Σ_k dy_k
+// softmaxRows writes y = softmax(scale·x + mask) row by row, rows walking
+// the rows of x and of the mask, several goroutines each taking rows.
 func softmaxRows[T Float](y, x, mask []T, n int, rows bcast, scale float64) {
 	s := T(scale)
-	rows.each(func(r0 int, off, st []int, count int) {
+	rows.parallel(n, func(r0 int, off, st []int, count int) {
 		for i := range count {
 			r, mo := r0+i, (off[0]+i*st[0])*n
 			xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
@@ -132,16 +130,28 @@ func softmaxInPlace[T Float](v []T) {
 	}
 }
 
+// logSoftmaxRows writes y = log softmax(x) row by row.
 func logSoftmaxRows[T Float](y, x []T, n int) {
-	for r := 0; r < len(x); r += n {
-		xr, yr := x[r:r+n], y[r:r+n]
-		m := rowMax(xr)
-		addConst(yr, xr, -(m + T(math.Log(expShift(nil, xr, m)))))
-	}
+	forRows(x, n, func(lo, hi int) {
+		for r := lo * n; r < hi*n; r += n {
+			xr, yr := x[r:r+n], y[r:r+n]
+			m := rowMax(xr)
+			addConst(yr, xr, -(m + T(math.Log(expShift(nil, xr, m)))))
+		}
+	})
 }
 
+// softmaxBackward is the backward pass of Softmax (log false) and LogSoftmax (log true):
+//
+//	softmax:     dx_j = scale · y_j (dy_j - Σ_k dy_k y_k)
+//	log-softmax: dx_j = dy_j - exp(y_j) Σ_k dy_k
 func softmaxBackward[T Float](dx, y, dy []T, n int, scale float64, log bool) {
-	for r := 0; r < len(y); r += n {
+	forRows(y, n, func(lo, hi int) { softmaxBackwardRows(dx, y, dy, n, scale, log, lo, hi) })
+}
+
+// softmaxBackwardRows is softmaxBackward for the rows [lo, hi).
+func softmaxBackwardRows[T Float](dx, y, dy []T, n int, scale float64, log bool, lo, hi int) {
+	for r := lo * n; r < hi*n; r += n {
 		yr, dyr, dxr := y[r:r+n], dy[r:r+n], dx[r:r+n]
 		var dot float64
 		for j := range yr {

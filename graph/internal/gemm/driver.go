@@ -3,7 +3,8 @@ package gemm
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
+
+	"github.com/transformer-go/transformer/graph/internal/par"
 )
 
 // A microKernel computes one mr×nr tile of C from a packed mr×k panel of A
@@ -62,12 +63,11 @@ func (im *impl[T]) run(p problem[T]) {
 }
 
 // parallel computes p on the calling goroutine and up to GOMAXPROCS-1
-// helpers (see helpers.go). C is cut into one band of rows or columns
-// (across the longer side) per goroutine, and each goroutine runs the whole
-// blocked algorithm on the next band nobody has taken, with its own buffers,
-// so the goroutines share only the read-only A and B. Should a helper be
-// slow to start, the caller takes its band too, so the product never takes
-// much longer than on one goroutine.
+// helpers (package par). C is cut into one band of rows or columns (across
+// the longer side) per goroutine, and each goroutine runs the whole blocked
+// algorithm on the next band nobody has taken, with its own buffers, so the
+// goroutines share only the read-only A and B. Every element of C is
+// computed as it would be by serial, whatever the bands.
 func (im *impl[T]) parallel(p problem[T]) {
 	byRows := p.m >= p.n
 	tiles := ceilDiv(p.n, im.nr)
@@ -75,21 +75,9 @@ func (im *impl[T]) parallel(p problem[T]) {
 		tiles = ceilDiv(p.m, im.mr)
 	}
 	bands := min(runtime.GOMAXPROCS(0), tiles)
-	if bands == 1 {
-		im.serial(p)
-		return
-	}
-	var next atomic.Int64
-	work := func() {
-		for b := int(next.Add(1) - 1); b < bands; b = int(next.Add(1) - 1) {
-			im.serial(p.band(byRows, tiles*b/bands, tiles*(b+1)/bands, im.mr, im.nr))
-		}
-	}
-	var wg sync.WaitGroup
-	offered := offer(work, bands-1, &wg)
-	work()
-	withdraw(offered)
-	wg.Wait()
+	par.Do(bands, func(b int) {
+		im.serial(p.band(byRows, tiles*b/bands, tiles*(b+1)/bands, im.mr, im.nr))
+	})
 }
 
 // band returns the part of p that computes the rows of C in tiles [t0, t1)

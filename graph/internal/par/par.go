@@ -1,0 +1,153 @@
+// Package par runs the parts of one computation on the calling goroutine and
+// on a process-wide pool of helper goroutines, so that the kernels of a graph
+// (matrix products, row and elementwise loops) keep every core busy.
+//
+// The caller always takes part and takes back any part no helper has claimed
+// yet, so a computation never waits for a helper that is slow to start and
+// never takes much longer than on the caller alone. With GOMAXPROCS 1 there
+// are no helpers and everything runs on the caller.
+//
+// Helpers live as long as the program. After a part, a helper polls for the
+// next one for a short while (spinTime) before it blocks: a graph's kernels
+// come one after another, microseconds apart, while waking a blocked
+// goroutine on an idle virtual CPU takes tens of microseconds. The poll is a
+// non-blocking channel receive, with the clock read once every pollsPerCheck
+// polls.
+package par
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// spinTime is how long an idle helper polls for work before it blocks, and
+// pollsPerCheck how many polls go between two readings of the clock.
+const (
+	spinTime      = 200 * time.Microsecond
+	pollsPerCheck = 256
+)
+
+// Do calls f(0), …, f(parts-1), each once, spread over the calling goroutine
+// and up to GOMAXPROCS-1 helpers, and returns when every call has returned.
+// The calls may run in any order and at the same time, so f must write only
+// what part i owns.
+func Do(parts int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), parts)
+	if workers <= 1 {
+		for i := range parts {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1) - 1); i < parts; i = int(next.Add(1) - 1) {
+			f(i)
+		}
+	}
+	var wg sync.WaitGroup
+	offered := offer(work, workers-1, &wg)
+	work()
+	withdraw(offered)
+	wg.Wait()
+}
+
+// For calls f on consecutive ranges [lo, hi) that cover [0, n), in parallel
+// (see Do) when n is at least 2·grain: grain is the least length worth
+// handing to another goroutine. Ranges are never shorter than grain but for
+// the last one, and there are up to four per goroutine, so that a goroutine
+// that starts late takes fewer.
+func For(n, grain int, f func(lo, hi int)) {
+	grain = max(grain, 1)
+	parts := min(n/grain, 4*runtime.GOMAXPROCS(0))
+	if parts <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	Do(parts, func(i int) { f(n*i/parts, n*(i+1)/parts) })
+}
+
+// A task is a function offered to the helpers; whoever claims it first, a
+// helper or the caller taking it back, settles it by calling wg.Done.
+type task struct {
+	run     func()
+	claimed atomic.Bool
+	wg      *sync.WaitGroup
+}
+
+var helpers struct {
+	mu      sync.Mutex
+	started int
+	tasks   chan *task
+}
+
+// offer hands run to up to n helpers, starting helpers as needed; wg counts
+// the tasks until they are settled. The caller must call withdraw on the
+// result once its own share of the work is done.
+func offer(run func(), n int, wg *sync.WaitGroup) []task {
+	startHelpers(n)
+	ts := make([]task, n)
+	for i := range ts {
+		ts[i] = task{run: run, wg: wg}
+		wg.Add(1)
+		select {
+		case helpers.tasks <- &ts[i]:
+		default: // every helper is busy or has tasks waiting: skip this one
+			ts[i].claimed.Store(true)
+			wg.Done()
+		}
+	}
+	return ts
+}
+
+// withdraw settles the tasks no helper has claimed yet, so that the caller
+// waits only for those that are running.
+func withdraw(ts []task) {
+	for i := range ts {
+		if ts[i].claimed.CompareAndSwap(false, true) {
+			ts[i].wg.Done()
+		}
+	}
+}
+
+// startHelpers makes sure that at least n helpers exist.
+func startHelpers(n int) {
+	helpers.mu.Lock()
+	defer helpers.mu.Unlock()
+	if helpers.tasks == nil {
+		helpers.tasks = make(chan *task, 64)
+	}
+	for ; helpers.started < n; helpers.started++ {
+		go helper(helpers.tasks)
+	}
+}
+
+// helper runs the tasks it can claim, forever.
+func helper(tasks chan *task) {
+	for {
+		t := receive(tasks)
+		if t.claimed.CompareAndSwap(false, true) {
+			t.run()
+			t.wg.Done()
+		}
+	}
+}
+
+// receive receives a task, polling for spinTime before it blocks.
+func receive(tasks chan *task) *task {
+	deadline := time.Now().Add(spinTime)
+	for polls := 1; ; polls++ {
+		select {
+		case t := <-tasks:
+			return t
+		default:
+		}
+		if polls%pollsPerCheck == 0 && time.Now().After(deadline) {
+			return <-tasks
+		}
+	}
+}

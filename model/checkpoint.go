@@ -69,12 +69,11 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	return &Checkpoint{Path: path, Config: cfg, Meta: f.Metadata, file: f}, nil
 }
 
-// decodeConfig parses and validates a config in JSON, refusing unknown fields.
+// decodeConfig parses and validates a config in JSON, refusing unknown fields
+// and anything after the object.
 func decodeConfig(raw string) (Config, error) {
 	var cfg Config
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	if err := decodeStrict(raw, &cfg); err != nil {
 		return cfg, errors.Wrap(err, "config")
 	}
 	cfg = cfg.withDefaults()

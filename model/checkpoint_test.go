@@ -105,6 +105,33 @@ func TestHostileCheckpoints(t *testing.T) {
 	}
 }
 
+// TestConfigWithTrailingData refuses a config file, or a checkpoint's
+// config, with more after its JSON object: a second object would otherwise
+// be ignored without a word.
+func TestConfigWithTrailingData(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	for _, tail := range []string{`{"d_model": 16}`, "x", "}", `"layers"`} {
+		if err := os.WriteFile(path, []byte(`{"d_model": 8} `+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path, smallConfig())
+		if err == nil || !strings.Contains(err.Error(), path+": more after the JSON object that ends at byte 14") {
+			t.Errorf("config followed by %q: %v", tail, err)
+		}
+		ck := writeCheckpoint(t, dir, configJSON(t, nil)+tail, nil)
+		if _, err := LoadCheckpoint(ck); err == nil || !strings.Contains(err.Error(), "more after the JSON object") {
+			t.Errorf("checkpoint config followed by %q: %v", tail, err)
+		}
+	}
+	if err := os.WriteFile(path, []byte("{\"d_model\": 8}\n \t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(path, smallConfig()); err != nil {
+		t.Errorf("config followed by white space: %v", err)
+	}
+}
+
 // FuzzLoadCheckpoint feeds LoadCheckpoint and Transformer arbitrary files,
 // starting from a valid checkpoint and its config's variations: every input
 // either loads a model with finite weights or gives an error, never a

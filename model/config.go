@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -198,12 +199,25 @@ func LoadConfig(path string, base Config) (Config, error) {
 		return Config{}, errors.Wrap(err, "reading config")
 	}
 	c := base
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := decodeStrict(string(data), &c); err != nil {
 		return Config{}, errors.Wrapf(err, "config %s", path)
 	}
 	return c, errors.Wrapf(c.Validate(), "config %s", path)
+}
+
+// decodeStrict decodes one JSON object from raw into v, refusing unknown
+// fields and anything but white space after the object.
+func decodeStrict(raw string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.Errorf("more after the JSON object that ends at byte %d", end)
+	}
+	return nil
 }
 
 // Save writes c as indented JSON, atomically.

@@ -40,24 +40,33 @@ type generator interface {
 	// prefix is what the rows of a source are fed before their first
 	// output: BOSID, then for a decoder-only model the prompt src.
 	prefix(src []int) []int
+	// incremental says why the model's layers cannot decode one position
+	// at a time (an attention that is not a layers.IncrementalAttention),
+	// or nil.
+	incremental() error
 }
 
 // NewDecoder returns a decoder of m, an encoder-decoder *Transformer or a
-// *DecoderOnly model (an encoder-only model does not generate), with the
-// parameters params.
+// *DecoderOnly model (an encoder-only model does not generate) whose
+// attention sublayers are layers.IncrementalAttentions, with the parameters
+// params.
 func NewDecoder(m Model, params *graph.Params) (*Decoder, error) {
 	g, ok := m.(generator)
 	if !ok {
 		return nil, errors.Errorf("incremental decoding needs a model that generates, an encoder-decoder Transformer or a DecoderOnly, have %T", m)
 	}
+	if err := g.incremental(); err != nil {
+		return nil, errors.Wrapf(err, "incremental decoding with a model of kind %s", m.Config().Kind)
+	}
 	return &Decoder{m: g, cfg: m.Config(), params: params, progs: graph.NewPrograms()}, nil
 }
 
 // Generates reports whether m generates, so that NewDecoder takes it: an
-// encoder-decoder Transformer or a DecoderOnly model.
+// encoder-decoder Transformer or a DecoderOnly model whose attention
+// sublayers are layers.IncrementalAttentions.
 func Generates(m Model) bool {
-	_, ok := m.(generator)
-	return ok
+	g, ok := m.(generator)
+	return ok && g.incremental() == nil
 }
 
 // Close releases the compiled programs.
@@ -216,6 +225,9 @@ func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if s.Method == MethodBeam {
 		beams = s.Beam
 	}
+	if err := d.checkMemory(srcs, beams, pl.steps); err != nil {
+		return nil, err
+	}
 	ss, err := d.start(srcs, beams, pl.steps)
 	if err != nil {
 		return nil, err
@@ -273,3 +285,20 @@ func (m *Transformer) prefix([]int) []int { return []int{BOSID} }
 
 // prefix is the start token and the prompt.
 func (m *DecoderOnly) prefix(prompt []int) []int { return append([]int{BOSID}, prompt...) }
+
+// incremental says why the decoder's self- or cross-attention cannot
+// decode one position at a time, or nil.
+func (m *Transformer) incremental() error {
+	if _, _, err := m.decoder.Layer.CacheDims(); err != nil {
+		return err
+	}
+	_, _, err := m.decoder.Layer.MemoryDims()
+	return err
+}
+
+// incremental says why the stack's self-attention cannot decode one
+// position at a time, or nil.
+func (m *DecoderOnly) incremental() error {
+	_, _, err := m.stack.Layer.CacheDims()
+	return err
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
@@ -613,6 +614,51 @@ func TestDecodeRefusesBadSources(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
 		}
 		d.Close()
+	}
+}
+
+// trainOnlyAttention is an attention of one's own that trains but cannot
+// decode incrementally: it is not a layers.IncrementalAttention.
+type trainOnlyAttention struct{ mha layers.MultiHeadAttention }
+
+func (a trainOnlyAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node) *G.Node {
+	return a.mha.Apply(s, query, keyValue, mask)
+}
+
+// TestNewDecoderNeedsIncrementalAttention checks that a model whose
+// attention has no cached step is refused when the decoder is made, with
+// the reason, and that Generates says so beforehand (a trainer asks it
+// before it decodes held-out examples).
+func TestNewDecoderNeedsIncrementalAttention(t *testing.T) {
+	reg := layers.NewRegistry()
+	err := reg.Attention.Register("train-only", func(z layers.Sizes) layers.Attention {
+		return trainOnlyAttention{layers.NewMultiHeadAttention(z.DModel, z.Heads, z.AttnDropout)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{KindEncoderDecoder, KindDecoderOnly} {
+		cfg := smallConfig()
+		cfg.Kind, cfg.Attention = kind, "train-only"
+		m, err := FromConfig(cfg, reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "incremental decoding with a model of kind " + kind + ": attention model.trainOnlyAttention cannot decode incrementally"
+		if _, err := NewDecoder(m, params); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: NewDecoder: %v, want an error saying %q", kind, err, want)
+		}
+		if Generates(m) {
+			t.Errorf("%s: Generates is true for a model that cannot decode", kind)
+		}
+		cfg.Attention = "multi-head"
+		if m, _ := FromConfig(cfg, reg); !Generates(m) {
+			t.Errorf("%s: Generates is false with multi-head attention", kind)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/pkg/errors"
 
@@ -133,4 +134,75 @@ func bytesString(n int64) string {
 		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
 	}
 	return fmt.Sprintf("%.0f MB", float64(n)/(1<<20))
+}
+
+// forwardBytes is the least memory that one forward pass without gradients
+// holds at once over rows sequences of srcLen source and tgtLen target
+// positions, with elements of elemBytes bytes: the scores and the weights
+// of its largest attention (heads × queries × keys a row, both held while
+// the softmax runs), or the output layer's log-probabilities (vocab a
+// target position), whichever is more. It is a lower bound, computed in
+// floating point so that no size overflows it: what it refuses cannot fit.
+func (c Config) forwardBytes(elemBytes, rows, srcLen, tgtLen int) float64 {
+	r, s, t := float64(rows), float64(srcLen), float64(tgtLen)
+	attn := 2 * r * float64(c.Heads) * max(s*s, t*t, t*s)
+	out := r * t * float64(c.Vocab)
+	return max(attn, out) * float64(elemBytes)
+}
+
+// decodeBytes is the least memory that incremental decoding holds at once
+// for sources sources of srcLen positions (0 for a decoder-only model),
+// beams rows each, whose caches hold steps positions: every decoder
+// layer's cached self-attention keys and values and cross-attention keys
+// and values of the sources, and a row of log-probabilities a row. Like
+// forwardBytes, it is a lower bound that no size overflows.
+func (c Config) decodeBytes(elemBytes, sources, beams, srcLen, steps int) float64 {
+	kv := float64(c.DModel) // the keys' and values' width
+	if c.KVHeads > 0 {
+		kv = float64(c.DModel / c.Heads * c.KVHeads)
+	}
+	perRow := float64(c.DecoderLayers)*2*kv*(float64(steps)+float64(srcLen)) + float64(c.Vocab)
+	return float64(sources) * float64(beams) * perRow * float64(elemBytes)
+}
+
+// checkAvailable returns an error if need bytes are more than this machine
+// has available, naming what needs them; where the system does not report
+// its memory, it checks nothing.
+func checkAvailable(what string, need float64) error {
+	avail, ok := sysmem.Available()
+	if !ok {
+		return nil
+	}
+	return fitsIn(what, need, avail)
+}
+
+// fitsIn is checkAvailable with avail bytes available.
+func fitsIn(what string, need float64, avail int64) error {
+	if need <= float64(avail) {
+		return nil
+	}
+	return errors.Errorf("%s: at least %s needed, and this machine has %s available",
+		what, bytesString(int64(min(need, math.MaxInt64/2))), bytesString(avail))
+}
+
+// checkMemory refuses, before anything is allocated, to decode the batch
+// srcs with beams rows a source and caches of steps positions when the
+// encoder's pass over the sources or the decoding steps would need more
+// memory than this machine has available.
+func (d *Decoder) checkMemory(srcs [][]int, beams, steps int) error {
+	longest := 0
+	for _, s := range srcs {
+		longest = max(longest, len(s))
+	}
+	srcLen := 0 // a decoder-only model's prompts are in its caches
+	if _, ok := d.m.(*Transformer); ok {
+		srcLen = longest
+	}
+	eb := int(d.params.Dtype().Size())
+	need := max(d.cfg.forwardBytes(eb, len(srcs), srcLen, 0), d.cfg.decodeBytes(eb, len(srcs), beams, srcLen, steps))
+	what := fmt.Sprintf("%d rows a source, sources of up to %d tokens and caches of %d positions", beams, longest, steps)
+	if err := checkAvailable(what, need); err != nil {
+		return errors.Errorf("%v; decode fewer sources at once, with a narrower beam, or shorter ones", err)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -60,6 +61,116 @@ func TestCheckMemoryNamesTheField(t *testing.T) {
 		err := c.checkMemory(false, 4096, 2<<30)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "2.0 GB available") {
 			t.Errorf("error %v, want one naming %q and the 2.0 GB available", err, tt.want)
+		}
+	}
+}
+
+// TestBatchesThatCannotFitAreRefused decodes with a beam of 2^62 rows and
+// scores a source of 300,000 tokens: each is refused, naming the sizes and
+// the estimate, before anything is allocated.
+func TestBatchesThatCannotFitAreRefused(t *testing.T) {
+	for _, name := range []string{"post-norm, sinusoidal", "decoder-only, post-norm"} {
+		cfg := decodeConfigs()[name]
+		cfg.MaxLen = 1 << 20
+		m, params := decodeModel(t, cfg, 1, 1)
+		d, err := NewDecoder(m, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := DefaultSearch()
+		s.Beam = 1 << 62 // times the 2 sources: more than an int holds
+		long := make([]int, 300_000)
+		for i := range long {
+			long[i] = 5
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, errDecode := d.Decode(decodeSources(cfg.Vocab, 2, 1), s)
+		_, errScore := ScorePairs(m, params, [][]int{long}, [][]int{{BOSID, 6, EOSID}}, 1)
+		runtime.ReadMemStats(&after)
+		d.Close()
+		if errDecode == nil || !strings.Contains(errDecode.Error(), "4611686018427387904 rows a source") || !strings.Contains(errDecode.Error(), "GB needed") {
+			t.Errorf("%s: beam 2^40: %v", name, errDecode)
+		}
+		if errScore == nil || !strings.Contains(errScore.Error(), "scoring pairs 1 to 1 (sources of up to 300000 tokens") || !strings.Contains(errScore.Error(), "GB needed") {
+			t.Errorf("%s: a source of 300,000 tokens: %v", name, errScore)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+			t.Errorf("%s: allocated %d MB before refusing", name, grew>>20)
+		}
+	}
+}
+
+// TestMemoryEstimatesAreLowerBounds scores and decodes batches that fit and
+// checks the estimates the memory checks use against what the runs took:
+// the activations held at once (the arena) for a forward pass, everything
+// allocated for decoding. The checks refuse only what cannot fit.
+func TestMemoryEstimatesAreLowerBounds(t *testing.T) {
+	for _, name := range []string{"post-norm, sinusoidal", "decoder-only, post-norm", "grouped-query, swiglu"} {
+		cfg := decodeConfigs()[name]
+		m, params := decodeModel(t, cfg, 1, 1)
+		eb := int(params.Dtype().Size())
+		src := make([][]int, 4)
+		tgt := make([][]int, 4)
+		for i := range src {
+			for range 200 {
+				src[i] = append(src[i], 5+i)
+				tgt[i] = append(tgt[i], 6+i)
+			}
+			tgt[i][0] = BOSID
+		}
+		if _, err := ScorePairs(m, params, src, tgt, 4); err != nil {
+			t.Fatal(err)
+		}
+		tgtLen := 199
+		if cfg.Kind == KindDecoderOnly {
+			tgtLen += 200
+		}
+		est, took := cfg.forwardBytes(eb, 4, 200, tgtLen), float64(params.ArenaBytes())
+		t.Logf("%s: scoring 4 pairs of 200 tokens: estimated %.1f MB, took %.1f MB", name, est/(1<<20), took/(1<<20))
+		if est > took {
+			t.Errorf("%s: scoring 4 pairs of 200 tokens: estimated %.0f bytes, took %.0f", name, est, took)
+		}
+		d, err := NewDecoder(m, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := DefaultSearch()
+		s.MaxLen = 100
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := d.Decode(src[:3], s); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		d.Close()
+		steps := d.roundLen(100 + 1)
+		srcLen := 200
+		if cfg.Kind == KindDecoderOnly {
+			steps, srcLen = d.roundLen(200+100+1), 0
+		}
+		est, took = cfg.decodeBytes(eb, 3, s.Beam, srcLen, steps), float64(after.TotalAlloc-before.TotalAlloc)
+		t.Logf("%s: decoding 3 sources of 200 tokens: estimated %.1f MB, allocated %.1f MB", name, est/(1<<20), took/(1<<20))
+		if est > took {
+			t.Errorf("%s: decoding 3 sources of 200 tokens: estimated %.0f bytes, took %.0f", name, est, took)
+		}
+	}
+}
+
+func TestFitsInSaysWhatAndHowMuch(t *testing.T) {
+	if err := fitsIn("a batch", 2<<30, 2<<30); err != nil {
+		t.Fatalf("what fits: %v", err)
+	}
+	tests := []struct {
+		need float64
+		want string
+	}{
+		{3 << 30, "a batch: at least 3.0 GB needed, and this machine has 2.0 GB available"},
+		{1e300, "a batch: at least 4294967296.0 GB needed, and this machine has 2.0 GB available"},
+	}
+	for _, tt := range tests {
+		if err := fitsIn("a batch", tt.need, 2<<30); err == nil || err.Error() != tt.want {
+			t.Errorf("need %g: error %v, want %q", tt.need, err, tt.want)
 		}
 	}
 }

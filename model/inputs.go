@@ -52,6 +52,20 @@ const (
 	InputTgtOut  = "tgt_out"  // int [batch, lenT]: Batch.TgtOut, the targets
 )
 
+// checkShape reports a batch shape a model of kind cannot be built for:
+// every kind needs rows and target positions, and a kind that reads
+// sources (src) source positions.
+func checkShape(sh Shape, kind string, src bool) error {
+	if sh.Batch < 1 || sh.TgtLen < 1 || src && sh.SrcLen < 1 {
+		what := "rows and target positions"
+		if src {
+			what = "rows, source positions and target positions"
+		}
+		return errors.Errorf("a model of kind %s needs %s, have a batch of shape %v (rows x source length x target length)", kind, what, sh)
+	}
+	return nil
+}
+
 // newInputs adds the inputs of a batch of shape sh: the sources (with their
 // mask) if src, the decoder's inputs (with their mask) if tgt, and always the
 // targets.

@@ -182,6 +182,49 @@ func TestModelGradients(t *testing.T) {
 	}
 }
 
+// TestBuildChecksTheShape compiles each kind for batch shapes it cannot
+// read (joined batches have no sources): an error naming the kind and the
+// shape, not a panic while the graph is built.
+func TestBuildChecksTheShape(t *testing.T) {
+	cfg := smallConfig()
+	enc, _ := New(cfg)
+	lm, _ := NewDecoderOnly(cfg)
+	tagger, _ := NewEncoderOnly(cfg)
+	tests := []struct {
+		m    Model
+		sh   Shape
+		want string
+	}{
+		{enc, Shape{Batch: 2, SrcLen: 0, TgtLen: 4}, "a model of kind encoder-decoder needs rows, source positions and target positions, have a batch of shape 2x0x4"},
+		{enc, Shape{Batch: 2, SrcLen: 3, TgtLen: 0}, "have a batch of shape 2x3x0"},
+		{lm, Shape{Batch: 2, SrcLen: 0, TgtLen: 0}, "a model of kind decoder-only needs rows and target positions, have a batch of shape 2x0x0"},
+		{lm, Shape{Batch: 0, SrcLen: 0, TgtLen: 4}, "have a batch of shape 0x0x4"},
+		{tagger, Shape{Batch: 2, SrcLen: 0, TgtLen: 0}, "a model of kind encoder-only needs rows, source positions and target positions"},
+	}
+	for _, tc := range tests {
+		params, err := NewParams(tc.m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := CompileTrain(tc.m, params, tc.sh, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%T, shape %v: error %v, want one saying %q", tc.m, tc.sh, err, tc.want)
+		}
+		if _, err := CompileEval(tc.m, params, tc.sh); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%T, shape %v, evaluation: error %v, want one saying %q", tc.m, tc.sh, err, tc.want)
+		}
+	}
+	// A decoder-only model ignores sources: joined batches have none.
+	params, err := NewParams(lm, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := CompileTrain(lm, params, Shape{Batch: 2, TgtLen: 4}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+}
+
 func TestCheckpointRoundTrip(t *testing.T) {
 	cfg := smallConfig()
 	m, _ := New(cfg)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/pkg/errors"
@@ -101,7 +102,9 @@ func indexOfMax[T float32 | float64](v []T) int {
 // start token and has at least one token after it. A decoder-only model
 // reads the source as its prompt (Decoder.Decode): it scores the target's
 // tokens after BOSID src. Pairs are run in batches of up to batch rows,
-// padded to the longest source and target of each batch.
+// padded to the longest source and target of each batch; a batch whose
+// attention or log-probabilities alone would take more memory than the
+// machine has available is an error, before anything is allocated.
 func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]float64, error) {
 	if len(src) != len(tgt) {
 		return nil, errors.Errorf("%d sources but %d targets", len(src), len(tgt))
@@ -114,6 +117,11 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 		b, err := teacherForced(m, src[start:end], tgt[start:end], start)
 		if err != nil {
 			return nil, err
+		}
+		need := m.Config().forwardBytes(int(params.Dtype().Size()), b.Batch, b.SrcLen, b.TgtLen)
+		what := fmt.Sprintf("scoring pairs %d to %d (sources of up to %d tokens, targets of up to %d)", start+1, end, b.SrcLen, b.TgtLen)
+		if err := checkAvailable(what, need); err != nil {
+			return nil, errors.Errorf("%v; score fewer pairs at once, or shorter ones", err)
 		}
 		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(m, params, b.Shape) })
 		if err != nil {

@@ -79,6 +79,10 @@ func (m *Transformer) Decode(s *graph.Scope, tgt, memory, tgtMask, srcMask *G.No
 // inputs (see Feed), and returns the label-smoothed loss and, in an
 // evaluation graph, the log-probabilities [batch, lenT, vocab] (see Output).
 func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
+	if err := checkShape(sh, KindEncoderDecoder, true); err != nil {
+		s.Fail(err)
+		return nil, nil
+	}
 	in := newInputs(s, sh, true, true)
 	memory := m.Encode(s, in.src, in.srcMask)
 	return Output(s, m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask), in.tgtOut, m.cfg.LabelSmoothing)

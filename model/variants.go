@@ -49,6 +49,10 @@ func (m *DecoderOnly) Config() Config { return m.cfg }
 
 // Build adds the model for target batches of shape sh (sources ignored).
 func (m *DecoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
+	if err := checkShape(sh, KindDecoderOnly, false); err != nil {
+		s.Fail(err)
+		return nil, nil
+	}
 	in := newInputs(s, sh, false, true)
 	return Output(s, m.Logits(s, in.tgtIn, in.tgtMask), in.tgtOut, m.cfg.LabelSmoothing)
 }
@@ -106,6 +110,10 @@ func (m *EncoderOnly) Config() Config { return m.cfg }
 // Build adds the model for batches of shape sh, whose source and target
 // lengths must be equal.
 func (m *EncoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
+	if err := checkShape(sh, KindEncoderOnly, true); err != nil {
+		s.Fail(err)
+		return nil, nil
+	}
 	if sh.SrcLen != sh.TgtLen {
 		s.Fail(errors.Errorf("encoder-only model: source length %d and target length %d differ", sh.SrcLen, sh.TgtLen))
 		return nil, nil

@@ -10,5 +10,10 @@
 // decoder-only model (continuing the prompt "source EOS", as joined
 // batches train it), and by the most probable token at every position with
 // an encoder-only model; a BLEU sample is translated by a model that
-// generates. New refuses data the model's kind cannot be evaluated on.
+// generates. New refuses data the model's kind cannot be trained or
+// evaluated on: batches laid out for another kind (joined batches,
+// data.BatchConfig.Join, have no sources and are for a decoder-only model,
+// which needs them to learn to continue the prompts of held-out examples
+// and BLEU samples), and held-out examples or a BLEU sample for a model
+// that cannot decode (model.Generates).
 package trainer

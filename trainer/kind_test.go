@@ -6,9 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -94,10 +97,32 @@ func TestEveryKindLearns(t *testing.T) {
 // but does not generate.
 type ownModel struct{ model.Model }
 
+// trainOnlyAttention is an attention of one's own without a cached step:
+// a model with it trains but does not generate.
+type trainOnlyAttention struct{ mha layers.MultiHeadAttention }
+
+func (a trainOnlyAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node) *G.Node {
+	return a.mha.Apply(s, query, keyValue, mask)
+}
+
 func TestNewChecksTheKind(t *testing.T) {
 	enc := kindFixture(t, model.KindEncoderOnly, "copy")
 	lm := kindFixture(t, model.KindDecoderOnly, "copy")
+	seq2seq := kindFixture(t, model.KindEncoderDecoder, "copy")
 	sample := &BLEUSample{Src: [][]int{{5}}, Refs: []string{"a"}, Detokenize: func([]int) string { return "a" }}
+	reg := layers.NewRegistry()
+	err := reg.Attention.Register("train-only", func(z layers.Sizes) layers.Attention {
+		return trainOnlyAttention{layers.NewMultiHeadAttention(z.DModel, z.Heads, z.AttnDropout)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := lm.m.Config()
+	cfg.Attention = "train-only"
+	trainOnly, err := model.FromConfig(cfg, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		m    model.Model
@@ -106,6 +131,10 @@ func TestNewChecksTheKind(t *testing.T) {
 	}{
 		{"BLEU of an encoder-only model", enc.m, Data{Train: enc.data.Train, Valid: enc.data.Valid, BLEU: sample}, "a BLEU sample needs a model that generates (encoder-decoder or decoder-only), have a model of kind encoder-only"},
 		{"held out with a model of one's own", ownModel{lm.m}, lm.data, "held-out exact match needs a model that generates or an encoder-only model, have a model of kind decoder-only (trainer.ownModel)"},
+		{"held out with an attention without a cached step", trainOnly, lm.data, "have a model of kind decoder-only (*model.DecoderOnly): incremental decoding with a model of kind decoder-only: attention trainer.trainOnlyAttention cannot decode incrementally"},
+		{"joined batches for an encoder-decoder", seq2seq.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-decoder reads sources"},
+		{"joined batches for an encoder-only model", enc.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-only model needs sources as long as targets"},
+		{"held out with a decoder-only model on batches with sources", lm.m, Data{Train: enc.data.Train, Valid: enc.data.Valid, HeldOut: lm.data.HeldOut}, "a decoder-only model continues the prompt \"source EOS\""},
 	}
 	for _, tc := range tests {
 		_, err := New(tc.m, lm.params, tc.d, options(t.TempDir(), 1), nil)
@@ -113,9 +142,14 @@ func TestNewChecksTheKind(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
 		}
 	}
-	for _, f := range []fixture{enc, lm} {
+	for _, f := range []fixture{enc, lm, seq2seq} {
 		if _, err := New(f.m, f.params, f.data, options(t.TempDir(), 1), nil); err != nil {
 			t.Errorf("%T with held-out examples: %v", f.m, err)
 		}
+	}
+	// Without held-out examples, a decoder-only model may learn the targets
+	// of batches with sources.
+	if _, err := New(lm.m, lm.params, Data{Train: enc.data.Train, Valid: enc.data.Valid}, options(t.TempDir(), 1), nil); err != nil {
+		t.Errorf("a decoder-only model on batches with sources: %v", err)
 	}
 }

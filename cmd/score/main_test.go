@@ -93,6 +93,14 @@ func TestHostileInputs(t *testing.T) {
 	if err := model.SaveCheckpoint(ck, cfg, params, nil); err != nil {
 		t.Fatal(err)
 	}
+	// Sinusoidal positions: max_len 2^20 needs no more weights, and a
+	// source of 400,000 ids would need terabytes of attention.
+	longCfg := cfg
+	longCfg.MaxLen = 1 << 20
+	longCk := filepath.Join(dir, "long.safetensors")
+	if err := model.SaveCheckpoint(longCk, longCfg, params, nil); err != nil {
+		t.Fatal(err)
+	}
 	huge := filepath.Join(dir, "huge.safetensors")
 	if err := safetensors.Write(huge, []safetensors.Tensor{{Name: "embed.weight", DType: safetensors.F32, Shape: []int{1e12, 0}}}, nil); err != nil {
 		t.Fatal(err)
@@ -106,6 +114,8 @@ func TestHostileInputs(t *testing.T) {
 		{[]string{"-checkpoint", ck, "-src", write("long.txt", "5 2\n"+strings.Repeat("5 ", 20000)+"\n"), "-tgt", src}, "long.txt:2: 20000 ids, more than the model's max_len 16"},
 		{[]string{"-checkpoint", ck, "-src", src, "-tgt", write("zero.txt", strings.Repeat("0", 2<<20))}, "zero.txt:1: line longer than"},
 		{[]string{"-checkpoint", huge, "-from", "torch", "-heads", "1", "-src", src, "-tgt", src}, "vocab is 1000000000000"},
+		{[]string{"-checkpoint", longCk, "-src", write("long400k.txt", strings.Repeat("5 ", 400000)+"\n"), "-tgt", write("tgt1.txt", "1 5 2\n")},
+			"scoring pairs 1 to 1 (sources of up to 400000 tokens, targets of up to 2): at least"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer

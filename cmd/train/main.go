@@ -197,11 +197,15 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 }
 
 // checkModel checks the model the settings describe, but for its
-// vocabulary: its config and its variants.
+// vocabulary: its config, its variants, and the memory it needs with the
+// least vocabulary (the real one needs more).
 func checkModel(s settings) error {
 	cfg, err := modelConfig(s, model.MinVocab)
 	if err == nil {
 		_, err = model.FromConfig(cfg, nil)
+	}
+	if err == nil {
+		err = cfg.CheckMemory(true, s.MaxTokens)
 	}
 	return err
 }
@@ -270,7 +274,11 @@ func setup(world *dist.World, s settings, f *flags, log *slog.Logger, stderr io.
 		return nil, nil, err
 	}
 	if s.Epochs > 0 {
-		s.Steps = max(1, int(math.Ceil(s.Epochs*float64(c.batches)/float64(s.Accumulate))))
+		steps := math.Ceil(s.Epochs * float64(c.batches) / float64(s.Accumulate))
+		if steps > maxSetting {
+			return nil, nil, errors.Errorf("-epochs %v: %d batches an epoch make %.0f steps, more than %d", s.Epochs, c.batches, steps, maxSetting)
+		}
+		s.Steps = max(1, int(steps))
 	}
 	cfg, err := modelConfig(s, c.vocab)
 	if err == nil {
@@ -321,9 +329,13 @@ func openRunDir(world *dist.World, s settings, f *flags) (*rundir.Dir, error) {
 
 // resume restores the newest loadable checkpoint and says what it skipped.
 func resume(t *trainer.Trainer, out string, log *slog.Logger) error {
+	if paths, err := trainer.Checkpoints(out); err == nil && len(paths) == 0 {
+		return errors.Errorf("%s has no checkpoint to resume: the run stopped before saving its first; start it over with -out %s -overwrite", out, out)
+	}
 	r, err := t.Resume(out)
 	for _, e := range r.Skipped {
-		log.Warn("skipped a checkpoint that does not load", "error", e)
+		// The message alone: slog would print an error's stack trace.
+		log.Warn("skipped a checkpoint that does not load", "error", e.Error())
 	}
 	if r.TornMetrics {
 		log.Warn("dropped the incomplete last line of metrics.jsonl")

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/dist"
+	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 // TestBinaryStarts builds the command and runs it: an old dependency
@@ -46,6 +48,9 @@ func TestBadFlags(t *testing.T) {
 	layersConfig := filepath.Join(t.TempDir(), "layers.json")
 	os.WriteFile(hugeConfig, []byte(`{"d_ff": 1000000000000}`), 0o644)
 	os.WriteFile(layersConfig, []byte(`{"encoder_layers": 1000000000}`), 0o644)
+	// Within every limit, but petabytes of memory: refused before -out is made.
+	memoryConfig := filepath.Join(t.TempDir(), "memory.json")
+	os.WriteFile(memoryConfig, []byte(`{"d_model": 65536, "d_ff": 262144, "encoder_layers": 1024, "decoder_layers": 1024}`), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -74,6 +79,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-label-smoothing", "1"}, "-label-smoothing 1"},
 		{[]string{"-config", hugeConfig}, "d_ff is 1000000000000"},
 		{[]string{"-config", layersConfig}, "encoder_layers is 1000000000"},
+		{[]string{"-config", memoryConfig}, "model too large: decoder_layers = 1024"},
 		{[]string{"-model", "gpt"}, `-model "gpt": want one of encoder-decoder, decoder-only, encoder-only`},
 		{[]string{"-task", "files", "-model", "decoder-only", "-train-tgt", "a", "-steps", "5"}, "-train-tgt and -valid-tgt alone will do"},
 		{[]string{"-task", "files", "-model", "encoder-only", "-data", "d", "-steps", "5", "-keep-best", "bleu"}, "-keep-best bleu needs a model that translates sources"},
@@ -134,6 +140,80 @@ func TestRunDirectoryIsProtected(t *testing.T) {
 	}
 	if ms, err := trainer.ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err != nil || len(ms) != 2 {
 		t.Fatalf("metrics after -overwrite: %d lines, %v; want the new run's 2", len(ms), err)
+	}
+}
+
+// TestResumeChecksTheRun resumes runs whose run.json or checkpoints were
+// spoiled: each is refused with an error naming the file and the field,
+// leaving run.json as it was, or falls back with a warning naming the
+// checkpoint skipped (without a stack trace).
+func TestResumeChecksTheRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := []string{"-steps", "2", "-eval-every", "1", "-max-tokens", "128", "-train-size", "50", "-held-out", "8", "-out", dir}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	settings := filepath.Join(dir, "run.json")
+	good, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{`"keep_best": "loss"`, `"keep_best": "lost"`, `-keep-best "lost": want loss or bleu`},
+		{`"task": "copy"`, `"task": "files"`, "-task files: want train_src, train_tgt, valid_src and valid_tgt"},
+		{`"task": "copy"`, `"task": "copi"`, `-task: unknown task "copi"`},
+		{`"preset": "tiny"`, `"preset": "tiny "`, `-preset: unknown preset "tiny "`},
+		{`"keep_best": "loss"`, `"keep_best": "loss", "bleu_every": -1`, "-bleu-every and -bleu-sample must not be negative"},
+		{"}\n", "}\n{}\n", "more after the JSON object"},
+	} {
+		bad := bytes.Replace(good, []byte(tc.old), []byte(tc.new), 1)
+		if bytes.Equal(bad, good) {
+			t.Fatalf("run.json lacks %s", tc.old)
+		}
+		if err := os.WriteFile(settings, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), settings+": "+tc.want) {
+			t.Errorf("run.json with %s: error %v, want %q", tc.new, err, tc.want)
+		}
+		if after, _ := os.ReadFile(settings); !bytes.Equal(after, bad) {
+			t.Errorf("run.json with %s: the refused resume rewrote it", tc.new)
+		}
+	}
+	if err := os.WriteFile(settings, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newest := filepath.Join(dir, "checkpoints", "step-00000002.safetensors")
+	if err := os.Truncate(newest, 100); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	log := errb.String()
+	if !strings.Contains(log, `msg="skipped a checkpoint that does not load" error="safetensors: read `+newest+": ") ||
+		!strings.Contains(log, "msg=resumed step=1") || strings.Contains(log, ".go:") {
+		t.Errorf("log of a resume past a torn checkpoint:\n%s", log)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "checkpoints")); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), dist.Alone(), []string{"-resume", dir}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "has no checkpoint to resume: the run stopped before saving its first; start it over with -out "+dir+" -overwrite") {
+		t.Errorf("resume without checkpoints: %v", err)
+	}
+	// -epochs that make more steps than a run.json may hold: refused, not
+	// saved as a run that no -resume would take (nor trained for ever: the
+	// context stops a run that was not refused).
+	epochs := filepath.Join(t.TempDir(), "epochs")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = run(ctx, dist.Alone(), []string{"-epochs", "1e9", "-max-tokens", "128", "-train-size", "50", "-held-out", "8", "-out", epochs}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "-epochs 1e+09: ") || rundir.IsRun(epochs) {
+		t.Errorf("-epochs 1e9: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -345,6 +346,36 @@ func loadSettings(dir string) (settings, error) {
 	if err := dec.Decode(&s); err != nil {
 		return s, errors.Wrapf(err, "%s", filepath.Join(dir, rundir.Settings))
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return s, errors.Errorf("%s: more after the JSON object", filepath.Join(dir, rundir.Settings))
+	}
 	s.Out = dir
-	return s, errors.Wrapf(s.check(), "%s", filepath.Join(dir, rundir.Settings))
+	if s.KeepBest == "" {
+		s.KeepBest = "loss" // a run.json written before -keep-best
+	}
+	err = s.check()
+	if err == nil {
+		err = s.checkSaved()
+	}
+	return s, errors.Wrapf(err, "%s", filepath.Join(dir, rundir.Settings))
+}
+
+// checkSaved checks what check leaves to complete, which fills in the
+// defaults of a new run's flags: the task and its files, the preset and
+// the BLEU settings of a run.json.
+func (s settings) checkSaved() error {
+	if s.synthetic() {
+		_, err := data.NewTask(s.Task, data.TaskConfig{Symbols: s.Symbols, MinLen: s.MinLen, MaxLen: s.MaxLen})
+		if err != nil {
+			return errors.Wrap(err, "-task")
+		}
+	} else if s.TrainTgt == "" || s.ValidTgt == "" || (s.TrainSrc == "") != (s.ValidSrc == "") ||
+		s.TrainSrc == "" && s.kind() != model.KindDecoderOnly {
+		return errors.Errorf("-task files: want train_src, train_tgt, valid_src and valid_tgt (a decoder-only model: train_tgt and valid_tgt alone will do), have %q, %q, %q and %q",
+			s.TrainSrc, s.TrainTgt, s.ValidSrc, s.ValidTgt)
+	}
+	if _, err := model.Preset(s.Preset, model.MinVocab); err != nil {
+		return errors.Wrap(err, "-preset")
+	}
+	return s.checkBLEU()
 }

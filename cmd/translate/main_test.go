@@ -213,6 +213,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-input", in, "-max-len", "1000000000"}, "max length 1000000000 is above the model's max_len 24"},
 		{[]string{"-model", dir, "-input", in, "-max-src-len", "100"}, "-max-src-len 100: the model takes at most 24"},
 		{[]string{"-model", dir, "-input", in, "-alpha", "NaN"}, "length penalty"},
+		{[]string{"-model", dir, "-input", in, "-beam", "1000000000000"}, "1000000000000 rows a source"},
 		{[]string{"-model", dir, "-input", in, "-long", "drop"}, "-long"},
 		{[]string{"-model", swapped, "-input", in}, "vocab.txt is not the file the model was trained with"},
 		{[]string{"-model", emptied, "-input", in}, "bpe.txt is not the file the model was trained with"},

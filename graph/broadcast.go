@@ -2,6 +2,8 @@ package graph
 
 import (
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/graph/internal/par"
 	"gorgonia.org/tensor"
 )
 
@@ -189,5 +191,9 @@ func (p bcast) accumulate(i, cost int, f func(out int, off, stride []int, n int)
 		p.each(f)
 		return
 	}
-	forElems(n, cost*(p.total/n), func(c0, c1 int) { p.columns(c0, c1, f) })
+	// One range of columns per goroutine: the fewer the ranges, the longer
+	// the pieces of runs f gets, and how the columns are split changes
+	// nothing (each element is summed in the order of each).
+	parts := max(min(par.Workers(), n, cost*p.total/grainElems), 1)
+	par.Do(parts, func(r int) { p.columns(n*r/parts, n*(r+1)/parts, f) })
 }

@@ -271,10 +271,7 @@ func broadcastKernel[T Float](p bcast, scale float64, sum bool) func(Operand[T],
 		if sum {
 			clear(y.Data)
 			p.accumulate(0, 1, func(o int, off, st []int, n int) {
-				dst := y.Data[off[0]:]
-				for j, v := range x[0].Data[o : o+n] {
-					dst[j*st[0]] += s * v
-				}
+				sumRun(y.Data[off[0]:], x[0].Data[o:o+n], st[0], s)
 			})
 			return nil
 		}
@@ -285,5 +282,28 @@ func broadcastKernel[T Float](p bcast, scale float64, sum bool) func(Operand[T],
 			}
 		})
 		return nil
+	}
+}
+
+// sumRun adds s·x[j] to dst[j·stride], the stride 0 (a sum into dst[0]) or
+// 1; a run onto one element sums in a register.
+func sumRun[T Float](dst, x []T, stride int, s T) {
+	if stride == 0 {
+		var acc T
+		for _, v := range x {
+			acc += s * v
+		}
+		dst[0] += acc
+		return
+	}
+	dst = dst[:len(x)]
+	if s == 1 {
+		for j, v := range x {
+			dst[j] += v
+		}
+		return
+	}
+	for j, v := range x {
+		dst[j] += s * v
 	}
 }

@@ -71,6 +71,9 @@ func For(n, grain int, f func(lo, hi int)) {
 	Do(parts, func(i int) { f(n*i/parts, n*(i+1)/parts) })
 }
 
+// Workers is the most goroutines Do spreads its parts over: GOMAXPROCS.
+func Workers() int { return runtime.GOMAXPROCS(0) }
+
 // A task is a function offered to the helpers; whoever claims it first, a
 // helper or the caller taking it back, settles it by calling wg.Done.
 type task struct {

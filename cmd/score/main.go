@@ -6,12 +6,19 @@
 // Usage:
 //
 //	score -checkpoint FILE [-from torch -heads H] -src SRC -tgt TGT [-batch N]
+//	      [-max-src-len N] [-long error|truncate]
 //
 // SRC and TGT hold one sequence per line, ids separated by white space; line i
 // of TGT is the target of line i of SRC and starts with the start token. Id 0
 // is padding and may not appear. The files may be gzip-compressed; a line is
-// at most 1 MiB and a sequence at most the model's max_len ids, or the line
-// is an error naming it. The checkpoint is one written by cmd/train (of an
+// at most 1 MiB, or it is an error naming the line. A source of more ids
+// than -max-src-len (by default the model's max_len, and at most 1,024 with
+// sinusoidal positions) is an error naming its line, or with -long truncate
+// is cut to that many ids (its final EOS kept) with a warning; a target of
+// more ids than the model's max_len is always an error naming its line. A
+// batch whose attention or log-probabilities would not fit in the memory
+// the machine has available is refused before it is allocated. The
+// checkpoint is one written by cmd/train (of an
 // encoder-decoder, or of a decoder-only model, which reads the source as
 // its prompt), or with -from torch a PyTorch model's weights in safetensors (see
 // model.ImportTorch), whose sizes come from the tensor shapes.
@@ -43,44 +50,59 @@ func main() {
 	}
 }
 
+// options are the command's flags.
+type options struct {
+	ckpt, from, srcPath, tgtPath string
+	heads, batch                 int
+	src                          model.SourceFlags
+}
+
+func newFlags(fs *flag.FlagSet) *options {
+	o := &options{}
+	fs.StringVar(&o.ckpt, "checkpoint", "", "model weights (safetensors)")
+	fs.StringVar(&o.from, "from", "", `"torch" for PyTorch weights (see the package doc)`)
+	fs.IntVar(&o.heads, "heads", 0, "attention heads, with -from torch")
+	fs.StringVar(&o.srcPath, "src", "", "source token ids, one sequence per line")
+	fs.StringVar(&o.tgtPath, "tgt", "", "target token ids, one sequence per line, each starting with the start token")
+	fs.IntVar(&o.batch, "batch", 32, "pairs per batch")
+	o.src.Register(fs)
+	return o
+}
+
+// check reports missing flags and bad values.
+func (o *options) check() error {
+	switch {
+	case o.ckpt == "" || o.srcPath == "" || o.tgtPath == "":
+		return errors.New("-checkpoint, -src and -tgt are required")
+	case o.from != "" && o.from != "torch":
+		return errors.Errorf("-from %q: the only other format is torch", o.from)
+	case o.from == "torch" && o.heads <= 0:
+		return errors.New("-from torch needs -heads")
+	case o.batch <= 0:
+		return errors.New("-batch must be positive")
+	}
+	return o.src.Check()
+}
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("score", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ckpt := fs.String("checkpoint", "", "model weights (safetensors)")
-	from := fs.String("from", "", `"torch" for PyTorch weights (see the package doc)`)
-	heads := fs.Int("heads", 0, "attention heads, with -from torch")
-	srcPath := fs.String("src", "", "source token ids, one sequence per line")
-	tgtPath := fs.String("tgt", "", "target token ids, one sequence per line, each starting with the start token")
-	batch := fs.Int("batch", 32, "pairs per batch")
+	o := newFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	switch {
-	case *ckpt == "" || *srcPath == "" || *tgtPath == "":
-		return errors.New("-checkpoint, -src and -tgt are required")
-	case *from != "" && *from != "torch":
-		return errors.Errorf("-from %q: the only other format is torch", *from)
-	case *from == "torch" && *heads <= 0:
-		return errors.New("-from torch needs -heads")
-	case *batch <= 0:
-		return errors.New("-batch must be positive")
+	if err := o.check(); err != nil {
+		return err
 	}
-	m, params, err := load(*ckpt, *from, *heads)
+	m, params, err := load(o.ckpt, o.from, o.heads)
 	if err != nil {
 		return err
 	}
-	src, err := readIDs(*srcPath, m.Config().Vocab, m.Config().MaxLen, false)
+	src, tgt, err := o.read(m.Config(), stderr)
 	if err != nil {
 		return err
 	}
-	tgt, err := readIDs(*tgtPath, m.Config().Vocab, m.Config().MaxLen, true)
-	if err != nil {
-		return err
-	}
-	if len(src) != len(tgt) {
-		return errors.Errorf("%s has %d lines but %s has %d", *srcPath, len(src), *tgtPath, len(tgt))
-	}
-	scores, err := model.ScorePairs(m, params, src, tgt, *batch)
+	scores, err := model.ScorePairs(m, params, src, tgt, o.batch)
 	if err != nil {
 		return err
 	}
@@ -89,6 +111,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(w, "%.6f\n", s)
 	}
 	return w.Flush()
+}
+
+// read reads the sources and targets for a model of config c, bounded as
+// the flags say; warnings go to warn.
+func (o *options) read(c model.Config, warn io.Writer) (src, tgt [][]int, err error) {
+	b, err := o.src.Bound(c, "score", warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if src, err = readIDs(o.srcPath, c.Vocab, b, false); err != nil {
+		return nil, nil, err
+	}
+	if tgt, err = readIDs(o.tgtPath, c.Vocab, b, true); err != nil {
+		return nil, nil, err
+	}
+	if len(src) != len(tgt) {
+		return nil, nil, errors.Errorf("%s has %d lines but %s has %d", o.srcPath, len(src), o.tgtPath, len(tgt))
+	}
+	return src, tgt, nil
 }
 
 // load reads the model, of any kind that generates, and its weights.
@@ -109,24 +150,51 @@ func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 }
 
 // readIDs reads one sequence of ids in [1, vocab) per line (plain or
-// gzip-compressed), each at most maxLen ids long; with target, each must
-// start with the start token.
-func readIDs(path string, vocab, maxLen int, target bool) ([][]int, error) {
+// gzip-compressed): sources within the bound b (cut if it truncates them),
+// or with target targets, each starting with the start token and at most
+// the model's max_len ids.
+func readIDs(path string, vocab int, b model.SourceBound, target bool) ([][]int, error) {
 	var seqs [][]int
 	err := data.ReadLines(path, func(line string, n int) error {
+		where := fmt.Sprintf("%s:%d", path, n)
 		seq, err := parseIDs(line, vocab)
-		switch {
-		case err != nil:
-			return errors.Wrapf(err, "%s:%d", path, n)
-		case len(seq) > maxLen:
-			return errors.Errorf("%s:%d: %d ids, more than the model's max_len %d", path, n, len(seq), maxLen)
-		case target && (seq[0] != data.BOSID || len(seq) < 2):
-			return errors.Errorf("%s:%d: a target starts with the start token %d and has a token after it", path, n, data.BOSID)
+		if err != nil {
+			return errors.Wrap(err, where)
+		}
+		if target {
+			err = checkTarget(b, where, seq)
+		} else {
+			seq, err = cutSource(b, where, seq)
+		}
+		if err != nil {
+			return err
 		}
 		seqs = append(seqs, seq)
 		return nil
 	})
 	return seqs, err
+}
+
+// checkTarget refuses a target that does not start with the start token
+// and go on, or that is longer than the model takes.
+func checkTarget(b model.SourceBound, where string, seq []int) error {
+	if seq[0] != data.BOSID || len(seq) < 2 {
+		return errors.Errorf("%s: a target starts with the start token %d and has a token after it", where, data.BOSID)
+	}
+	return b.Target(where, len(seq))
+}
+
+// cutSource is the source seq within the bound b: as it is, or cut to
+// b.Max ids (keeping its EOSID at the end, if it has one) when b truncates.
+func cutSource(b model.SourceBound, where string, seq []int) ([]int, error) {
+	keep, err := b.Source(where, len(seq))
+	switch {
+	case err != nil || keep == len(seq):
+		return seq, err
+	case seq[len(seq)-1] == data.EOSID:
+		return append(seq[:keep-1], data.EOSID), nil
+	}
+	return seq[:keep], nil
 }
 
 // parseIDs parses a line of ids in [1, vocab) separated by white space.

@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
 	"github.com/transformer-go/transformer/model"
 )
@@ -72,7 +74,7 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := readIDs(bad, 100, 50, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
+	if _, err := readIDs(bad, 100, model.SourceBound{Max: 50, MaxLen: 50}, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
 		t.Errorf("bad id: %v", err)
 	}
 }
@@ -82,17 +84,7 @@ func TestErrors(t *testing.T) {
 func TestHostileInputs(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string { return writeFile(t, dir, name, text) }
-	cfg, _ := model.Preset("tiny", 20)
-	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, cfg.MaxLen = 8, 16, 1, 1, 16
-	m, _ := model.New(cfg)
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := filepath.Join(dir, "ck.safetensors")
-	if err := model.SaveCheckpoint(ck, cfg, params, nil); err != nil {
-		t.Fatal(err)
-	}
+	ck, cfg, params := writeCheckpoint(t, dir)
 	// Sinusoidal positions: max_len 2^20 needs no more weights, and a
 	// source of 400,000 ids would need terabytes of attention.
 	longCfg := cfg
@@ -111,10 +103,17 @@ func TestHostileInputs(t *testing.T) {
 		want string
 	}{
 		{[]string{"-checkpoint", ck, "-src", src, "-tgt", write("nobos.txt", "1 5 2\n5 2\n")}, "nobos.txt:2: a target starts with the start token 1"},
-		{[]string{"-checkpoint", ck, "-src", write("long.txt", "5 2\n"+strings.Repeat("5 ", 20000)+"\n"), "-tgt", src}, "long.txt:2: 20000 ids, more than the model's max_len 16"},
+		{[]string{"-checkpoint", ck, "-src", write("long.txt", "5 2\n"+strings.Repeat("5 ", 20000)+"\n"), "-tgt", src}, "long.txt:2: 20000 tokens, more than -max-src-len 16; give -long truncate to cut such lines"},
+		{[]string{"-checkpoint", ck, "-src", src, "-tgt", write("longtgt.txt", "1 5 2\n1 "+strings.Repeat("5 ", 20)+"\n"), "-long", "truncate"},
+			"longtgt.txt:2: a target of 21 tokens, more than the model's max_len 16 (targets are never truncated)"},
+		{[]string{"-checkpoint", ck, "-src", src, "-tgt", src, "-max-src-len", "17"}, "-max-src-len 17: the model takes at most 16 tokens (its max_len)"},
+		{[]string{"-checkpoint", ck, "-src", src, "-tgt", src, "-max-src-len", "-1"}, "-max-src-len -1: want 0 (the default) or more"},
+		{[]string{"-checkpoint", ck, "-src", src, "-tgt", src, "-long", "drop"}, `-long "drop": want error or truncate`},
 		{[]string{"-checkpoint", ck, "-src", src, "-tgt", write("zero.txt", strings.Repeat("0", 2<<20))}, "zero.txt:1: line longer than"},
 		{[]string{"-checkpoint", huge, "-from", "torch", "-heads", "1", "-src", src, "-tgt", src}, "vocab is 1000000000000"},
 		{[]string{"-checkpoint", longCk, "-src", write("long400k.txt", strings.Repeat("5 ", 400000)+"\n"), "-tgt", write("tgt1.txt", "1 5 2\n")},
+			"long400k.txt:1: 400000 tokens, more than -max-src-len 1024; give -long truncate to cut such lines, or raise -max-src-len (the model takes up to 1048576)"},
+		{[]string{"-checkpoint", longCk, "-src", filepath.Join(dir, "long400k.txt"), "-tgt", filepath.Join(dir, "tgt1.txt"), "-max-src-len", "1048576"},
 			"scoring pairs 1 to 1 (sources of up to 400000 tokens, targets of up to 2): at least"},
 	}
 	for _, tc := range tests {
@@ -122,6 +121,31 @@ func TestHostileInputs(t *testing.T) {
 		err := run(tc.args, &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestTruncate scores with -long truncate: a source past -max-src-len is
+// cut, keeping its EOS, with a warning naming its line.
+func TestTruncate(t *testing.T) {
+	dir := t.TempDir()
+	ck, _, _ := writeCheckpoint(t, dir)
+	src := writeFile(t, dir, "src.txt", "5 6 2\n"+strings.Repeat("7 ", 30)+"2\n")
+	tgt := writeFile(t, dir, "tgt.txt", "1 5 2\n1 7 2\n")
+	var out, errb bytes.Buffer
+	if err := run([]string{"-checkpoint", ck, "-src", src, "-tgt", tgt, "-long", "truncate", "-max-src-len", "8"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	if n := len(strings.Fields(out.String())); n != 2 {
+		t.Errorf("%d scores, want 2", n)
+	}
+	if want := "score: " + src + ":2: 31 tokens, truncated to 8 (-max-src-len)\n"; errb.String() != want {
+		t.Errorf("warning %q, want %q", errb.String(), want)
+	}
+	b := model.SourceBound{Max: 3, MaxLen: 16, Truncate: true}
+	for _, tc := range []struct{ in, want []int }{{[]int{5, 6, 7, 2}, []int{5, 6, 2}}, {[]int{5, 6, 7, 8}, []int{5, 6, 7}}, {[]int{5, 2}, []int{5, 2}}} {
+		if got, err := cutSource(b, "x:1", tc.in); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("cutSource(%v): %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -146,6 +170,25 @@ func FuzzParseIDs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// writeCheckpoint writes dir/ck.safetensors, a tiny untrained
+// encoder-decoder with sinusoidal positions and max_len 16, and returns its
+// path, config and weights.
+func writeCheckpoint(t *testing.T, dir string) (string, model.Config, *graph.Params) {
+	t.Helper()
+	cfg, _ := model.Preset("tiny", 20)
+	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, cfg.MaxLen = 8, 16, 1, 1, 16
+	m, _ := model.New(cfg)
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "ck.safetensors")
+	if err := model.SaveCheckpoint(ck, cfg, params, nil); err != nil {
+		t.Fatal(err)
+	}
+	return ck, cfg, params
 }
 
 // writeFile writes text to dir/name and returns its path.

@@ -60,7 +60,11 @@ func (s settings) bucketStep() int {
 // target as one sequence) for a decoder-only model.
 func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus, error) {
 	join := s.kind() == model.KindDecoderOnly
-	b, err := data.NewBatcher(train, data.BatchConfig{MaxTokens: s.MaxTokens, Buckets: buckets(s.bucketStep(), join, train, valid), Seed: s.Seed, Join: join})
+	bks := buckets(s.bucketStep(), join, train, valid)
+	if longest := bks[len(bks)-1]; longest > s.MaxTokens {
+		return corpus{}, s.overBudget(longest)
+	}
+	b, err := data.NewBatcher(train, data.BatchConfig{MaxTokens: s.MaxTokens, Buckets: bks, Seed: s.Seed, Join: join})
 	if err != nil {
 		return corpus{}, err
 	}
@@ -69,6 +73,18 @@ func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus,
 		return corpus{}, errors.Wrap(err, "validation data")
 	}
 	return corpus{data: trainer.Data{Train: b, Valid: vb, HeldOut: heldOut}, vocab: vocab, batches: b.EpochLen()}, nil
+}
+
+// overBudget is the error for a longest example that takes more positions,
+// padded to its length bucket, than -max-tokens lets a batch hold: it names
+// the flags that fix it.
+func (s settings) overBudget(positions int) error {
+	lengths := "-max-len"
+	if !s.synthetic() {
+		lengths = "-max-sentence-len"
+	}
+	return errors.Errorf("-max-tokens %d: the longest example takes %d positions (padded to its length bucket), more than a batch holds; raise -max-tokens to at least %d, or lower %s",
+		s.MaxTokens, positions, positions, lengths)
 }
 
 // buckets are length buckets of the given step over training and validation

@@ -154,9 +154,15 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 
 // summary prints the parameter summary of the configured model.
 func summary(f *flags, w io.Writer) error {
+	if err := f.s.check(); err != nil {
+		return err
+	}
 	vocab := f.vocabSize
-	if vocab == 0 {
+	switch {
+	case vocab == 0:
 		vocab = f.s.Symbols + 4
+	case vocab < model.MinVocab || vocab > model.MaxVocab:
+		return errors.Errorf("-vocab-size %d: want 0 (the task's) or a number from %d to %d", vocab, model.MinVocab, model.MaxVocab)
 	}
 	cfg, err := modelConfig(f.s, vocab)
 	if err != nil {
@@ -176,11 +182,11 @@ func summary(f *flags, w io.Writer) error {
 
 // modelConfig is the preset, overridden by the config file and flags.
 func modelConfig(s settings, vocab int) (model.Config, error) {
-	cfg, err := model.Preset(s.Preset, vocab)
+	cfg, err := model.Preset(s.Preset, model.MinVocab) // the vocabulary is checked below
 	if err != nil {
 		return cfg, errors.Wrap(err, "-preset")
 	}
-	cfg.Kind = s.kind()
+	cfg.Kind, cfg.Vocab = s.kind(), vocab
 	if s.ConfigFile != "" {
 		if cfg, err = model.LoadConfig(s.ConfigFile, cfg); err != nil {
 			return cfg, err

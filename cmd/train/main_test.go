@@ -62,6 +62,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-resume", "nowhere", "-dropout", "0.2"}, "only -steps"},
 		{[]string{"-resume", filepath.Join(t.TempDir(), "none")}, "not a training output directory"},
 		{[]string{"-preset", "huge", "-summary"}, "base, big, small, tiny"},
+		{[]string{"-vocab-size", "-1", "-summary"}, "-vocab-size -1: want 0 (the task's) or a number from 5 to 16777216"},
+		{[]string{"-symbols", "0", "-summary"}, "-symbols 0"},
 		{[]string{"-symbols", "0"}, "-symbols 0"},
 		{[]string{"stray"}, "unexpected arguments"},
 		{[]string{"-lr-factor", "NaN"}, "-lr-factor NaN"},
@@ -97,6 +99,30 @@ func TestBadFlags(t *testing.T) {
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: the refused run created %s", tc.args, out)
+		}
+	}
+}
+
+// TestBatchBudgetNamesTheFlags gives -max-tokens less than the longest
+// example needs: the error names -max-tokens, the least that fits, and the
+// flag that bounds the examples' length.
+func TestBatchBudgetNamesTheFlags(t *testing.T) {
+	files := writeCorpus(t)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-max-tokens", "1"}, "-max-tokens 1: the longest example takes 12 positions (padded to its length bucket), more than a batch holds; raise -max-tokens to at least 12, or lower -max-len"},
+		{[]string{"-max-tokens", "1", "-model", "decoder-only"}, "raise -max-tokens to at least 24, or lower -max-len"},
+		{[]string{"-max-tokens", "2", "-task", "files", "-train-src", files[0], "-train-tgt", files[1], "-valid-src", files[2], "-valid-tgt", files[3], "-bpe-merges", "30"},
+			"-max-tokens 2: the longest example takes 24 positions (padded to its length bucket), more than a batch holds; raise -max-tokens to at least 24, or lower -max-sentence-len"},
+	}
+	for _, tc := range tests {
+		var stdout, errb bytes.Buffer
+		args := append(tc.args, "-steps", "1", "-out", filepath.Join(t.TempDir(), "out"))
+		err := run(context.Background(), dist.Alone(), args, &stdout, &errb)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
 		}
 	}
 }

@@ -106,38 +106,27 @@ func readInput(path string, stdin io.Reader) (lines, error) {
 	}
 }
 
-// lengths bounds the sentences: tokens past max (EOS, and BOS for a target,
-// included) are an error naming the line, or with truncate are cut off with
-// a warning.
-type lengths struct {
-	max      int
-	truncate bool
-	warn     io.Writer
-}
-
 // encode tokenizes line i of l, with EOSID appended (and BOSID prepended for
-// a target; a prompt gets neither), within the bounds of n.
-func (t *translator) encode(l lines, i int, kind text, n lengths) ([]int, error) {
+// a target; a prompt gets neither), within the bounds of b: a source (or a
+// prompt with the BOSID the model reads before it) may be truncated, a
+// target may not.
+func (t *translator) encode(l lines, i int, kind text, b model.SourceBound) ([]int, error) {
 	ids := t.tok.Encode(l.text[i])
-	room := n.max - 1 // EOSID; a prompt's BOSID
 	if kind == targetText {
-		room--
-	}
-	if len(ids) > room {
-		if !n.truncate {
-			return nil, errors.Errorf("%s: %d tokens, more than the %d this model takes (see -max-src-len and -long)", l.where(i), len(ids), room)
+		if err := b.Target(l.where(i), len(ids)+2); err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(n.warn, "translate: %s: %d tokens, truncated to %d\n", l.where(i), len(ids), room)
-		ids = ids[:max(room, 0)]
+		return append(append([]int{data.BOSID}, ids...), data.EOSID), nil
 	}
+	keep, err := b.Source(l.where(i), len(ids)+1) // EOSID; a prompt's BOSID
+	if err != nil {
+		return nil, err
+	}
+	ids = ids[:keep-1]
 	if kind == promptText {
 		return ids, nil
 	}
-	ids = append(ids, data.EOSID)
-	if kind == targetText {
-		ids = append([]int{data.BOSID}, ids...)
-	}
-	return ids, nil
+	return append(ids, data.EOSID), nil
 }
 
 // text is what a line is to encode.
@@ -150,7 +139,7 @@ const (
 )
 
 // sources tokenizes the input lines as sources, or as prompts.
-func (t *translator) sources(in lines, prompts bool, n lengths) ([][]int, error) {
+func (t *translator) sources(in lines, prompts bool, b model.SourceBound) ([][]int, error) {
 	kind := sourceText
 	if prompts {
 		kind = promptText
@@ -158,7 +147,7 @@ func (t *translator) sources(in lines, prompts bool, n lengths) ([][]int, error)
 	srcs := make([][]int, len(in.text))
 	for i := range srcs {
 		var err error
-		if srcs[i], err = t.encode(in, i, kind, n); err != nil {
+		if srcs[i], err = t.encode(in, i, kind, b); err != nil {
 			return nil, err
 		}
 	}

@@ -20,8 +20,12 @@
 // are at most the source's length plus 50 tokens long unless -max-len says
 // otherwise, and never longer than the model's max_len. Input (plain or
 // gzip-compressed) is read a line at a time, each at most 1 MiB; a sentence
-// of more tokens than -max-src-len (by default the model's max_len) is an
-// error naming its line, or with -long truncate is cut off with a warning.
+// of more tokens, with its EOS (a prompt with the BOS before it), than
+// -max-src-len (by default the model's max_len, and at most 1,024 with
+// sinusoidal positions) is an error naming its line, or with -long truncate
+// is cut off with a warning. A batch whose caches (beam × sentences ×
+// positions) would not fit in the memory the machine has available is
+// refused before it is allocated.
 //
 // With -nbest N each sentence has N lines "LINE\tSCORE\tTRANSLATION": its N
 // best hypotheses of the beam search, LINE counting input lines from 1 and
@@ -29,7 +33,9 @@
 //
 // With -score TARGETS nothing is translated: line i of TARGETS is taken as
 // the translation of input line i and the output is its teacher-forced
-// log-probability Σ_t log p(y_t | y_<t, x), EOS included, one a line.
+// log-probability Σ_t log p(y_t | y_<t, x), EOS included, one a line. A
+// target of more tokens, with BOS and EOS, than the model's max_len is an
+// error naming its line, whatever -long says.
 //
 // With -prompt the lines are prompts for a decoder-only model, such as a
 // language model cmd/train trains on text: each is continued (by the
@@ -73,8 +79,7 @@ type options struct {
 	seed                          uint64
 	attention                     string
 	attentionLine, layer, head    int
-	maxSrcLen                     int
-	long                          string
+	src                           model.SourceFlags
 	prompt                        bool
 	warn                          io.Writer // warnings: standard error
 }
@@ -95,8 +100,7 @@ func newFlags(fs *flag.FlagSet) *options {
 	fs.Uint64Var(&o.seed, "seed", 1, "sampling: random seed")
 	fs.IntVar(&s.MaxLen, "max-len", 0, "longest translation in tokens (0: the source's length + 50)")
 	fs.IntVar(&s.Batch, "batch", s.Batch, "sentences decoded together")
-	fs.IntVar(&o.maxSrcLen, "max-src-len", 0, "longest sentence in tokens, EOS included (0: the model's max_len)")
-	fs.StringVar(&o.long, "long", "error", "a sentence longer than -max-src-len: error, or truncate (with a warning)")
+	o.src.Register(fs)
 	fs.StringVar(&o.score, "score", "", "score the translations in this file (line i translates input line i) instead of translating")
 	fs.StringVar(&o.attention, "attention", "", "draw the cross-attention of one sentence into this PNG file")
 	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
@@ -156,11 +160,14 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.search.Method != model.MethodBeam && o.search.NBest != 1 {
 		return errors.Errorf("-nbest %d needs -method beam", o.search.NBest)
 	}
-	if o.long != "error" && o.long != "truncate" {
-		return errors.Errorf("-long %q: want error or truncate", o.long)
+	if err := o.src.Check(); err != nil {
+		return err
 	}
-	if o.maxSrcLen < 0 {
-		return errors.Errorf("-max-src-len %d: want 0 (the model's max_len) or more", o.maxSrcLen)
+	if o.search.MaxLen < 0 {
+		return errors.Errorf("-max-len %d: want 0 (the source's length + %d) or more", o.search.MaxLen, model.DefaultExtraLen)
+	}
+	if o.search.Batch < 1 {
+		return errors.Errorf("-batch %d: want 1 or more", o.search.Batch)
 	}
 	if o.attention != "" && o.attentionLine < 1 {
 		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)
@@ -171,11 +178,15 @@ func (o *options) check(fs *flag.FlagSet) error {
 	return errors.Wrap(o.search.Validate(), "flags")
 }
 
-// checkModel reports flags the loaded model cannot serve: prompts need a
-// decoder-only model, cross-attention maps an encoder-decoder.
+// checkModel reports flags the loaded model cannot serve: outputs longer
+// than its max_len; prompts need a decoder-only model, cross-attention maps
+// an encoder-decoder.
 func (o *options) checkModel(t *translator) error {
-	kind := t.m.Config().Kind
+	cfg := t.m.Config()
+	kind := cfg.Kind
 	switch {
+	case o.search.MaxLen > cfg.MaxLen:
+		return errors.Errorf("-max-len %d: the model takes at most %d tokens (its max_len)", o.search.MaxLen, cfg.MaxLen)
 	case o.prompt && kind != model.KindDecoderOnly:
 		return errors.Errorf("-prompt needs a decoder-only model; %s holds a %s model", o.dir, kind)
 	case o.attention != "" && kind != model.KindEncoderDecoder:
@@ -190,32 +201,18 @@ func (o *options) process(t *translator, in lines, w io.Writer) ([]pair, error) 
 	if o.attention != "" && o.attentionLine > len(in.text) {
 		return nil, errors.Errorf("-attention-line %d: %s has %d lines", o.attentionLine, in.name, len(in.text))
 	}
-	n, err := o.lengths(t)
+	b, err := o.src.Bound(t.m.Config(), "translate", o.warn)
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := t.sources(in, o.prompt, n)
+	srcs, err := t.sources(in, o.prompt, b)
 	if err != nil {
 		return nil, err
 	}
 	if o.score != "" {
-		return t.score(srcs, in, o.score, o.search.Batch, n, w)
+		return t.score(srcs, in, o.score, o.search.Batch, b, w)
 	}
 	return t.translate(srcs, in, o.search, o.prompt, w)
-}
-
-// lengths are the bounds on sentences: -max-src-len within the model's
-// max_len, and -long.
-func (o *options) lengths(t *translator) (lengths, error) {
-	limit := t.m.Config().MaxLen
-	n := lengths{max: limit, truncate: o.long == "truncate", warn: o.warn}
-	if o.maxSrcLen > limit {
-		return n, errors.Errorf("-max-src-len %d: the model takes at most %d tokens (its max_len)", o.maxSrcLen, limit)
-	}
-	if o.maxSrcLen > 0 {
-		n.max = o.maxSrcLen
-	}
-	return n, nil
 }
 
 // pair is a sentence's source ids (with EOS) and target ids (without BOS or EOS).

@@ -34,6 +34,12 @@ func writeRun(t *testing.T, positions string) string {
 // writeRunOf is writeRun for a model of the given kind.
 func writeRunOf(t *testing.T, kind, positions string) string {
 	t.Helper()
+	return writeRunMaxLen(t, kind, positions, 24)
+}
+
+// writeRunMaxLen is writeRunOf for a model of the given max_len.
+func writeRunMaxLen(t *testing.T, kind, positions string, maxLen int) string {
+	t.Helper()
 	dir := t.TempDir()
 	bpe, err := data.LearnBPE(sentences, 40)
 	if err != nil {
@@ -48,7 +54,7 @@ func writeRunOf(t *testing.T, kind, positions string) string {
 		t.Fatal(err)
 	}
 	cfg, _ := model.Preset("tiny", vocab.Len())
-	cfg.Kind, cfg.DModel, cfg.DFF, cfg.Positions, cfg.MaxLen = kind, 32, 64, positions, 24
+	cfg.Kind, cfg.DModel, cfg.DFF, cfg.Positions, cfg.MaxLen = kind, 32, 64, positions, maxLen
 	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +206,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-checkpoint", "final"}, "final.safetensors"},
 		{[]string{"-model", tmp, "-checkpoint", filepath.Join(dir, "best.safetensors")}, "bpe.txt"},
 		{[]string{"-model", dir, "-input", bad}, "bad.de:2"},
-		{[]string{"-model", dir, "-input", long}, "long.de:2"},
+		{[]string{"-model", dir, "-input", long}, "long.de:2: 91 tokens, more than -max-src-len 24; give -long truncate to cut such lines"},
 		{[]string{"-model", dir, "-input", in, "-score", short}, "short.en"},
 		{[]string{"-model", dir, "-input", in, "-method", "greedy", "-nbest", "2"}, "-nbest"},
 		{[]string{"-model", dir, "-input", in, "-nbest", "5"}, "n-best"},
@@ -210,11 +216,14 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-head", "4"}, "-head 4"},
 		{[]string{"-model", dir, "stray"}, "unexpected"},
 		{[]string{"-model", dir, "-input", huge}, "huge.de:1: "},
-		{[]string{"-model", dir, "-input", in, "-max-len", "1000000000"}, "max length 1000000000 is above the model's max_len 24"},
+		{[]string{"-model", dir, "-input", in, "-max-len", "1000000000"}, "-max-len 1000000000: the model takes at most 24 tokens (its max_len)"},
+		{[]string{"-model", dir, "-input", in, "-max-len", "-1"}, "-max-len -1: want 0 (the source's length + 50) or more"},
+		{[]string{"-model", dir, "-input", in, "-batch", "0"}, "-batch 0: want 1 or more"},
 		{[]string{"-model", dir, "-input", in, "-max-src-len", "100"}, "-max-src-len 100: the model takes at most 24"},
 		{[]string{"-model", dir, "-input", in, "-alpha", "NaN"}, "length penalty"},
 		{[]string{"-model", dir, "-input", in, "-beam", "1000000000000"}, "1000000000000 rows a source"},
-		{[]string{"-model", dir, "-input", in, "-long", "drop"}, "-long"},
+		{[]string{"-model", dir, "-input", in, "-long", "drop"}, `-long "drop": want error or truncate`},
+		{[]string{"-model", dir, "-input", in, "-max-src-len", "-1"}, "-max-src-len -1: want 0 (the default) or more"},
 		{[]string{"-model", swapped, "-input", in}, "vocab.txt is not the file the model was trained with"},
 		{[]string{"-model", emptied, "-input", in}, "bpe.txt is not the file the model was trained with"},
 	}
@@ -254,8 +263,42 @@ func TestLongAndCompressedInput(t *testing.T) {
 	if n := strings.Count(out.String(), "\n"); n != 2 {
 		t.Errorf("%d output lines, want 2", n)
 	}
-	if !strings.Contains(errb.String(), "in.de.gz:2: 15000 tokens, truncated to 23") {
+	if !strings.Contains(errb.String(), "in.de.gz:2: 15001 tokens, truncated to 24 (-max-src-len)") {
 		t.Errorf("warning %q", errb.String())
+	}
+}
+
+// TestSourceBounds checks the default bound on sources, which for
+// sinusoidal positions is 1,024 tokens however high the model's max_len
+// (more with -max-src-len), and that a target longer than the model's
+// max_len is an error naming its line even with -long truncate.
+func TestSourceBounds(t *testing.T) {
+	long := writeRunMaxLen(t, model.KindEncoderDecoder, "sinusoidal", 1<<20)
+	tmp := t.TempDir()
+	in := writeFile(t, tmp, "in.de", "ein Hund .\n"+strings.Repeat("Hund ", 400)+"\n")
+	var out, errb bytes.Buffer
+	err := run([]string{"-model", long, "-input", in, "-method", "greedy", "-max-len", "2"}, nil, &out, &errb)
+	want := "in.de:2: 1201 tokens, more than -max-src-len 1024; give -long truncate to cut such lines, or raise -max-src-len (the model takes up to 1048576)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a source past the default bound: error %v, want one saying %q", err, want)
+	}
+	got := translateOK(t, "", "-model", long, "-input", in, "-method", "greedy", "-max-len", "2", "-max-src-len", "1201")
+	if len(got) != 2 {
+		t.Errorf("-max-src-len 1201: %d lines, want 2", len(got))
+	}
+	out.Reset()
+	if err := run([]string{"-model", long, "-input", in, "-method", "greedy", "-max-len", "2", "-long", "truncate"}, nil, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if want := "translate: " + in + ":2: 1201 tokens, truncated to 1024 (-max-src-len)\n"; errb.String() != want {
+		t.Errorf("warning %q, want %q", errb.String(), want)
+	}
+	dir := writeRun(t, "learned")
+	tgt := writeFile(t, tmp, "tgt.en", "a dog .\n"+strings.Repeat("dog ", 30)+"\n")
+	err = run([]string{"-model", dir, "-input", in, "-score", tgt, "-long", "truncate"}, nil, &out, &errb)
+	want = "tgt.en:2: a target of "
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "more than the model's max_len 24 (targets are never truncated)") {
+		t.Errorf("a target past max_len: error %v, want one saying %q and the model's max_len", err, want)
 	}
 }
 

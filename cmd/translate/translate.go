@@ -45,7 +45,7 @@ func continued(prompt []int, hyps []model.Hypothesis) []model.Hypothesis {
 
 // score writes the teacher-forced log-probability of each line of the file
 // path as the translation of the same line of in, whose ids are srcs.
-func (t *translator) score(srcs [][]int, in lines, path string, batch int, n lengths, w io.Writer) ([]pair, error) {
+func (t *translator) score(srcs [][]int, in lines, path string, batch int, b model.SourceBound, w io.Writer) ([]pair, error) {
 	tl, err := readInput(path, nil)
 	if err != nil {
 		return nil, errors.Wrap(err, "-score")
@@ -55,7 +55,7 @@ func (t *translator) score(srcs [][]int, in lines, path string, batch int, n len
 	}
 	tgts, pairs := make([][]int, len(srcs)), make([]pair, len(srcs))
 	for i := range tgts {
-		if tgts[i], err = t.encode(tl, i, targetText, n); err != nil {
+		if tgts[i], err = t.encode(tl, i, targetText, b); err != nil {
 			return nil, err
 		}
 		pairs[i] = pair{src: srcs[i], tgt: tgts[i][1 : len(tgts[i])-1]}

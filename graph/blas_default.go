@@ -35,13 +35,13 @@ func packB[T Float](transB bool, k, n int, b []T) any {
 	return nil
 }
 
-// gemmPacked computes c = a·op(b) for row-major a [m, k] and c [m, n], with
-// op(b) packed by packB.
-func gemmPacked[T Float](m, k, n int, a []T, pb any, c []T) {
+// gemmPacked computes c = a·op(b) + beta·c for row-major a [m, k] and c
+// [m, n], with op(b) packed by packB.
+func gemmPacked[T Float](m, k, n int, a []T, pb any, c []T, beta float64) {
 	switch c := any(c).(type) {
 	case []float32:
-		blas.SgemmPacked(false, m, any(a).([]float32), k, pb.(*blas.PackedB[float32]), 0, c, n)
+		blas.SgemmPacked(false, m, any(a).([]float32), k, pb.(*blas.PackedB[float32]), float32(beta), c, n)
 	case []float64:
-		blas.DgemmPacked(false, m, any(a).([]float64), k, pb.(*blas.PackedB[float64]), 0, c, n)
+		blas.DgemmPacked(false, m, any(a).([]float64), k, pb.(*blas.PackedB[float64]), beta, c, n)
 	}
 }

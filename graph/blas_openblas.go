@@ -43,4 +43,4 @@ func packPays(int) bool { return false }
 func packB[T Float](bool, int, int, []T) any { return nil }
 
 // gemmPacked is never called: packPays is false.
-func gemmPacked[T Float](int, int, int, []T, any, []T) {}
+func gemmPacked[T Float](int, int, int, []T, any, []T, float64) {}

@@ -16,13 +16,19 @@ import (
 //
 // so x [batch, len, dModel] needs no reshape. transW lets one matrix serve as
 // both the embedding [vocab, dModel] and the pre-softmax projection.
-func MatMul(x, w *G.Node, transW bool) (*G.Node, error) { return matMul(x, w, transW, nil) }
+func MatMul(x, w *G.Node, transW bool) (*G.Node, error) { return matMul(x, w, nil, transW, nil) }
 
-// matMul is MatMul whose kernel takes the packed copy of wp, w's
-// parameter, while its Params are frozen (nil: it never does).
-func matMul(x, w *G.Node, transW bool, wp *param) (*G.Node, error) {
-	if w.Dims() != 2 || x.Dims() < 1 {
-		return nil, errors.Errorf("matmul: x %v by w %v: w must be a matrix", x.Shape(), w.Shape())
+// Affine is MatMul(x, w, transW) plus the bias b [out] on every row, in one
+// op: the product is accumulated onto rows that start as b, instead of a
+// second pass over y to add it.
+func Affine(x, w, b *G.Node, transW bool) (*G.Node, error) { return matMul(x, w, b, transW, nil) }
+
+// matMul is MatMul, plus the bias b unless it is nil, whose kernel takes
+// the packed copy of wp, w's parameter, while its Params are frozen (nil: it
+// never does).
+func matMul(x, w, b *G.Node, transW bool, wp *param) (*G.Node, error) {
+	if w == nil || x == nil || w.Dims() != 2 || x.Dims() < 1 {
+		return nil, errors.New("matmul: x and w must be given, w a matrix")
 	}
 	in, out := w.Shape()[0], w.Shape()[1]
 	if transW {
@@ -31,7 +37,7 @@ func matMul(x, w *G.Node, transW bool, wp *param) (*G.Node, error) {
 	if lastDim(x.Shape()) != in {
 		return nil, errors.Errorf("matmul: x %v by w %v (transposed: %t): inner sizes differ", x.Shape(), w.Shape(), transW)
 	}
-	return Op{
+	op := Op{
 		Name:  fmt.Sprintf("matmul(transW=%t)", transW),
 		Arity: 2,
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
@@ -49,25 +55,52 @@ func matMul(x, w *G.Node, transW bool, wp *param) (*G.Node, error) {
 				return nil, err
 			}
 			dw, err := matMulGradW(in[0], dy, transW)
-			return G.Nodes{dx, dw}, err
+			if err != nil || len(in) == 2 {
+				return G.Nodes{dx, dw}, err
+			}
+			db, err := sumTo(dy, in[2].Shape(), 1)
+			return G.Nodes{dx, dw, db}, err
 		},
-	}.Apply(x, w)
+	}
+	if b == nil {
+		return op.Apply(x, w)
+	}
+	if b.Dims() != 1 || b.Shape()[0] != out {
+		return nil, errors.Errorf("affine: bias %v for %d outputs: want a vector of %d", b.Shape(), out, out)
+	}
+	op.Name, op.Arity, op.Diff = fmt.Sprintf("affine(transW=%t)", transW), 3, []bool{true, true, true}
+	return op.Apply(x, w, b)
 }
 
-// matMulKernel is y = x·op(w) for x of any rank, its leading axes as rows,
-// with the packed copy of wp, w's parameter, when there is one (see
-// Params.Freeze).
+// matMulKernel is y = x·op(w) (+ b, a third input) for x of any rank, its
+// leading axes as rows, with the packed copy of wp, w's parameter, when
+// there is one (see Params.Freeze).
 func matMulKernel[T Float](transW bool, out int, wp *param) func(Operand[T], []Operand[T]) error {
 	return func(y Operand[T], x []Operand[T]) error {
 		in := lastDim(x[0].Shape)
 		rows := len(x[0].Data) / in
+		beta := 0.0
+		if len(x) == 3 {
+			fillRows(y.Data, x[2].Data)
+			beta = 1
+		}
 		if pw := packed(wp, transW, rows, in, out, x[1].Data); pw != nil {
-			gemmPacked(rows, in, out, x[0].Data, pw, y.Data)
+			gemmPacked(rows, in, out, x[0].Data, pw, y.Data, beta)
 			return nil
 		}
-		gemm(false, transW, rows, out, in, x[0].Data, x[1].Data, y.Data, 0)
+		gemm(false, transW, rows, out, in, x[0].Data, x[1].Data, y.Data, beta)
 		return nil
 	}
+}
+
+// fillRows copies the row b into every row of y, several goroutines each
+// taking some rows.
+func fillRows[T Float](y, b []T) {
+	forRows(y, len(b), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			copy(y[r*len(b):(r+1)*len(b)], b)
+		}
+	})
 }
 
 // matMulGradW is the gradient of MatMul with respect to w:
@@ -121,10 +154,16 @@ func gemm[T Float](transA, transB bool, m, n, k int, a, b, c []T, beta float64) 
 	if transB {
 		ldb = k
 	}
+	gemmLD(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
+}
+
+// gemmLD is gemm with the leading dimensions (row strides) of a, b and c
+// given: matrices that are blocks of larger ones.
+func gemmLD[T Float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int) {
 	switch c := any(c).(type) {
 	case []float32:
-		sgemm(transA, transB, m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c, n)
+		sgemm(transA, transB, m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c, ldc)
 	case []float64:
-		dgemm(transA, transB, m, n, k, any(a).([]float64), lda, any(b).([]float64), ldb, beta, c, n)
+		dgemm(transA, transB, m, n, k, any(a).([]float64), lda, any(b).([]float64), ldb, beta, c, ldc)
 	}
 }

@@ -18,12 +18,24 @@ import (
 //
 //	x̂ = x / sqrt(mean(x²) + eps),  y = g ⊙ x̂
 //
-// Add a bias with AddBias for the full LayerNorm.
+// LayerNorm adds the bias for the full LayerNorm in the same pass.
 func Normalize(x, g *G.Node, eps float64, center bool) (*G.Node, error) {
+	return normalize(x, g, nil, eps, center)
+}
+
+// LayerNorm is layer normalization with gain g and bias b in one op:
+// y = g ⊙ x̂ + b, x̂ as in Normalize with center.
+func LayerNorm(x, g, b *G.Node, eps float64) (*G.Node, error) { return normalize(x, g, b, eps, true) }
+
+// normalize is Normalize plus the bias b unless it is nil.
+func normalize(x, g, b *G.Node, eps float64, center bool) (*G.Node, error) {
+	if x == nil || g == nil {
+		return nil, errors.New("normalize: no input or no gain")
+	}
 	if g.Dims() != 1 || g.Shape()[0] != lastDim(x.Shape()) {
 		return nil, errors.Errorf("normalize: x %v with gain %v: gain must be a vector of x's last size", x.Shape(), g.Shape())
 	}
-	return Op{
+	op := Op{
 		Name:  fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center),
 		Arity: 2,
 		Shape: SameShape,
@@ -31,22 +43,43 @@ func Normalize(x, g *G.Node, eps float64, center bool) (*G.Node, error) {
 		F64:   normalizeKernels[float64](eps, center),
 		Diff:  []bool{true, true},
 		Save:  []int{0, 1},
-	}.Apply(x, g)
+	}
+	if b == nil {
+		return op.Apply(x, g)
+	}
+	if b.Dims() != 1 || b.Shape()[0] != lastDim(x.Shape()) {
+		return nil, errors.Errorf("layer norm: x %v with bias %v: bias must be a vector of x's last size", x.Shape(), b.Shape())
+	}
+	op.Name, op.Arity, op.Diff = fmt.Sprintf("layer_norm(eps=%g)", eps), 3, []bool{true, true, true}
+	return op.Apply(x, g, b)
 }
 
-// normalizeKernels are Normalize's kernels. With d = g ⊙ dy and r the row's
-// 1/sqrt(σ² + eps), the backward pass is
+// normalizeKernels are Normalize's kernels, and LayerNorm's with the bias
+// b as a third input. With d = g ⊙ dy and r the row's 1/sqrt(σ² + eps), the
+// backward pass is
 //
 //	dx = r · (d - mean(d) - x̂ · mean(d ⊙ x̂))   (the mean(d) term only when centered)
 //	dg = Σ_rows dy ⊙ x̂
+//	db = Σ_rows dy
 func normalizeKernels[T Float](eps float64, center bool) Kernels[T] {
 	return Kernels[T]{
 		Forward: func(y Operand[T], in []Operand[T]) error {
-			normalizeRows(y.Data, in[0].Data, in[1].Data, eps, center)
+			var b []T
+			if len(in) == 3 {
+				b = in[2].Data
+			}
+			normalizeRows(y.Data, in[0].Data, in[1].Data, b, eps, center)
 			return nil
 		},
 		Backward: func(i int, d Operand[T], in []Operand[T], _, dy Operand[T]) error {
-			normalizeBackward(d.Data, in[0].Data, in[1].Data, dy.Data, eps, center, i == 1)
+			switch i {
+			case 2:
+				columnSums(d.Data, dy.Data)
+			case 1:
+				gainGrad(d.Data, in[0].Data, dy.Data, eps, center)
+			default:
+				normalizeBackward(d.Data, in[0].Data, in[1].Data, dy.Data, eps, center)
+			}
 			return nil
 		},
 	}
@@ -68,8 +101,8 @@ func rowStats[T Float](x []T, eps float64, center bool) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(ss/float64(len(x))+eps)
 }
 
-// normalizeRows writes y = g ⊙ x̂ row by row.
-func normalizeRows[T Float](y, x, g []T, eps float64, center bool) {
+// normalizeRows writes y = g ⊙ x̂ (+ b, unless nil) row by row.
+func normalizeRows[T Float](y, x, g, b []T, eps float64, center bool) {
 	n := len(g)
 	forRows(x, n, func(lo, hi int) {
 		for r := lo * n; r < hi*n; r += n {
@@ -78,17 +111,18 @@ func normalizeRows[T Float](y, x, g []T, eps float64, center bool) {
 			for j, v := range xr {
 				yr[j] = g[j] * T((float64(v)-mean)*rstd)
 			}
+			if b != nil {
+				for j, v := range b {
+					yr[j] += v
+				}
+			}
 		}
 	})
 }
 
-// normalizeBackward writes the gradient of the gain (gain set) or of x into out.
-func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center, gain bool) {
+// normalizeBackward writes the gradient of x into out.
+func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center bool) {
 	n := len(g)
-	if gain {
-		gainGrad(out, x, dy, eps, center)
-		return
-	}
 	forRows(x, n, func(lo, hi int) {
 		for r := lo * n; r < hi*n; r += n {
 			xr, dyr := x[r:r+n], dy[r:r+n]
@@ -134,6 +168,22 @@ func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
 			xr, dyr := x[r*n+c0:r*n+c1], dy[r*n+c0:r*n+c1]
 			for j, v := range xr {
 				out[j] += dyr[j] * T((float64(v)-mean)*rstd)
+			}
+		}
+	})
+}
+
+// columnSums writes s[j] = Σ_rows x[r, j] for x of rows of len(s), each
+// goroutine summing its own columns over all rows in order.
+func columnSums[T Float](s, x []T) {
+	n := len(s)
+	rows := len(x) / n
+	forElems(n, rows, func(c0, c1 int) {
+		out := s[c0:c1]
+		clear(out)
+		for r := range rows {
+			for j, v := range x[r*n+c0 : r*n+c1] {
+				out[j] += v
 			}
 		}
 	})

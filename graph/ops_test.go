@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -33,8 +34,23 @@ func TestOpGradients(t *testing.T) {
 			return s.Softmax(x(s, 2, 3, 2, 4), s.Constant("mask", keyMask()), 0.5)
 		}, nil, false},
 		{"log-softmax", func(s *Scope) *G.Node { return s.LogSoftmax(x(s, 2, 3, 7)) }, nil, false},
+		{"layer norm", func(s *Scope) *G.Node {
+			return s.LayerNorm(x(s, 3, 5), s.Param("g", tensor.Shape{5}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1)), 1e-5)
+		}, nil, false},
+		{"head scores", func(s *Scope) *G.Node {
+			return s.HeadScores(x(s, 2, 3, 6), s.Param("k", tensor.Shape{2, 4, 6}, Normal(1)), 2)
+		}, nil, false},
+		{"head mix", func(s *Scope) *G.Node {
+			return s.HeadMix(x(s, 2, 3, 5, 4), s.Param("v", tensor.Shape{2, 4, 6}, Normal(1)))
+		}, nil, false},
 		{"matmul", func(s *Scope) *G.Node {
 			return s.MatMul(x(s, 2, 3, 4), s.Param("w", tensor.Shape{4, 5}, XavierUniform), false)
+		}, nil, false},
+		{"affine", func(s *Scope) *G.Node {
+			return s.Affine(x(s, 2, 3, 4), s.Param("w", tensor.Shape{4, 5}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1)), false)
+		}, nil, false},
+		{"affine transposed", func(s *Scope) *G.Node {
+			return s.Affine(x(s, 6, 4), s.Param("w", tensor.Shape{5, 4}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1)), true)
 		}, nil, false},
 		{"matmul transposed", func(s *Scope) *G.Node {
 			return s.MatMul(x(s, 2, 3, 4), s.Param("w", tensor.Shape{5, 4}, XavierUniform), true)
@@ -242,6 +258,9 @@ func TestOpShapeErrors(t *testing.T) {
 		node func() (*G.Node, error)
 	}{
 		{"matmul inner sizes", func() (*G.Node, error) { return MatMul(x, s.Param("w", tensor.Shape{4, 5}, Ones), false) }},
+		{"affine bias size", func() (*G.Node, error) {
+			return Affine(x, s.Param("w2", tensor.Shape{3, 5}, Ones), s.Param("b2", tensor.Shape{4}, Ones), false)
+		}},
 		{"bias size", func() (*G.Node, error) { return AddBias(x, s.Param("b", tensor.Shape{4}, Ones)) }},
 		{"gain size", func() (*G.Node, error) { return Normalize(x, s.Param("g", tensor.Shape{2}, Ones), 1e-5, true) }},
 		{"mask broadcast", func() (*G.Node, error) { return Softmax(x, s.Param("m", tensor.Shape{2, 2}, Ones), 1) }},
@@ -324,6 +343,28 @@ func assertClose[T Float](t *testing.T, what string, got, want []T, tol float64)
 	for i := range got {
 		if d := math.Abs(float64(got[i] - want[i])); !(d <= tol) {
 			t.Fatalf("%s[%d] = %v, want %v (all: %v)", what, i, got[i], want[i], got)
+		}
+	}
+}
+
+// TestHeadProductsEqualSplitHeads checks HeadScores and HeadMix against the
+// ops they stand for, SplitHeads, BatchedMatMul and MergeHeads: the same
+// products, equal bit for bit.
+func TestHeadProductsEqualSplitHeads(t *testing.T) {
+	got := run(t, tensor.Float32, func(s *Scope) map[string]*G.Node {
+		q := s.Param("q", tensor.Shape{2, 5, 12}, Normal(1))
+		k := s.Param("k", tensor.Shape{2, 7, 12}, Normal(1))
+		w := s.Param("w", tensor.Shape{2, 3, 5, 7}, Normal(1))
+		split := func(x *G.Node) *G.Node { return s.SplitHeads(x, 3) }
+		return map[string]*G.Node{
+			"scores": s.HeadScores(q, k, 3), "scores by split": s.BatchedMatMul(split(q), split(k), false, true),
+			"mix": s.HeadMix(w, k), "mix by split": s.MergeHeads(s.BatchedMatMul(w, split(k), false, false)),
+		}
+	})
+	for _, name := range []string{"scores", "mix"} {
+		a, b := got[name].Data().([]float32), got[name+" by split"].Data().([]float32)
+		if !got[name].Shape().Eq(got[name+" by split"].Shape()) || !slices.Equal(a, b) {
+			t.Errorf("%s %v differs from %v by split heads", name, got[name].Shape(), got[name+" by split"].Shape())
 		}
 	}
 }

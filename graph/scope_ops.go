@@ -11,13 +11,24 @@ import (
 // reuses a packed copy of it while the parameters are frozen (see
 // Params.Freeze).
 func (s *Scope) MatMul(x, w *G.Node, transW bool) *G.Node {
-	var wp *param
-	if w != nil && s.b.nodes[w.Name()] == w {
-		if v := s.b.params.Value(w.Name()); v != nil {
-			wp = &param{packs: &s.b.params.packs, value: v}
-		}
+	return s.do(func() (*G.Node, error) { return matMul(x, w, nil, transW, s.frozenParam(w)) }, x, w)
+}
+
+// Affine is Affine recorded in s, w packed as for MatMul.
+func (s *Scope) Affine(x, w, b *G.Node, transW bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return matMul(x, w, b, transW, s.frozenParam(w)) }, x, w, b)
+}
+
+// frozenParam is w's parameter, whose packed copy a product may reuse while
+// the parameters are frozen, or nil if w is not a parameter of s.
+func (s *Scope) frozenParam(w *G.Node) *param {
+	if w == nil || s.b.nodes[w.Name()] != w {
+		return nil
 	}
-	return s.do(func() (*G.Node, error) { return matMul(x, w, transW, wp) }, x, w)
+	if v := s.b.params.Value(w.Name()); v != nil {
+		return &param{packs: &s.b.params.packs, value: v}
+	}
+	return nil
 }
 
 // AddBias is AddBias recorded in s.
@@ -126,6 +137,11 @@ func (s *Scope) LogSoftmax(x *G.Node) *G.Node {
 	return s.do(func() (*G.Node, error) { return LogSoftmax(x) }, x)
 }
 
+// LayerNorm is LayerNorm recorded in s.
+func (s *Scope) LayerNorm(x, g, b *G.Node, eps float64) *G.Node {
+	return s.do(func() (*G.Node, error) { return LayerNorm(x, g, b, eps) }, x, g, b)
+}
+
 // Normalize is Normalize recorded in s.
 func (s *Scope) Normalize(x, g *G.Node, eps float64, center bool) *G.Node {
 	return s.do(func() (*G.Node, error) { return Normalize(x, g, eps, center) }, x, g)
@@ -139,6 +155,16 @@ func (s *Scope) Embed(w, ids *G.Node, scale float64) *G.Node {
 // AddPositions is AddPositions recorded in s.
 func (s *Scope) AddPositions(x, pe *G.Node) *G.Node {
 	return s.do(func() (*G.Node, error) { return AddPositions(x, pe) }, x, pe)
+}
+
+// HeadScores is HeadScores recorded in s.
+func (s *Scope) HeadScores(q, k *G.Node, heads int) *G.Node {
+	return s.do(func() (*G.Node, error) { return HeadScores(q, k, heads) }, q, k)
+}
+
+// HeadMix is HeadMix recorded in s.
+func (s *Scope) HeadMix(w, v *G.Node) *G.Node {
+	return s.do(func() (*G.Node, error) { return HeadMix(w, v) }, w, v)
 }
 
 // SplitHeads is SplitHeads recorded in s.

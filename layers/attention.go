@@ -35,14 +35,30 @@ func NewMultiHeadAttention(dModel, heads int, dropout float64) MultiHeadAttentio
 type KV struct{ K, V *G.Node }
 
 // Apply attends from query [batch, lenQ, dModel] to keyValue [batch, lenK,
-// dModel]: Attend(query, Project(keyValue)). mask is additive, [batch, 1, lenQ
+// dModel], computing what Attend(query, Project(keyValue)) does. mask is additive, [batch, 1, lenQ
 // or 1, lenK] (see PaddingMask and CausalMask), or nil. The attention weights
 // [batch, heads, lenQ, lenK] are kept in s as "weights" (Scope.Keep) for
 // inspection.
+//
+// The heads are read where the projections leave them, head i in columns
+// i·dk … (i+1)·dk (graph.HeadScores, graph.HeadMix), with no copies that
+// split and merge them.
 func (a MultiHeadAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node) *G.Node {
-	q := a.query(s, query)
-	return a.attend(s, q, a.Project(s, keyValue), mask)
+	proj := NewLinear(a.DModel, a.DModel)
+	// q, k, v: [batch, len, dModel], the heads side by side
+	q := proj.Apply(s.In("q_proj"), query)
+	k, v := proj.Apply(s.In("k_proj"), keyValue), proj.Apply(s.In("v_proj"), keyValue)
+	// weights = softmax(q·kᵀ / sqrt(dk) + mask): [batch, heads, lenQ, lenK]
+	weights := s.Softmax(s.HeadScores(q, k, a.Heads), mask, a.scale())
+	s.Keep("weights", weights)
+	// heads = weights·v, side by side: [batch, lenQ, dModel]
+	heads := s.HeadMix(s.Dropout(weights, a.Dropout), v)
+	return proj.Apply(s.In("out_proj"), heads)
 }
+
+// scale is 1/sqrt(dk), which keeps the dot products of the queries and keys
+// at unit variance.
+func (a MultiHeadAttention) scale() float64 { return 1 / math.Sqrt(float64(a.DModel/a.Heads)) }
 
 // Project computes the keys and values of x [batch, lenK, dModel] for Attend:
 //
@@ -98,8 +114,7 @@ func (a MultiHeadAttention) query(s *graph.Scope, query *G.Node) *G.Node {
 // concatenated and projected by out_proj.
 func (a MultiHeadAttention) attend(s *graph.Scope, q *G.Node, kv KV, mask *G.Node) *G.Node {
 	// weights = softmax(q·kᵀ / sqrt(dk) + mask): [batch, heads, lenQ, lenK]
-	dk := float64(a.DModel / a.Heads)
-	weights := s.Softmax(s.BatchedMatMul(q, kv.K, false, true), mask, 1/math.Sqrt(dk))
+	weights := s.Softmax(s.BatchedMatMul(q, kv.K, false, true), mask, a.scale())
 	s.Keep("weights", weights)
 	// heads = weights·v, concatenated: [batch, lenQ, dModel]
 	heads := s.MergeHeads(s.BatchedMatMul(s.Dropout(weights, a.Dropout), kv.V, false, false))

@@ -20,9 +20,8 @@ func NewLinear(in, out int) Linear { return Linear{In: in, Out: out} }
 // Apply adds the layer to s. x: [..., In] → [..., Out].
 func (l Linear) Apply(s *graph.Scope, x *G.Node) *G.Node {
 	w := s.Param("weight", tensor.Shape{l.Out, l.In}, graph.XavierUniform)
-	y := s.MatMul(x, w, true)
 	if l.NoBias {
-		return y
+		return s.MatMul(x, w, true)
 	}
-	return s.AddBias(y, s.Param("bias", tensor.Shape{l.Out}, graph.Zeros))
+	return s.Affine(x, w, s.Param("bias", tensor.Shape{l.Out}, graph.Zeros), true)
 }

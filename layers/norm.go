@@ -25,7 +25,7 @@ type LayerNorm struct {
 func (n LayerNorm) Apply(s *graph.Scope, x *G.Node) *G.Node {
 	g := s.Param("weight", tensor.Shape{n.DModel}, graph.Ones)
 	b := s.Param("bias", tensor.Shape{n.DModel}, graph.Zeros)
-	return s.AddBias(s.Normalize(x, g, n.Eps, true), b)
+	return s.LayerNorm(x, g, b, n.Eps)
 }
 
 // RMSNorm is root-mean-square normalization (Zhang & Sennrich, 2019), a variant

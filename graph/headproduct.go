@@ -1,0 +1,195 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// HeadScores is the attention logits of every head, q·kᵀ, read from the
+// queries q [batch, lenQ, heads·dk] and keys k [batch, lenK, heads·dk] as
+// the projections leave them, head h in columns h·dk … (h+1)·dk:
+//
+//	s[b, h, i, j] = Σ_c q[b, i, h·dk + c] · k[b, j, h·dk + c]
+//
+// giving [batch, heads, lenQ, lenK]. It is
+// BatchedMatMul(SplitHeads(q), SplitHeads(k), false, true) without the two
+// copies that split the heads.
+func HeadScores(q, k *G.Node, heads int) (*G.Node, error) {
+	if err := checkHeads(heads, q, k); err != nil {
+		return nil, errors.Wrap(err, "head scores")
+	}
+	if q.Shape()[0] != k.Shape()[0] || q.Shape()[2] != k.Shape()[2] {
+		return nil, errors.Errorf("head scores: queries %v and keys %v differ in batch or width", q.Shape(), k.Shape())
+	}
+	return headProduct(q, k, headLayouts{seq, seq, byHead}, false, true, heads)
+}
+
+// HeadMix is the heads' outputs, each head's attention weights w [batch,
+// heads, lenQ, lenK] times its values v [batch, lenK, heads·dk], written
+// side by side as MergeHeads would:
+//
+//	y[b, i, h·dk + c] = Σ_j w[b, h, i, j] · v[b, j, h·dk + c]
+//
+// giving [batch, lenQ, heads·dk]. It is
+// MergeHeads(BatchedMatMul(w, SplitHeads(v), false, false)) without the
+// copies that split and merge the heads.
+func HeadMix(w, v *G.Node) (*G.Node, error) {
+	if w == nil || w.Dims() != 4 {
+		return nil, errors.New("head mix: the weights must be [batch, heads, lenQ, lenK]")
+	}
+	heads := w.Shape()[1]
+	if err := checkHeads(heads, v); err != nil {
+		return nil, errors.Wrap(err, "head mix")
+	}
+	if ws, vs := w.Shape(), v.Shape(); ws[0] != vs[0] || ws[3] != vs[1] {
+		return nil, errors.Errorf("head mix: weights %v and values %v differ in batch or keys", ws, vs)
+	}
+	return headProduct(w, v, headLayouts{byHead, seq, seq}, false, false, heads)
+}
+
+// checkHeads checks that every x is [batch, len, heads·dk].
+func checkHeads(heads int, xs ...*G.Node) error {
+	for _, x := range xs {
+		if x == nil || x.Dims() != 3 || heads < 1 || x.Shape()[2]%heads != 0 {
+			return errors.Errorf("want [batch, len, heads·dk] with %d heads, have %v", heads, shapeOf(x))
+		}
+	}
+	return nil
+}
+
+// shapeOf is x's shape, or nil for no node.
+func shapeOf(x *G.Node) tensor.Shape {
+	if x == nil {
+		return nil
+	}
+	return x.Shape()
+}
+
+// headLayout is how a stack of per-head matrices, one per batch entry b and
+// head h, lies in a tensor.
+type headLayout bool
+
+const (
+	// seq is [batch, rows, heads·cols]: head h's matrix is columns
+	// h·cols … (h+1)·cols of entry b, with a leading dimension heads·cols.
+	seq headLayout = false
+	// byHead is [batch, heads, rows, cols]: one contiguous matrix per
+	// (b, h).
+	byHead headLayout = true
+)
+
+// headLayouts are the layouts of a product's operands a and b and its
+// output c.
+type headLayouts struct{ a, b, c headLayout }
+
+// headMatrix is where the matrices of one operand lie: rows × cols each,
+// for batch entries and heads.
+type headMatrix struct {
+	layout     headLayout
+	rows, cols int
+	heads      int
+}
+
+// matrixOf reads the per-head matrix sizes of a tensor of shape s.
+func matrixOf(l headLayout, s tensor.Shape, heads int) headMatrix {
+	if l == byHead {
+		return headMatrix{l, s[2], s[3], heads}
+	}
+	return headMatrix{l, s[1], s[2] / heads, heads}
+}
+
+// at is the offset and leading dimension of head h of batch entry b.
+func (m headMatrix) at(b, h int) (off, ld int) {
+	if m.layout == byHead {
+		return (b*m.heads + h) * m.rows * m.cols, m.cols
+	}
+	return b*m.rows*m.heads*m.cols + h*m.cols, m.heads * m.cols
+}
+
+// shape is the shape of a tensor holding batch stacks of these matrices.
+func (m headMatrix) shape(batch int) tensor.Shape {
+	if m.layout == byHead {
+		return tensor.Shape{batch, m.heads, m.rows, m.cols}
+	}
+	return tensor.Shape{batch, m.rows, m.heads * m.cols}
+}
+
+// headProduct is c[b, h] = op(a[b, h])·op(b[b, h]) for every batch entry and
+// head, each operand in its layout; the products of the (b, h) run on
+// several goroutines, each writing its own matrix of c. Its gradients are
+// head products too:
+//
+//	da = dc·op(b)ᵀ (transposed when a was),  db = op(a)ᵀ·dc (transposed when b was)
+func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads int) (*G.Node, error) {
+	ma, mb := matrixOf(l.a, a.Shape(), heads), matrixOf(l.b, b.Shape(), heads)
+	m, k := ma.rows, ma.cols
+	if transA {
+		m, k = k, m
+	}
+	kb, n := mb.rows, mb.cols
+	if transB {
+		kb, n = n, kb
+	}
+	if k != kb || a.Shape()[0] != b.Shape()[0] {
+		return nil, errors.Errorf("head product: %v by %v: sizes differ", a.Shape(), b.Shape())
+	}
+	batch := a.Shape()[0]
+	mc := headMatrix{l.c, m, n, heads}
+	out := mc.shape(batch)
+	return Op{
+		Name:  fmt.Sprintf("head_product(%s·%s→%s,transA=%t,transB=%t,heads=%d)", l.a, l.b, l.c, transA, transB, heads),
+		Arity: 2,
+		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		F32:   Kernels[float32]{Forward: headProductKernel[float32](batch, [3]headMatrix{ma, mb, mc}, transA, transB, k)},
+		F64:   Kernels[float64]{Forward: headProductKernel[float64](batch, [3]headMatrix{ma, mb, mc}, transA, transB, k)},
+		Diff:  []bool{true, true},
+		Grad: func(in G.Nodes, _, dc *G.Node) (G.Nodes, error) {
+			var da, db *G.Node
+			var err error
+			if transA { // da = (dc·op(b)ᵀ)ᵀ = op(b)·dcᵀ
+				da, err = headProduct(b, dc, headLayouts{l.b, l.c, l.a}, transB, true, heads)
+			} else {
+				da, err = headProduct(dc, b, headLayouts{l.c, l.b, l.a}, false, !transB, heads)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if transB { // db = dcᵀ·op(a)
+				db, err = headProduct(dc, a, headLayouts{l.c, l.a, l.b}, true, transA, heads)
+			} else {
+				db, err = headProduct(a, dc, headLayouts{l.a, l.c, l.b}, !transA, false, heads)
+			}
+			return G.Nodes{da, db}, err
+		},
+	}.Apply(a, b)
+}
+
+// headProductKernel runs the products of every (b, h), several goroutines
+// each taking some; ms are the matrices of a, b and c, k the inner size.
+func headProductKernel[T Float](batch int, ms [3]headMatrix, transA, transB bool, k int) func(Operand[T], []Operand[T]) error {
+	m, n := ms[2].rows, ms[2].cols
+	return func(c Operand[T], in []Operand[T]) error {
+		heads := ms[2].heads
+		forElems(batch*heads, m*n*k, func(lo, hi int) {
+			for e := lo; e < hi; e++ {
+				bi, h := e/heads, e%heads
+				oa, lda := ms[0].at(bi, h)
+				ob, ldb := ms[1].at(bi, h)
+				oc, ldc := ms[2].at(bi, h)
+				gemmLD(transA, transB, m, n, k, in[0].Data[oa:], lda, in[1].Data[ob:], ldb, 0, c.Data[oc:], ldc)
+			}
+		})
+		return nil
+	}
+}
+
+// String names a layout in an op's name.
+func (l headLayout) String() string {
+	if l == byHead {
+		return "head"
+	}
+	return "seq"
+}

@@ -8,11 +8,12 @@
 // are no helpers and everything runs on the caller.
 //
 // Helpers live as long as the program. After a part, a helper polls for the
-// next one for a short while (spinTime) before it blocks: a graph's kernels
-// come one after another, microseconds apart, while waking a blocked
-// goroutine on an idle virtual CPU takes tens of microseconds. The poll is a
-// non-blocking channel receive, with the clock read once every pollsPerCheck
-// polls.
+// next one for a short while (spinTime) before it blocks, and a caller whose
+// own parts are done polls for the helpers' to end before it blocks: a
+// graph's kernels come one after another, microseconds apart, while waking a
+// blocked goroutine on an idle virtual CPU takes tens of microseconds. A
+// poll is a non-blocking channel receive or an atomic load, with the clock
+// read once every pollsPerCheck polls.
 package par
 
 import (
@@ -47,11 +48,43 @@ func Do(parts int, f func(i int)) {
 			f(i)
 		}
 	}
-	var wg sync.WaitGroup
-	offered := offer(work, workers-1, &wg)
+	var g group
+	offered := offer(work, workers-1, &g)
 	work()
 	withdraw(offered)
-	wg.Wait()
+	g.wait()
+}
+
+// A group counts the tasks of one Do that are not settled yet.
+type group struct {
+	wg      sync.WaitGroup
+	pending atomic.Int64
+}
+
+// add counts one more task.
+func (g *group) add() {
+	g.wg.Add(1)
+	g.pending.Add(1)
+}
+
+// done settles a task: the WaitGroup first, so that a caller who sees no
+// task pending finds the WaitGroup at zero too.
+func (g *group) done() {
+	g.wg.Done()
+	g.pending.Add(-1)
+}
+
+// wait returns once every task is settled. It polls for spinTime before it
+// blocks: the helpers' last parts usually end within microseconds of the
+// caller's, and a blocked caller takes tens of microseconds to wake.
+func (g *group) wait() {
+	deadline := time.Now().Add(spinTime)
+	for polls := 1; g.pending.Load() > 0; polls++ {
+		if polls%pollsPerCheck == 0 && time.Now().After(deadline) {
+			break
+		}
+	}
+	g.wg.Wait()
 }
 
 // For calls f on consecutive ranges [lo, hi) that cover [0, n), in parallel
@@ -75,11 +108,11 @@ func For(n, grain int, f func(lo, hi int)) {
 func Workers() int { return runtime.GOMAXPROCS(0) }
 
 // A task is a function offered to the helpers; whoever claims it first, a
-// helper or the caller taking it back, settles it by calling wg.Done.
+// helper or the caller taking it back, settles it in its group.
 type task struct {
 	run     func()
 	claimed atomic.Bool
-	wg      *sync.WaitGroup
+	g       *group
 }
 
 var helpers struct {
@@ -88,20 +121,20 @@ var helpers struct {
 	tasks   chan *task
 }
 
-// offer hands run to up to n helpers, starting helpers as needed; wg counts
+// offer hands run to up to n helpers, starting helpers as needed; g counts
 // the tasks until they are settled. The caller must call withdraw on the
 // result once its own share of the work is done.
-func offer(run func(), n int, wg *sync.WaitGroup) []task {
+func offer(run func(), n int, g *group) []task {
 	startHelpers(n)
 	ts := make([]task, n)
 	for i := range ts {
-		ts[i] = task{run: run, wg: wg}
-		wg.Add(1)
+		ts[i] = task{run: run, g: g}
+		g.add()
 		select {
 		case helpers.tasks <- &ts[i]:
 		default: // every helper is busy or has tasks waiting: skip this one
 			ts[i].claimed.Store(true)
-			wg.Done()
+			g.done()
 		}
 	}
 	return ts
@@ -112,7 +145,7 @@ func offer(run func(), n int, wg *sync.WaitGroup) []task {
 func withdraw(ts []task) {
 	for i := range ts {
 		if ts[i].claimed.CompareAndSwap(false, true) {
-			ts[i].wg.Done()
+			ts[i].g.done()
 		}
 	}
 }
@@ -135,7 +168,7 @@ func helper(tasks chan *task) {
 		t := receive(tasks)
 		if t.claimed.CompareAndSwap(false, true) {
 			t.run()
-			t.wg.Done()
+			t.g.done()
 		}
 	}
 }

@@ -88,17 +88,48 @@ func normalizeKernels[T Float](eps float64, center bool) Kernels[T] {
 // rowStats returns the row's mean (0 unless center) and 1/sqrt(variance + eps).
 func rowStats[T Float](x []T, eps float64, center bool) (mean, rstd float64) {
 	if center {
-		for _, v := range x {
-			mean += float64(v)
-		}
-		mean /= float64(len(x))
+		mean = rowSum(x) / float64(len(x))
 	}
-	var ss float64
-	for _, v := range x {
-		d := float64(v) - mean
-		ss += d * d
+	return mean, 1 / math.Sqrt(squaresAbout(x, mean)/float64(len(x))+eps)
+}
+
+// squaresAbout is Σ (x - c)² in float64, in four interleaved partial sums so
+// that the additions do not wait on one another.
+func squaresAbout[T Float](x []T, c float64) float64 {
+	var s0, s1, s2, s3 float64
+	n := len(x) &^ 3
+	for j := 0; j < n; j += 4 {
+		d0, d1, d2, d3 := float64(x[j])-c, float64(x[j+1])-c, float64(x[j+2])-c, float64(x[j+3])-c
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
 	}
-	return mean, 1 / math.Sqrt(ss/float64(len(x))+eps)
+	for _, v := range x[n:] {
+		d := float64(v) - c
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// gradMoments returns Σ d and Σ d·(x - c), d = g ⊙ dy, in float64, in two
+// interleaved partial sums each.
+func gradMoments[T Float](x, g, dy []T, c float64) (sd, sdx float64) {
+	var a0, a1, b0, b1 float64
+	n := len(x) &^ 1
+	for j := 0; j < n; j += 2 {
+		d0, d1 := float64(g[j]*dy[j]), float64(g[j+1]*dy[j+1])
+		a0 += d0
+		a1 += d1
+		b0 += d0 * (float64(x[j]) - c)
+		b1 += d1 * (float64(x[j+1]) - c)
+	}
+	for j := n; j < len(x); j++ {
+		d := float64(g[j] * dy[j])
+		a0 += d
+		b0 += d * (float64(x[j]) - c)
+	}
+	return a0 + a1, b0 + b1
 }
 
 // normalizeRows writes y = g ⊙ x̂ (+ b, unless nil) row by row.
@@ -127,14 +158,9 @@ func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center bool) {
 		for r := lo * n; r < hi*n; r += n {
 			xr, dyr := x[r:r+n], dy[r:r+n]
 			mean, rstd := rowStats(xr, eps, center)
-			var md, mdx float64
-			for j, v := range xr {
-				d := float64(g[j] * dyr[j])
-				md += d
-				mdx += d * (float64(v) - mean) * rstd
-			}
+			md, mdx := gradMoments(xr, g, dyr, mean)
 			md /= float64(n)
-			mdx /= float64(n)
+			mdx *= rstd / float64(n)
 			if !center {
 				md = 0
 			}

@@ -154,12 +154,10 @@ func softmaxBackwardRows[T Float](dx, y, dy []T, n int, scale float64, log bool,
 	for r := lo * n; r < hi*n; r += n {
 		yr, dyr, dxr := y[r:r+n], dy[r:r+n], dx[r:r+n]
 		var dot float64
-		for j := range yr {
-			if log {
-				dot += float64(dyr[j])
-			} else {
-				dot += float64(dyr[j] * yr[j])
-			}
+		if log {
+			dot = rowSum(dyr)
+		} else {
+			dot = rowDot(dyr, yr)
 		}
 		if log {
 			expShift(dxr, yr, 0) // the softmax, e^y
@@ -193,4 +191,22 @@ func lastDim(s tensor.Shape) int {
 		return 1
 	}
 	return s[len(s)-1]
+}
+
+// rowDot is Σ a⊙b, each product in the element type, summed in float64 in
+// four interleaved partial sums.
+func rowDot[T Float](a, b []T) float64 {
+	var s0, s1, s2, s3 float64
+	n := len(a) &^ 3
+	b = b[:len(a)]
+	for j := 0; j < n; j += 4 {
+		s0 += float64(a[j] * b[j])
+		s1 += float64(a[j+1] * b[j+1])
+		s2 += float64(a[j+2] * b[j+2])
+		s3 += float64(a[j+3] * b[j+3])
+	}
+	for j := n; j < len(a); j++ {
+		s0 += float64(a[j] * b[j])
+	}
+	return (s0 + s1) + (s2 + s3)
 }

@@ -12,8 +12,11 @@ import (
 const decodeBatch = 128
 
 // Evaluate scores the validation batches with an evaluation graph (no dropout,
-// no gradients, so training state is untouched).
+// no gradients, so training state is untouched). The parameters are frozen
+// meanwhile, so that the batches' products share each weight packed once
+// (graph.Params.Freeze).
 func (t *Trainer) Evaluate() (model.Scores, error) {
+	defer t.params.Freeze()()
 	var total model.Scores
 	for _, b := range t.data.Valid {
 		sc, err := t.score(ModelBatch(b))

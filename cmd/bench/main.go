@@ -1,7 +1,10 @@
 // Command bench measures this project's speed and memory beside PyTorch's on
 // the same machine, each timed the same careful way: -warmup untimed runs,
 // then the median of -runs timed ones, every measurement in its own process
-// so that each peak RSS is its own.
+// so that each peak RSS is its own. Each row is measured -rounds times, ours
+// and PyTorch's in turn, and the medians are printed, with the median of the
+// rounds' ratios: a machine whose speed drifts (a shared one) then moves
+// both sides alike.
 //
 //	go run ./cmd/bench -torch
 //	CGO_LDFLAGS=-lopenblas go run -tags openblas ./cmd/bench -torch
@@ -54,6 +57,7 @@ func main() {
 type options struct {
 	presets, vocabs string
 	warmup, runs    int
+	rounds          int
 	torch, decode   bool
 	isolate         bool
 	child           string
@@ -67,6 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.vocabs, "vocabs", "1000,8000", "comma-separated vocabulary sizes")
 	fs.IntVar(&o.warmup, "warmup", 3, "untimed runs before timing")
 	fs.IntVar(&o.runs, "runs", 10, "timed runs; the median is reported")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds of each row, ours and PyTorch's in turn; the medians are reported")
 	fs.BoolVar(&o.torch, "torch", false, "also measure PyTorch (/usr/bin/python3 with python3-torch, libopenblas0-openmp)")
 	fs.BoolVar(&o.decode, "decode", true, "also measure decoding (tiny, vocabulary 8,000)")
 	fs.BoolVar(&o.isolate, "isolate", true, "measure each row in a process of its own (for its peak RSS)")
@@ -92,6 +97,8 @@ func (o options) rows() ([]row, error) {
 		return nil, err
 	case o.runs < 1 || o.runs > 1e6 || o.warmup < 0 || o.warmup > 1e6:
 		return nil, errors.Errorf("-warmup %d -runs %d: want 0 to 1000000 and 1 to 1000000", o.warmup, o.runs)
+	case o.rounds < 1 || o.rounds > 1000:
+		return nil, errors.Errorf("-rounds %d: want 1 to 1000", o.rounds)
 	}
 	var rows []row
 	for _, preset := range strings.Split(o.presets, ",") {
@@ -129,14 +136,15 @@ func (o options) table(rows []row, stdout io.Writer) error {
 			pair = rows[i : i+2]
 			i++
 		}
-		if err := o.measure(pair); err != nil {
+		if err := o.measureRounds(pair); err != nil {
 			return err
 		}
 		for _, r := range pair {
 			r.print(w, o.torch)
 		}
 	}
-	fmt.Fprintf(w, "(GOMAXPROCS %d; median of %d runs after %d warm-up; ratio = ours / PyTorch)\n", runtime.GOMAXPROCS(0), o.runs, o.warmup)
+	fmt.Fprintf(w, "(GOMAXPROCS %d; median of %d runs after %d warm-up, median of %d rounds; ratio = median of the rounds' ours / PyTorch)\n",
+		runtime.GOMAXPROCS(0), o.runs, o.warmup, o.rounds)
 	return w.Flush()
 }
 
@@ -144,7 +152,7 @@ func (o options) table(rows []row, stdout io.Writer) error {
 func (r row) print(w io.Writer, torch bool) {
 	fmt.Fprintf(w, "%s\t%.0f\t%s", r.name(), r.Ours, mb(r.OursMB))
 	if torch {
-		fmt.Fprintf(w, "\t%.0f\t%s\t%.2f", r.Torch, mb(r.TorchMB), r.Ours/r.Torch)
+		fmt.Fprintf(w, "\t%.0f\t%s\t%.2f", r.Torch, mb(r.TorchMB), r.Ratio)
 	}
 	fmt.Fprintln(w)
 }

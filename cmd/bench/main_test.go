@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 
 func TestBenchPrintsATable(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1"}, &out, &errb); err != nil {
+	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-rounds", "1"}, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -46,6 +46,7 @@ func TestBenchRefuses(t *testing.T) {
 		{"-vocabs", "x"},
 		{"-vocabs", "20000000"},
 		{"-runs", "0"},
+		{"-rounds", "0"},
 		{"-presets", "huge"},
 	} {
 		var out, errb bytes.Buffer
@@ -67,7 +68,7 @@ func TestBenchBesidePyTorch(t *testing.T) {
 		t.Skip(msg)
 	}
 	var out, errb bytes.Buffer
-	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-torch"}, &out, &errb); err != nil {
+	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-rounds", "2", "-torch"}, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

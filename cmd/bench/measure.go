@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 
 	"github.com/pkg/errors"
@@ -38,6 +39,8 @@ type row struct {
 	OursMB  float64 `json:"ours_mb"`
 	Torch   float64 `json:"torch,omitempty"`
 	TorchMB float64 `json:"torch_mb,omitempty"`
+	// Ratio is the median over rounds of Ours / Torch.
+	Ratio float64 `json:"ratio,omitempty"`
 }
 
 // name is the row's label in the table.
@@ -46,6 +49,39 @@ func (r row) name() string {
 		return fmt.Sprintf("%s batch %d, %s V%d", r.Kind, r.Batch, r.Preset, r.Vocab)
 	}
 	return fmt.Sprintf("%s, %s V%d", r.Kind, r.Preset, r.Vocab)
+}
+
+// measureRounds measures the rows o.rounds times, ours and PyTorch's in
+// turn, and keeps the medians of the speeds and of the rounds' ratios, and
+// the largest peak RSS: a machine whose speed drifts then moves both sides
+// alike, and one slow round moves no median.
+func (o options) measureRounds(rows []row) error {
+	rounds := make([][]row, o.rounds)
+	for i := range rounds {
+		rounds[i] = slices.Clone(rows)
+		if err := o.measure(rounds[i]); err != nil {
+			return err
+		}
+	}
+	for j := range rows {
+		var ours, torch, ratio []float64
+		for _, r := range rounds {
+			ours, torch = append(ours, r[j].Ours), append(torch, r[j].Torch)
+			ratio = append(ratio, r[j].Ours/r[j].Torch)
+			rows[j].OursMB, rows[j].TorchMB = max(rows[j].OursMB, r[j].OursMB), max(rows[j].TorchMB, r[j].TorchMB)
+		}
+		rows[j].Ours, rows[j].Torch, rows[j].Ratio = median(ours), median(torch), median(ratio)
+	}
+	return nil
+}
+
+// median is the median of xs (not empty).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 // measure fills in the rows (a train and forward pair, or one decoding

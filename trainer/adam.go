@@ -127,14 +127,18 @@ func parallel(jobs []func()) {
 	wg.Wait()
 }
 
+// adamStep updates one chunk. With the bias corrections folded into two
+// constants, θ -= (lr/c1)·m / (sqrt(v)·(1/sqrt(c2)) + ε) costs one square
+// root and one division per element.
 func adamStep[T float32 | float64](theta, g, m, v []T, k adamKernel) {
 	b1, b2, scale := T(k.beta1), T(k.beta2), T(k.scale)
+	step, rc2 := k.lr/k.c1, 1/math.Sqrt(k.c2)
+	g, m, v = g[:len(theta)], m[:len(theta)], v[:len(theta)]
 	for i, gi := range g {
 		gi *= scale
 		m[i] = b1*m[i] + (1-b1)*gi
 		v[i] = b2*v[i] + (1-b2)*gi*gi
-		mh, vh := float64(m[i])/k.c1, float64(v[i])/k.c2
-		theta[i] -= T(k.lr * mh / (math.Sqrt(vh) + k.eps))
+		theta[i] -= T(step * float64(m[i]) / (math.Sqrt(float64(v[i]))*rc2 + k.eps))
 	}
 }
 

@@ -168,6 +168,13 @@ func (p bcast) runLen() int {
 	return p.size[len(p.size)-1]
 }
 
+// rowsOnto reports whether the walk is rows of operand i's length, operand
+// i being one row that every row of the output reaches in order: x [..., n]
+// and a vector [n].
+func (p bcast) rowsOnto(i int) bool {
+	return len(p.size) == 2 && p.strides[i][0] == 0 && p.strides[i][1] == 1
+}
+
 // columns is each cut to the positions [c0, c1) of every run.
 func (p bcast) columns(c0, c1 int, f func(out int, off, stride []int, n int)) {
 	shifted := make([]int, len(p.strides))

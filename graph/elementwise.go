@@ -268,6 +268,10 @@ func broadcastOp(x *G.Node, shape tensor.Shape, scale float64, sum bool) (*G.Nod
 func broadcastKernel[T Float](p bcast, scale float64, sum bool) func(Operand[T], []Operand[T]) error {
 	s := T(scale)
 	return func(y Operand[T], x []Operand[T]) error {
+		if sum && p.rowsOnto(0) && s == 1 {
+			columnSums(y.Data, x[0].Data) // a bias's gradient
+			return nil
+		}
 		if sum {
 			clear(y.Data)
 			p.accumulate(0, 1, func(o int, off, st []int, n int) {

@@ -12,9 +12,11 @@
 //	y := s.Mul(h, s.Sigmoid(gate))        // broadcasting, as NumPy
 //	if err := s.Err(); err != nil { … }
 //
-// The op methods cover the paper's needs (MatMul, Softmax with masks,
-// LogSoftmax, Normalize, Embed, Dropout, the label-smoothed cross-entropy, the
-// heads' split and merge, the key/value cache's SetSlot) and general tensor
+// The op methods cover the paper's needs (MatMul, Affine — a product and its
+// bias in one op —, Softmax with masks, LogSoftmax, Normalize and LayerNorm,
+// Embed, Dropout, the label-smoothed cross-entropy, the attention's per-head
+// products HeadScores and HeadMix, the heads' split and merge, the key/value
+// cache's SetSlot) and general tensor
 // math: Add, Sub, Mul and Div with broadcasting; Reshape, Transpose, Slice and
 // Concat; Exp, Log, Sqrt, Tanh, Sigmoid, SiLU, GELU and ReLU; Sum, Mean and Max
 // over an axis; a BatchedMatMul whose batch axes broadcast. Constants (Scalar,
@@ -41,4 +43,13 @@
 // nodes, sharing memory between outputs no step needs together: runs
 // allocate nothing, even the first, and a program per batch shape costs the
 // memory of the largest.
+//
+// # Cores
+//
+// Kernels split their work over GOMAXPROCS goroutines when there is enough
+// of it (matrix products into bands, row and elementwise loops into ranges
+// of rows, reductions into ranges of columns, dropout masks into blocks drawn
+// from their own seeded streams), on one pool of helper goroutines that the
+// calling goroutine works beside. How the work is split never changes a
+// result: a program computes the same bits at any GOMAXPROCS.
 package graph

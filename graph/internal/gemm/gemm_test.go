@@ -369,3 +369,36 @@ func TestPackedExported(t *testing.T) {
 	}()
 	PackSB(true, 4, 5, make([]float32, 19), 4)
 }
+
+// TestParallelEqualsSerial checks that products split among goroutines, by
+// rows or by columns, equal the same products on one goroutine bit for bit,
+// at several GOMAXPROCS.
+func TestParallelEqualsSerial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, s := range [][5]int{ // transA, transB, m, n, k
+		{0, 1, 301, 97, 600}, {0, 1, 800, 300, 257}, {1, 0, 250, 131, 513}, {0, 0, 90, 700, 40}, {1, 1, 290, 310, 257}, {0, 1, 1024, 128, 128},
+	} {
+		tA, tB, m, n, k := s[0] == 1, s[1] == 1, s[2], s[3], s[4]
+		lda, ldb := k, n
+		if tA {
+			lda = m
+		}
+		if tB {
+			ldb = k
+		}
+		a, b := random[float32](rng, m, k, k), random[float32](rng, k, n, n)
+		c0 := random[float32](rng, m, n, n)
+		var want []float32
+		for _, procs := range []int{1, 2, 3, 5} {
+			prev := runtime.GOMAXPROCS(procs)
+			c := slices.Clone(c0)
+			Sgemm(tA, tB, m, n, k, a, lda, b, ldb, 1, c, n)
+			runtime.GOMAXPROCS(prev)
+			if want == nil {
+				want = c
+			} else if !slices.Equal(c, want) {
+				t.Fatalf("%v: GOMAXPROCS %d differs from 1", s, procs)
+			}
+		}
+	}
+}

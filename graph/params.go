@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -172,8 +173,14 @@ func Ones(_ *rand.Rand, _ tensor.Shape, vals []float64) {
 }
 
 // FromFloat64s returns a new tensor of element type dt and the given shape
-// holding vals.
+// holding vals. Every size of shape must be positive (a Gorgonia tensor
+// holds at least one element): it panics, saying so, otherwise.
 func FromFloat64s(dt tensor.Dtype, vals []float64, shape ...int) *tensor.Dense {
+	for _, d := range shape {
+		if d < 1 {
+			panic(fmt.Sprintf("graph.FromFloat64s: shape %v has a size below 1", shape))
+		}
+	}
 	t := tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
 	copyFloats(t, vals)
 	return t

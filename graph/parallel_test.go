@@ -1,7 +1,7 @@
 package graph_test
 
 import (
-	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -33,7 +33,7 @@ func TestGoroutinesDoNotChangeResults(t *testing.T) {
 	llama.Kind, llama.Attention, llama.KVHeads, llama.Positions, llama.FFN = model.KindDecoderOnly, "rotary", 2, "none", "swiglu"
 	for name, cfg := range map[string]model.Config{"post-norm": base, "pre-norm": pre, "decoder-only, rotary, grouped-query, SwiGLU": llama} {
 		t.Run(name, func(t *testing.T) {
-			var want map[string][]float32
+			var want map[string][]float64
 			for _, procs := range []int{1, 2, 3} {
 				got := trainAndEval(t, cfg, procs)
 				if want == nil {
@@ -56,7 +56,7 @@ func TestGoroutinesDoNotChangeResults(t *testing.T) {
 // trainAndEval runs one training step and one evaluation of cfg's model in
 // float32, on a 16×32 batch, at GOMAXPROCS procs, and returns the loss,
 // gradients and log-probabilities.
-func trainAndEval(t *testing.T, cfg model.Config, procs int) map[string][]float32 {
+func trainAndEval(t *testing.T, cfg model.Config, procs int) map[string][]float64 {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	m, err := model.FromConfig(cfg, nil)
@@ -81,23 +81,9 @@ func trainAndEval(t *testing.T, cfg model.Config, procs int) map[string][]float3
 		t.Fatal(err)
 	}
 	defer eval.Close()
-	st := map[string][]float32{}
 	// Each program's results are read before the next runs, which reuses
 	// the arena they lie in.
-	for i, p := range []*graph.Program{train, eval} {
-		if err := m.Feed(p, tensor.Float32, b); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Run(); err != nil {
-			t.Fatal(err)
-		}
-		st[fmt.Sprintf("loss of program %d", i)] = []float32{float32(p.Loss())}
-		if lp := p.Output(model.LogProbs); lp != nil {
-			st[model.LogProbs] = slices.Clone(lp.Data().([]float32))
-		}
-		for _, name := range p.ParamNames() {
-			st[name] = slices.Clone(p.Grad(name).Data().([]float32))
-		}
-	}
+	st := programResults(t, m, train, tensor.Float32, b, "training ")
+	maps.Copy(st, programResults(t, m, eval, tensor.Float32, b, "evaluation "))
 	return st
 }

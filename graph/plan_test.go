@@ -60,20 +60,7 @@ func TestModelPlanWithoutFirstRun(t *testing.T) {
 			defer eval.Close()
 			run := func(p *graph.Program) map[string][]float64 {
 				pcg.Seed(3, 4)
-				if err := m.Feed(p, tensor.Float64, b); err != nil {
-					t.Fatal(err)
-				}
-				if err := p.Run(); err != nil {
-					t.Fatal(err)
-				}
-				st := map[string][]float64{"loss": {p.Loss()}}
-				if lp := p.Output(model.LogProbs); lp != nil {
-					st[model.LogProbs] = graph.Float64s(lp)
-				}
-				for _, name := range p.ParamNames() {
-					st[name] = graph.Float64s(p.Grad(name))
-				}
-				return st
+				return programResults(t, m, p, tensor.Float64, b, "")
 			}
 			for _, p := range []*graph.Program{train, eval} {
 				graph.OwnMemory(p, true)
@@ -94,6 +81,27 @@ func TestModelPlanWithoutFirstRun(t *testing.T) {
 	if !blindDiffers {
 		t.Error("plans blind to Gorgonia's in-place writes gave the same results: the check cannot fail")
 	}
+}
+
+// programResults feeds b to p, runs it and returns copies of its loss
+// ("loss"), its log-probabilities if it outputs them and its gradients, each
+// name after prefix.
+func programResults(t *testing.T, m model.Model, p *graph.Program, dt tensor.Dtype, b model.Batch, prefix string) map[string][]float64 {
+	t.Helper()
+	if err := m.Feed(p, dt, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	st := map[string][]float64{prefix + "loss": {p.Loss()}}
+	if lp := p.Output(model.LogProbs); lp != nil {
+		st[prefix+model.LogProbs] = graph.Float64s(lp)
+	}
+	for _, name := range p.ParamNames() {
+		st[prefix+name] = graph.Float64s(p.Grad(name))
+	}
+	return st
 }
 
 // patternBatch is a full batch of non-reserved ids in a fixed pattern.

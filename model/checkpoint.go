@@ -13,6 +13,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/internal/strictjson"
 	"github.com/transformer-go/transformer/layers"
 )
 
@@ -73,7 +74,7 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 // and anything after the object.
 func decodeConfig(raw string) (Config, error) {
 	var cfg Config
-	if err := decodeStrict(raw, &cfg); err != nil {
+	if err := strictjson.Decode([]byte(raw), &cfg); err != nil {
 		return cfg, errors.Wrap(err, "config")
 	}
 	cfg = cfg.withDefaults()

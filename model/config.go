@@ -3,7 +3,6 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"sort"
@@ -12,7 +11,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/internal/atomicfile"
-
+	"github.com/transformer-go/transformer/internal/strictjson"
 	"github.com/transformer-go/transformer/layers"
 )
 
@@ -199,25 +198,10 @@ func LoadConfig(path string, base Config) (Config, error) {
 		return Config{}, errors.Wrap(err, "reading config")
 	}
 	c := base
-	if err := decodeStrict(string(data), &c); err != nil {
+	if err := strictjson.Decode(data, &c); err != nil {
 		return Config{}, errors.Wrapf(err, "config %s", path)
 	}
 	return c, errors.Wrapf(c.Validate(), "config %s", path)
-}
-
-// decodeStrict decodes one JSON object from raw into v, refusing unknown
-// fields and anything but white space after the object.
-func decodeStrict(raw string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	end := dec.InputOffset()
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.Errorf("more after the JSON object that ends at byte %d", end)
-	}
-	return nil
 }
 
 // Save writes c as indented JSON, atomically.

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,9 +11,9 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/transformer-go/transformer/internal/atomicfile"
-
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/internal/atomicfile"
+	"github.com/transformer-go/transformer/internal/strictjson"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
@@ -341,13 +339,8 @@ func loadSettings(dir string) (settings, error) {
 	if err != nil {
 		return s, errors.Wrapf(err, "-resume %s: not a training output directory", dir)
 	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := strictjson.Decode(js, &s); err != nil {
 		return s, errors.Wrapf(err, "%s", filepath.Join(dir, rundir.Settings))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return s, errors.Errorf("%s: more after the JSON object", filepath.Join(dir, rundir.Settings))
 	}
 	s.Out = dir
 	if s.KeepBest == "" {

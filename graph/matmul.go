@@ -27,8 +27,11 @@ func Affine(x, w, b *G.Node, transW bool) (*G.Node, error) { return matMul(x, w,
 // the packed copy of wp, w's parameter, while its Params are frozen (nil: it
 // never does).
 func matMul(x, w, b *G.Node, transW bool, wp *param) (*G.Node, error) {
-	if w == nil || x == nil || w.Dims() != 2 || x.Dims() < 1 {
-		return nil, errors.New("matmul: x and w must be given, w a matrix")
+	if w == nil || x == nil {
+		return nil, errors.New("matmul: no x or no w")
+	}
+	if w.Dims() != 2 || x.Dims() < 1 {
+		return nil, errors.Errorf("matmul: x %v by w %v: w must be a matrix", x.Shape(), w.Shape())
 	}
 	in, out := w.Shape()[0], w.Shape()[1]
 	if transW {

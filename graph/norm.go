@@ -174,7 +174,7 @@ func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center bool) {
 }
 
 // gainGrad writes dg = Σ_rows dy ⊙ x̂: each row's statistics first, then the
-// sums, every goroutine summing its own columns over all rows in order.
+// sums.
 func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
 	n := len(dg)
 	rows := len(x) / n
@@ -186,31 +186,34 @@ func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
 			st[2*r], st[2*r+1] = rowStats(x[r*n:(r+1)*n], eps, center)
 		}
 	})
-	forElems(n, rows, func(c0, c1 int) {
-		out := dg[c0:c1]
-		clear(out)
-		for r := range rows {
-			mean, rstd := st[2*r], st[2*r+1]
-			xr, dyr := x[r*n+c0:r*n+c1], dy[r*n+c0:r*n+c1]
-			for j, v := range xr {
-				out[j] += dyr[j] * T((float64(v)-mean)*rstd)
-			}
+	sumOverRows(dg, rows, func(out []T, r, c0, c1 int) {
+		mean, rstd := st[2*r], st[2*r+1]
+		for j, v := range x[r*n+c0 : r*n+c1] {
+			out[j] += dy[r*n+c0+j] * T((float64(v)-mean)*rstd)
 		}
 	})
 }
 
-// columnSums writes s[j] = Σ_rows x[r, j] for x of rows of len(s), each
-// goroutine summing its own columns over all rows in order.
+// columnSums writes s[j] = Σ_rows x[r, j] for x of rows of len(s).
 func columnSums[T Float](s, x []T) {
 	n := len(s)
-	rows := len(x) / n
-	forElems(n, rows, func(c0, c1 int) {
+	sumOverRows(s, len(x)/n, func(out []T, r, c0, c1 int) {
+		for j, v := range x[r*n+c0 : r*n+c1] {
+			out[j] += v
+		}
+	})
+}
+
+// sumOverRows writes into s the sums of rows of terms: add(out, r, c0, c1)
+// adds row r's terms for the columns [c0, c1) into out, s[c0:c1]. Each
+// goroutine sums its own columns over all rows, in order, so how the
+// columns are split changes no result.
+func sumOverRows[T Float](s []T, rows int, add func(out []T, r, c0, c1 int)) {
+	forElems(len(s), rows, func(c0, c1 int) {
 		out := s[c0:c1]
 		clear(out)
 		for r := range rows {
-			for j, v := range x[r*n+c0 : r*n+c1] {
-				out[j] += v
-			}
+			add(out, r, c0, c1)
 		}
 	})
 }

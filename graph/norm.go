@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/pkg/errors"
+	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -93,9 +94,13 @@ func rowStats[T Float](x []T, eps float64, center bool) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(squaresAbout(x, mean)/float64(len(x))+eps)
 }
 
-// squaresAbout is Σ (x - c)² in float64, in four interleaved partial sums so
-// that the additions do not wait on one another.
+// squaresAbout is Σ (x - c)² in float64: float32 rows with vrow's vector
+// kernels, others in four interleaved partial sums so that the additions
+// do not wait on one another.
 func squaresAbout[T Float](x []T, c float64) float64 {
+	if x32, ok := any(x).([]float32); ok {
+		return vrow.SquaresAbout(x32, c)
+	}
 	var s0, s1, s2, s3 float64
 	n := len(x) &^ 3
 	for j := 0; j < n; j += 4 {
@@ -113,8 +118,12 @@ func squaresAbout[T Float](x []T, c float64) float64 {
 }
 
 // gradMoments returns Σ d and Σ d·(x - c), d = g ⊙ dy, in float64, in two
-// interleaved partial sums each.
+// interleaved partial sums each (float32 rows: with vrow's kernels).
 func gradMoments[T Float](x, g, dy []T, c float64) (sd, sdx float64) {
+	if x32, ok := any(x).([]float32); ok {
+		g32, dy32 := any(g).([]float32), any(dy).([]float32)
+		return vrow.Dot(g32, dy32), vrow.DotAbout(g32, dy32, x32, c)
+	}
 	var a0, a1, b0, b1 float64
 	n := len(x) &^ 1
 	for j := 0; j < n; j += 2 {
@@ -139,6 +148,11 @@ func normalizeRows[T Float](y, x, g, b []T, eps float64, center bool) {
 		for r := lo * n; r < hi*n; r += n {
 			xr, yr := x[r:r+n], y[r:r+n]
 			mean, rstd := rowStats(xr, eps, center)
+			if x32, ok := any(xr).([]float32); ok {
+				b32, _ := any(b).([]float32)
+				vrow.Normalize(any(yr).([]float32), x32, any(g).([]float32), b32, mean, rstd)
+				continue
+			}
 			for j, v := range xr {
 				yr[j] = g[j] * T((float64(v)-mean)*rstd)
 			}
@@ -165,6 +179,10 @@ func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center bool) {
 				md = 0
 			}
 			or := out[r : r+n]
+			if x32, ok := any(xr).([]float32); ok {
+				vrow.NormalizeGrad(any(or).([]float32), x32, any(g).([]float32), any(dyr).([]float32), mean, rstd, md, mdx)
+				continue
+			}
 			for j, v := range xr {
 				xh := (float64(v) - mean) * rstd
 				or[j] = T(rstd * (float64(g[j]*dyr[j]) - md - xh*mdx))

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/pkg/errors"
+	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -193,9 +194,13 @@ func lastDim(s tensor.Shape) int {
 	return s[len(s)-1]
 }
 
-// rowDot is Σ a⊙b, each product in the element type, summed in float64 in
-// four interleaved partial sums.
+// rowDot is Σ a⊙b, each product in the element type, summed in float64
+// (float32 rows with vrow's kernels, others in four interleaved partial
+// sums).
 func rowDot[T Float](a, b []T) float64 {
+	if a32, ok := any(a).([]float32); ok {
+		return vrow.Dot(a32, any(b).([]float32))
+	}
 	var s0, s1, s2, s3 float64
 	n := len(a) &^ 3
 	b = b[:len(a)]

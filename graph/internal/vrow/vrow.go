@@ -1,0 +1,130 @@
+// Package vrow holds the row kernels behind the norms and the softmax
+// backward over float32 rows: sums and dot products, and the maps that
+// normalize a row and take its gradient, all in float64 arithmetic, eight
+// or sixteen elements at a time with AVX2 where the CPU has it.
+//
+// The sums keep sixteen partial sums, element i adding into partial
+// i mod 16, and add the partials pairwise at the end. The vector code and
+// the portable code follow that order, so they agree bit for bit; every
+// product is rounded before it is added, so no compiler may fuse the two.
+package vrow
+
+// lanes is the number of partial sums.
+const lanes = 16
+
+// partials holds the partial sums of one row.
+type partials [lanes]float64
+
+// total adds the partial sums pairwise: p[i] += p[i+8] for i < 8, then
+// p[i] += p[i+4] for i < 4, and so on.
+func (p *partials) total() float64 {
+	a0, a1, a2, a3 := p[0]+p[8], p[1]+p[9], p[2]+p[10], p[3]+p[11]
+	a4, a5, a6, a7 := p[4]+p[12], p[5]+p[13], p[6]+p[14], p[7]+p[15]
+	a0, a1, a2, a3 = a0+a4, a1+a5, a2+a6, a3+a7
+	return (a0 + a2) + (a1 + a3)
+}
+
+// body is how many of n elements the vector code takes (0 without AVX2): a
+// multiple of m.
+func body(n, m int) int {
+	if !haveAVX2 {
+		return 0
+	}
+	return n / m * m
+}
+
+// Sum is Σ x_i in float64.
+func Sum(x []float32) float64 {
+	var p partials
+	i := body(len(x), lanes)
+	if i > 0 {
+		sumAVX2(&p, &x[0], i)
+	}
+	for ; i < len(x); i++ {
+		p[i%lanes] += float64(x[i])
+	}
+	return p.total()
+}
+
+// Dot is Σ a_i·b_i, each product rounded to float32 and summed in float64;
+// b is at least as long as a.
+func Dot(a, b []float32) float64 {
+	b = b[:len(a)]
+	var p partials
+	i := body(len(a), lanes)
+	if i > 0 {
+		dotAVX2(&p, &a[0], &b[0], i)
+	}
+	for ; i < len(a); i++ {
+		p[i%lanes] += float64(a[i] * b[i])
+	}
+	return p.total()
+}
+
+// SquaresAbout is Σ (x_i - c)² in float64.
+func SquaresAbout(x []float32, c float64) float64 {
+	var p partials
+	i := body(len(x), lanes)
+	if i > 0 {
+		squaresAVX2(&p, &x[0], i, c)
+	}
+	for ; i < len(x); i++ {
+		d := float64(x[i]) - c
+		p[i%lanes] += float64(d * d)
+	}
+	return p.total()
+}
+
+// DotAbout is Σ a_i·b_i·(x_i - c): each a_i·b_i rounded to float32, the
+// rest in float64; b and x are at least as long as a.
+func DotAbout(a, b, x []float32, c float64) float64 {
+	b, x = b[:len(a)], x[:len(a)]
+	var p partials
+	i := body(len(a), lanes)
+	if i > 0 {
+		dotAboutAVX2(&p, &a[0], &b[0], &x[0], i, c)
+	}
+	for ; i < len(a); i++ {
+		p[i%lanes] += float64(float64(a[i]*b[i]) * (float64(x[i]) - c))
+	}
+	return p.total()
+}
+
+// Normalize writes y_i = g_i·x̂_i + b_i with x̂_i = (x_i - mean)·rstd
+// computed in float64 and rounded to float32, and the product rounded
+// before b_i is added; a nil b adds nothing. y, g and b (unless nil) are as
+// long as x.
+func Normalize(y, x, g, b []float32, mean, rstd float64) {
+	y, g = y[:len(x)], g[:len(x)]
+	i := body(len(x), 8)
+	if i > 0 {
+		var pb *float32
+		if b != nil {
+			pb = &b[:len(x)][0]
+		}
+		normalizeAVX2(&y[0], &x[0], &g[0], pb, i, mean, rstd)
+	}
+	for ; i < len(x); i++ {
+		v := float32(g[i] * float32((float64(x[i])-mean)*rstd))
+		if b != nil {
+			v += b[i]
+		}
+		y[i] = v
+	}
+}
+
+// NormalizeGrad writes the gradient of a normalized row's input,
+// dx_i = rstd·(g_i·dy_i - md - x̂_i·mdx) with x̂_i = (x_i - mean)·rstd,
+// g_i·dy_i rounded to float32 and the rest in float64. dx, g and dy are as
+// long as x.
+func NormalizeGrad(dx, x, g, dy []float32, mean, rstd, md, mdx float64) {
+	dx, g, dy = dx[:len(x)], g[:len(x)], dy[:len(x)]
+	i := body(len(x), 8)
+	if i > 0 {
+		normalizeGradAVX2(&dx[0], &x[0], &g[0], &dy[0], i, mean, rstd, md, mdx)
+	}
+	for ; i < len(x); i++ {
+		xh := (float64(x[i]) - mean) * rstd
+		dx[i] = float32(rstd * (float64(g[i]*dy[i]) - md - float64(xh*mdx)))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pkg/errors"
+	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -100,6 +101,10 @@ func binaryRun[T Float](k binary, y, a, b []T, sa, sb int) {
 	switch {
 	case sa == 1 && sb == 1:
 		a, b = a[:n], b[:n]
+		if y32, ok := any(y).([]float32); ok && k == add {
+			vrow.Add(y32, any(a).([]float32), any(b).([]float32))
+			return
+		}
 		switch k {
 		case add:
 			for j := range y {

@@ -6,6 +6,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/transformer-go/transformer/graph/internal/vexp"
+	"github.com/transformer-go/transformer/graph/internal/vrow"
 )
 
 // pointwiseKernels compute an elementwise function and its gradient in one
@@ -57,32 +58,18 @@ func (k pointwiseKernels[T]) kernels(fromY bool) Kernels[T] {
 // dx = dy where x > 0, else 0.
 func ReLU(x *G.Node) (*G.Node, error) {
 	return pointwise("relu", x, false,
-		pointwiseKernels[float32]{relu32, reluGrad32},
+		pointwiseKernels[float32]{vrow.ReLU, vrow.ReLUGrad},
 		pointwiseKernels[float64]{relu64, reluGrad64})
 }
 
-// The ReLU kernels select with the sign bit rather than branch: a branch on
-// the sign of random activations is mispredicted half the time, which made
-// them ten times slower. signMask32(b) is all ones where the float of bits b
-// is not negative, keep32(b) where it is positive (not ±0).
+// The float64 ReLU kernels select with the sign bit rather than branch (as
+// package vrow's float32 ones do): a branch on the sign of random
+// activations is mispredicted half the time, which made them ten times
+// slower. signMask64(b) is all ones where the float of bits b is not
+// negative, keep64(b) where it is positive (not ±0).
 
-func signMask32(b uint32) uint32 { return uint32(int32(^b) >> 31) }
-func keep32(b uint32) uint32     { return uint32((int32(^b) & -int32(b)) >> 31) }
 func signMask64(b uint64) uint64 { return uint64(int64(^b) >> 63) }
 func keep64(b uint64) uint64     { return uint64((int64(^b) & -int64(b)) >> 63) }
-
-func relu32(y, x []float32) {
-	for i, v := range x {
-		b := math.Float32bits(v)
-		y[i] = math.Float32frombits(b & signMask32(b))
-	}
-}
-
-func reluGrad32(dx, x, dy []float32) {
-	for i, v := range x {
-		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & keep32(math.Float32bits(v)))
-	}
-}
 
 func relu64(y, x []float64) {
 	for i, v := range x {

@@ -9,6 +9,8 @@
 // product is rounded before it is added, so no compiler may fuse the two.
 package vrow
 
+import "math"
+
 // lanes is the number of partial sums.
 const lanes = 16
 
@@ -126,5 +128,50 @@ func NormalizeGrad(dx, x, g, dy []float32, mean, rstd, md, mdx float64) {
 	for ; i < len(x); i++ {
 		xh := (float64(x[i]) - mean) * rstd
 		dx[i] = float32(rstd * (float64(g[i]*dy[i]) - md - float64(xh*mdx)))
+	}
+}
+
+// Add writes y_i = a_i + b_i; a and b are at least as long as y, and may be
+// y itself.
+func Add(y, a, b []float32) {
+	a, b = a[:len(y)], b[:len(y)]
+	i := body(len(y), 8)
+	if i > 0 {
+		addAVX2(&y[0], &a[0], &b[0], i)
+	}
+	for ; i < len(y); i++ {
+		y[i] = a[i] + b[i]
+	}
+}
+
+// ReLU writes y_i = x_i where x_i's sign bit is clear, else 0: max(0, x_i),
+// with -0 made +0; y is at least as long as x.
+func ReLU(y, x []float32) {
+	y = y[:len(x)]
+	i := body(len(x), 8)
+	if i > 0 {
+		reluAVX2(&y[0], &x[0], i)
+	}
+	for ; i < len(x); i++ {
+		b := math.Float32bits(x[i])
+		y[i] = math.Float32frombits(b &^ uint32(int32(b)>>31)) // no branch: see ReLUGrad
+	}
+}
+
+// ReLUGrad writes dx_i = dy_i where x_i > 0 (as an int32, its bits are
+// positive: positive numbers and NaNs with the sign bit clear), else 0; dx
+// and dy are at least as long as x. Like ReLU it selects with the sign bit
+// rather than branch: a branch on the sign of random activations is
+// mispredicted half the time.
+func ReLUGrad(dx, x, dy []float32) {
+	dx, dy = dx[:len(x)], dy[:len(x)]
+	i := body(len(x), 8)
+	if i > 0 {
+		reluGradAVX2(&dx[0], &x[0], &dy[0], i)
+	}
+	for ; i < len(x); i++ {
+		b := int32(math.Float32bits(x[i]))
+		keep := uint32((^b & -b) >> 31) // all ones where b > 0, without a branch
+		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & keep)
 	}
 }

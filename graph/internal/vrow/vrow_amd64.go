@@ -27,3 +27,12 @@ func normalizeAVX2(y, x, gain, b *float32, n int, mean, rstd float64)
 
 //go:noescape
 func normalizeGradAVX2(dx, x, gain, dy *float32, n int, mean, rstd, md, mdx float64)
+
+//go:noescape
+func addAVX2(y, a, b *float32, n int)
+
+//go:noescape
+func reluAVX2(y, x *float32, n int)
+
+//go:noescape
+func reluGradAVX2(dx, x, dy *float32, n int)

@@ -224,3 +224,61 @@ grad:
 	JNZ  grad
 	VZEROUPPER
 	RET
+
+// func addAVX2(y, a, b *float32, n int)
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+
+add:
+	VMOVUPS (SI), Y0
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     add
+	VZEROUPPER
+	RET
+
+// func reluAVX2(y, x *float32, n int)
+TEXT ·reluAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+
+relu:
+	VMOVUPS (SI), Y0
+	VPSRAD  $31, Y0, Y1 // all ones where the sign bit is set
+	VANDNPS Y0, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     relu
+	VZEROUPPER
+	RET
+
+// func reluGradAVX2(dx, x, dy *float32, n int)
+TEXT ·reluGradAVX2(SB), NOSPLIT, $0-32
+	MOVQ dx+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dy+16(FP), DX
+	MOVQ n+24(FP), CX
+	VPXOR Y15, Y15, Y15
+
+reluGrad:
+	VMOVUPS  (SI), Y0
+	VPCMPGTD Y15, Y0, Y1 // all ones where x's bits are a positive int32
+	VANDPS   (DX), Y1, Y1
+	VMOVUPS  Y1, (DI)
+	ADDQ     $32, SI
+	ADDQ     $32, DX
+	ADDQ     $32, DI
+	SUBQ     $8, CX
+	JNZ      reluGrad
+	VZEROUPPER
+	RET

@@ -17,3 +17,9 @@ func normalizeAVX2(y, x, gain, b *float32, n int, mean, rstd float64) { panic("v
 func normalizeGradAVX2(dx, x, gain, dy *float32, n int, mean, rstd, md, mdx float64) {
 	panic("vrow: no AVX2")
 }
+
+func addAVX2(y, a, b *float32, n int) { panic("vrow: no AVX2") }
+
+func reluAVX2(y, x *float32, n int) { panic("vrow: no AVX2") }
+
+func reluGradAVX2(dx, x, dy *float32, n int) { panic("vrow: no AVX2") }

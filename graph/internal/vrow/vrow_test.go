@@ -102,3 +102,42 @@ func BenchmarkNormalize(b *testing.B) {
 		Normalize(y, x, g, bias, mean, rstd)
 	}
 }
+
+// TestElementwise checks Add, ReLU and ReLUGrad element by element, over
+// signed zeros, infinities and NaNs of both signs as well as random values.
+func TestElementwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	negNaN := math.Float32frombits(0xffc00000)
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), negNaN, 1e-45, -1e-45}
+	same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+	for _, n := range lengths {
+		x, a, b := randomRow(rng, n, 2), randomRow(rng, n, 2), randomRow(rng, n, 2)
+		for i := range x {
+			if i%3 == 0 {
+				x[i] = special[rng.IntN(len(special))]
+			}
+		}
+		y, r, dx := make([]float32, n), make([]float32, n), make([]float32, n)
+		Add(y, a, b)
+		ReLU(r, x)
+		ReLUGrad(dx, x, a)
+		for i, v := range x {
+			wantR, wantD := v, a[i]
+			if math.Signbit(float64(v)) {
+				wantR = 0
+			}
+			if !(v > 0 || (v != v && !math.Signbit(float64(v)))) {
+				wantD = 0
+			}
+			if !same(y[i], a[i]+b[i]) || !same(r[i], wantR) || !same(dx[i], wantD) {
+				t.Fatalf("n %d, element %d (x %v): Add %v, ReLU %v, ReLUGrad %v; want %v, %v, %v", n, i, v, y[i], r[i], dx[i], a[i]+b[i], wantR, wantD)
+			}
+		}
+		Add(a, a, b) // in place
+		for i := range a {
+			if !same(a[i], y[i]) {
+				t.Fatalf("n %d: Add in place differs at %d", n, i)
+			}
+		}
+	}
+}

@@ -316,3 +316,25 @@ func sumRun[T Float](dst, x []T, stride int, s T) {
 		dst[j] += s * v
 	}
 }
+
+// scaleInto writes y = s·x (y may be x).
+func scaleInto[T Float](y, x []T, s T) {
+	if x32, ok := any(x).([]float32); ok {
+		vrow.Scale(any(y).([]float32), x32, float32(s))
+		return
+	}
+	for j, v := range x {
+		y[j] = s * v
+	}
+}
+
+// addInto adds x to y.
+func addInto[T Float](y, x []T) {
+	if y32, ok := any(y).([]float32); ok {
+		vrow.Add(y32, y32, any(x).([]float32))
+		return
+	}
+	for j, v := range x {
+		y[j] += v
+	}
+}

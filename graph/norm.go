@@ -215,17 +215,7 @@ func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
 // columnSums writes s[j] = Σ_rows x[r, j] for x of rows of len(s).
 func columnSums[T Float](s, x []T) {
 	n := len(s)
-	x32, is32 := any(x).([]float32)
-	sumOverRows(s, len(x)/n, func(out []T, r, c0, c1 int) {
-		if is32 {
-			o32 := any(out).([]float32)
-			vrow.Add(o32, o32, x32[r*n+c0:r*n+c1])
-			return
-		}
-		for j, v := range x[r*n+c0 : r*n+c1] {
-			out[j] += v
-		}
-	})
+	sumOverRows(s, len(x)/n, func(out []T, r, c0, c1 int) { addInto(out, x[r*n+c0:r*n+c1]) })
 }
 
 // sumOverRows writes into s the sums of rows of terms: add(out, r, c0, c1)

@@ -102,13 +102,9 @@ func softmaxRows[T Float](y, x, mask []T, n int, rows bcast, scale float64) {
 		for i := range count {
 			r, mo := r0+i, (off[0]+i*st[0])*n
 			xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
-			for j := range xr {
-				yr[j] = s * xr[j]
-			}
+			scaleInto(yr, xr, s)
 			if mask != nil {
-				for j, m := range mask[mo : mo+n] {
-					yr[j] += m
-				}
+				addInto(yr, mask[mo:mo+n])
 			}
 			softmaxInPlace(yr)
 		}
@@ -125,10 +121,7 @@ func softmaxInPlace[T Float](v []T) {
 		clear(v)
 		return
 	}
-	inv := T(1 / expShift(v, v, m))
-	for j := range v {
-		v[j] *= inv
-	}
+	scaleInto(v, v, T(1/expShift(v, v, m)))
 }
 
 // logSoftmaxRows writes y = log softmax(x) row by row.

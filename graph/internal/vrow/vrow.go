@@ -175,3 +175,15 @@ func ReLUGrad(dx, x, dy []float32) {
 		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & keep)
 	}
 }
+
+// Scale writes y_i = s·x_i; y is at least as long as x, and may be x.
+func Scale(y, x []float32, s float32) {
+	y = y[:len(x)]
+	i := body(len(x), 8)
+	if i > 0 {
+		scaleAVX2(&y[0], &x[0], i, s)
+	}
+	for ; i < len(x); i++ {
+		y[i] = s * x[i]
+	}
+}

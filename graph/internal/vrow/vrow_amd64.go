@@ -36,3 +36,6 @@ func reluAVX2(y, x *float32, n int)
 
 //go:noescape
 func reluGradAVX2(dx, x, dy *float32, n int)
+
+//go:noescape
+func scaleAVX2(y, x *float32, n int, s float32)

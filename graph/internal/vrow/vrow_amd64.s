@@ -282,3 +282,20 @@ reluGrad:
 	JNZ      reluGrad
 	VZEROUPPER
 	RET
+
+// func scaleAVX2(y, x *float32, n int, s float32)
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-28
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS s+24(FP), Y1
+
+scale:
+	VMULPS  (SI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     scale
+	VZEROUPPER
+	RET

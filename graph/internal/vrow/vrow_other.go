@@ -23,3 +23,5 @@ func addAVX2(y, a, b *float32, n int) { panic("vrow: no AVX2") }
 func reluAVX2(y, x *float32, n int) { panic("vrow: no AVX2") }
 
 func reluGradAVX2(dx, x, dy *float32, n int) { panic("vrow: no AVX2") }
+
+func scaleAVX2(y, x *float32, n int, s float32) { panic("vrow: no AVX2") }

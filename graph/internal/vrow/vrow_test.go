@@ -103,7 +103,7 @@ func BenchmarkNormalize(b *testing.B) {
 	}
 }
 
-// TestElementwise checks Add, ReLU and ReLUGrad element by element, over
+// TestElementwise checks Scale, Add, ReLU and ReLUGrad element by element, over
 // signed zeros, infinities and NaNs of both signs as well as random values.
 func TestElementwise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -118,6 +118,13 @@ func TestElementwise(t *testing.T) {
 			}
 		}
 		y, r, dx := make([]float32, n), make([]float32, n), make([]float32, n)
+		s := make([]float32, n)
+		Scale(s, a, 0.37)
+		for i := range s {
+			if !same(s[i], 0.37*a[i]) {
+				t.Fatalf("n %d: Scale gives %v at %d, want %v", n, s[i], i, 0.37*a[i])
+			}
+		}
 		Add(y, a, b)
 		ReLU(r, x)
 		ReLUGrad(dx, x, a)

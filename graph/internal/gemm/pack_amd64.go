@@ -12,11 +12,20 @@ func gatherAVX(dst []float32, w int, src []float32, ld, rows, cols int) {
 }
 
 // scatterAVX is scatter for float32 that transposes blocks of 4 rows × 8
-// columns with AVX; blocks at the bottom and right edges may overlap the
-// ones before them.
+// columns with AVX, or of 6 rows × 8 columns into a panel 6 wide (a whole
+// panel of A for the 6-row micro-kernel); blocks at the bottom and right
+// edges may overlap the ones before them.
 func scatterAVX(dst []float32, w int, src []float32, ld, rows, cols int) {
 	if rows < 4 || cols < 8 {
 		scatter(dst, w, src, ld, rows, cols)
+		return
+	}
+	if rows == 6 && w == 6 {
+		_, _ = dst[6*cols-1], src[5*ld+cols-1] // bounds for transpose6x8
+		transpose6x8(&dst[0], &src[0], ld, cols/8)
+		if j := cols - 8; cols%8 != 0 {
+			transpose6x8(&dst[6*j], &src[j], ld, 1)
+		}
 		return
 	}
 	_, _ = dst[(cols-1)*w+rows-1], src[(rows-1)*ld+cols-1] // bounds for transpose4x8
@@ -35,6 +44,13 @@ func scatterAVX(dst []float32, w int, src []float32, ld, rows, cols int) {
 //
 //go:noescape
 func transpose4x8(dst *float32, w int, src *float32, ld int, n int)
+
+// transpose6x8 writes the transpose of the 6×8n matrix src (leading
+// dimension ld) to the 8n×6 matrix dst, whose rows are contiguous. It needs
+// AVX.
+//
+//go:noescape
+func transpose6x8(dst *float32, src *float32, ld int, n int)
 
 // copyRows copies the rows×cols matrix src (leading dimension ld) to dst
 // (leading dimension w); cols ≥ 4. It needs AVX.

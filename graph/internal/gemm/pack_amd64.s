@@ -108,3 +108,70 @@ shortrow:
 done:
 	VZEROUPPER
 	RET
+
+// func transpose6x8(dst *float32, src *float32, ld int, n int)
+//
+// For each of n blocks of 6 rows × 8 columns of src, moving 8 columns right
+// each time, writes the block's 8 columns of 6 values one after the other:
+// 48 contiguous values at dst, then the next 48. Within each 128-bit lane
+// (columns 0-3 low, 4-7 high), rows 0-3 are transposed into T0-T3 (Y0-Y3),
+// rows 4-5 interleaved into U0 (columns 0, 1) and U1 (columns 2, 3), and
+// the pairs of U shuffled between the columns of T, so that the lane's 24
+// values are T0, S1, S2, T2, S3, S4, four at a time:
+//
+//	T0 = a00 a10 a20 a30   S1 = a40 a50 a01 a11   S2 = a21 a31 a41 a51
+//	T2 = a02 a12 a22 a32   S3 = a42 a52 a03 a13   S4 = a23 a33 a43 a53
+//
+// The low lanes make the first 24 values, the high lanes the next.
+TEXT ·transpose6x8(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R9
+	MOVQ n+24(FP), CX
+	SHLQ $2, R9                // ld in bytes
+	LEAQ (R9)(R9*2), R10       // 3·ld
+	LEAQ (R9)(R9*4), R11       // 5·ld
+	TESTQ CX, CX
+	JZ    done
+
+loop:
+	VMOVUPS    (SI), Y0
+	VMOVUPS    (SI)(R9*1), Y1
+	VMOVUPS    (SI)(R9*2), Y2
+	VMOVUPS    (SI)(R10*1), Y3
+	VMOVUPS    (SI)(R9*4), Y4
+	VMOVUPS    (SI)(R11*1), Y5
+	VUNPCKLPS  Y1, Y0, Y6      // a00 a10 a01 a11
+	VUNPCKHPS  Y1, Y0, Y7      // a02 a12 a03 a13
+	VUNPCKLPS  Y3, Y2, Y8      // a20 a30 a21 a31
+	VUNPCKHPS  Y3, Y2, Y9      // a22 a32 a23 a33
+	VSHUFPS    $0x44, Y8, Y6, Y0 // T0
+	VSHUFPS    $0xEE, Y8, Y6, Y1 // T1 = a01 a11 a21 a31
+	VSHUFPS    $0x44, Y9, Y7, Y2 // T2
+	VSHUFPS    $0xEE, Y9, Y7, Y3 // T3 = a03 a13 a23 a33
+	VUNPCKLPS  Y5, Y4, Y6      // U0 = a40 a50 a41 a51
+	VUNPCKHPS  Y5, Y4, Y7      // U1 = a42 a52 a43 a53
+	VSHUFPS    $0x44, Y1, Y6, Y8 // S1
+	VSHUFPS    $0xEE, Y6, Y1, Y9 // S2
+	VSHUFPS    $0x44, Y3, Y7, Y10 // S3
+	VSHUFPS    $0xEE, Y7, Y3, Y11 // S4
+	VPERM2F128 $0x20, Y8, Y0, Y12 // low lanes of T0, S1
+	VPERM2F128 $0x20, Y2, Y9, Y13 // low lanes of S2, T2
+	VPERM2F128 $0x20, Y11, Y10, Y14 // low lanes of S3, S4
+	VPERM2F128 $0x31, Y8, Y0, Y0 // high lanes of T0, S1
+	VPERM2F128 $0x31, Y2, Y9, Y1 // high lanes of S2, T2
+	VPERM2F128 $0x31, Y11, Y10, Y2 // high lanes of S3, S4
+	VMOVUPS    Y12, (DI)
+	VMOVUPS    Y13, 32(DI)
+	VMOVUPS    Y14, 64(DI)
+	VMOVUPS    Y0, 96(DI)
+	VMOVUPS    Y1, 128(DI)
+	VMOVUPS    Y2, 160(DI)
+	ADDQ       $192, DI
+	ADDQ       $32, SI
+	DECQ       CX
+	JNZ        loop
+
+done:
+	VZEROUPPER
+	RET

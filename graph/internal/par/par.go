@@ -42,17 +42,29 @@ func Do(parts int, f func(i int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	work := func() {
-		for i := int(next.Add(1) - 1); i < parts; i = int(next.Add(1) - 1) {
-			f(i)
-		}
-	}
-	var g group
-	offered := offer(work, workers-1, &g)
-	work()
+	j := &job{f: f, parts: parts}
+	offered := j.offer(workers - 1)
+	j.work()
 	withdraw(offered)
-	g.wait()
+	j.g.wait()
+}
+
+// A job is one call of Do: its parts, the next one nobody has taken, and
+// the group of the tasks offered for it. It is allocated once per call,
+// with room for the task of one helper.
+type job struct {
+	f     func(i int)
+	parts int
+	next  atomic.Int64
+	g     group
+	one   [1]task
+}
+
+// work calls f on the parts nobody has taken, until there are none.
+func (j *job) work() {
+	for i := int(j.next.Add(1) - 1); i < j.parts; i = int(j.next.Add(1) - 1) {
+		j.f(i)
+	}
 }
 
 // A group counts the tasks of one Do that are not settled yet.
@@ -107,12 +119,11 @@ func For(n, grain int, f func(lo, hi int)) {
 // Workers is the most goroutines Do spreads its parts over: GOMAXPROCS.
 func Workers() int { return runtime.GOMAXPROCS(0) }
 
-// A task is a function offered to the helpers; whoever claims it first, a
-// helper or the caller taking it back, settles it in its group.
+// A task is a job offered to one helper; whoever claims it first, the
+// helper or the caller taking it back, settles it in the job's group.
 type task struct {
-	run     func()
+	j       *job
 	claimed atomic.Bool
-	g       *group
 }
 
 var helpers struct {
@@ -121,20 +132,23 @@ var helpers struct {
 	tasks   chan *task
 }
 
-// offer hands run to up to n helpers, starting helpers as needed; g counts
-// the tasks until they are settled. The caller must call withdraw on the
-// result once its own share of the work is done.
-func offer(run func(), n int, g *group) []task {
+// offer offers j to up to n helpers, starting helpers as needed; j's group
+// counts the tasks until they are settled. The caller must call withdraw
+// on the result once its own share of the work is done.
+func (j *job) offer(n int) []task {
 	startHelpers(n)
-	ts := make([]task, n)
+	ts := j.one[:]
+	if n > 1 {
+		ts = make([]task, n)
+	}
 	for i := range ts {
-		ts[i] = task{run: run, g: g}
-		g.add()
+		ts[i].j = j
+		j.g.add()
 		select {
 		case helpers.tasks <- &ts[i]:
 		default: // every helper is busy or has tasks waiting: skip this one
 			ts[i].claimed.Store(true)
-			g.done()
+			j.g.done()
 		}
 	}
 	return ts
@@ -145,7 +159,7 @@ func offer(run func(), n int, g *group) []task {
 func withdraw(ts []task) {
 	for i := range ts {
 		if ts[i].claimed.CompareAndSwap(false, true) {
-			ts[i].g.done()
+			ts[i].j.g.done()
 		}
 	}
 }
@@ -167,8 +181,8 @@ func helper(tasks chan *task) {
 	for {
 		t := receive(tasks)
 		if t.claimed.CompareAndSwap(false, true) {
-			t.run()
-			t.g.done()
+			t.j.work()
+			t.j.g.done()
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"math/bits"
 	"runtime"
 	"sync"
 
@@ -37,6 +38,30 @@ type impl[T float] struct {
 	gather     packer[T] // copies rows into packed panels
 	scatter    packer[T] // copies columns into packed panels
 	pool       sync.Pool // of *workspace[T]
+	shared     sharedPool[T]
+}
+
+// A sharedPool recycles the buffers of packShared by capacity, a power of
+// two: a product never takes a buffer too small for it, drops it and
+// allocates, as it would from one pool of buffers of every size.
+type sharedPool[T float] struct {
+	bySize [64]sync.Pool // of *PackedB[T] whose data holds 2^i elements
+}
+
+// get returns a PackedB of im whose data has length n.
+func (sp *sharedPool[T]) get(im *impl[T], n int) *PackedB[T] {
+	i := bits.Len(uint(n - 1))
+	pb, _ := sp.bySize[i].Get().(*PackedB[T])
+	if pb == nil {
+		pb = &PackedB[T]{im: im, data: make([]T, 1<<i)}
+	}
+	pb.data = pb.data[:n]
+	return pb
+}
+
+// put returns pb to the pool.
+func (sp *sharedPool[T]) put(pb *PackedB[T]) {
+	sp.bySize[bits.Len(uint(cap(pb.data)-1))].Put(pb)
 }
 
 // workspace holds one goroutine's packing buffers and scratch tile.
@@ -63,21 +88,99 @@ func (im *impl[T]) run(p problem[T]) {
 }
 
 // parallel computes p on the calling goroutine and up to GOMAXPROCS-1
-// helpers (package par). C is cut into one band of rows or columns (across
-// the longer side) per goroutine, and each goroutine runs the whole blocked
-// algorithm on the next band nobody has taken, with its own buffers, so the
-// goroutines share only the read-only A and B. Every element of C is
-// computed as it would be by serial, whatever the bands.
+// helpers (package par). C is cut into bands of rows or columns (across the
+// longer side), more bands than goroutines, and each goroutine runs the
+// blocked algorithm on the next band nobody has taken: a goroutine whose
+// core is slower (a busy virtual CPU, a cold cache) takes fewer bands
+// instead of holding the others up. Bands of rows share the packing of B:
+// a block of it at a time, packed by all the goroutines together (see
+// sharedBlocks). Bands of columns pack their own A, so there are only as
+// many as keep that repeated packing small. Every element of C is computed
+// as it would be by serial, whatever the bands.
 func (im *impl[T]) parallel(p problem[T]) {
-	byRows := p.m >= p.n
-	tiles := ceilDiv(p.n, im.nr)
-	if byRows {
-		tiles = ceilDiv(p.m, im.mr)
+	workers := runtime.GOMAXPROCS(0)
+	switch {
+	case workers == 1:
+		im.serial(p)
+	case p.m < p.n:
+		tiles := ceilDiv(p.n, im.nr)
+		im.bands(p, false, tiles, min(tiles, max(workers, min(bandsPerWorker*workers, p.n/minBandColumns))))
+	case p.packed != nil:
+		im.rowBands(p, workers)
+	default:
+		im.sharedBlocks(p, workers)
 	}
-	bands := min(runtime.GOMAXPROCS(0), tiles)
-	par.Do(bands, func(b int) {
-		im.serial(p.band(byRows, tiles*b/bands, tiles*(b+1)/bands, im.mr, im.nr))
+}
+
+// bandsPerWorker is how many bands parallel cuts per goroutine, and
+// minBandColumns the least width of a band of columns: each packs all of A
+// again, which for bands this wide costs about 2% of their product.
+const (
+	bandsPerWorker = 8
+	minBandColumns = 512
+)
+
+// rowBands computes p in bands of rows.
+func (im *impl[T]) rowBands(p problem[T], workers int) {
+	tiles := ceilDiv(p.m, im.mr)
+	im.bands(p, true, tiles, min(tiles, bandsPerWorker*workers))
+}
+
+// sharedBlocks computes p one block of op(B) at a time, kc×nc as in
+// serial: the goroutines pack the block together, then compute its
+// product with the matching columns of op(A) in bands of rows.
+func (im *impl[T]) sharedBlocks(p problem[T], workers int) {
+	kc := im.kcEqual(p.k)
+	for jc := 0; jc < p.n; jc += im.nc {
+		for pc := 0; pc < p.k; pc += kc {
+			q := p.block(pc, jc, min(kc, p.k-pc), min(im.nc, p.n-jc))
+			q.packed = im.packShared(&q)
+			im.rowBands(q, workers)
+			im.shared.put(q.packed)
+		}
+	}
+}
+
+// block returns the part of p that adds op(A)[:, pc:pc+kc]·op(B)[pc:pc+kc,
+// jc:jc+nc] to C[:, jc:jc+nc]: with p's beta for the first block of the
+// inner dimension, which serial computes first, and 1 for the others.
+func (p problem[T]) block(pc, jc, kc, nc int) problem[T] {
+	if pc > 0 {
+		p.beta = 1
+	}
+	if p.transA {
+		p.a = p.a[pc*p.lda:]
+	} else {
+		p.a = p.a[pc:]
+	}
+	if p.transB {
+		p.b = p.b[jc*p.ldb+pc:]
+	} else {
+		p.b = p.b[pc*p.ldb+jc:]
+	}
+	p.c = p.c[jc:]
+	p.k, p.n = kc, nc
+	return p
+}
+
+// bands computes p in n bands of rows (byRows) or columns, each a run of
+// the tiles of mr rows or nr columns, taken one at a time by the goroutines.
+func (im *impl[T]) bands(p problem[T], byRows bool, tiles, n int) {
+	par.Do(n, func(b int) {
+		im.serial(p.band(byRows, tiles*b/n, tiles*(b+1)/n, im.mr, im.nr))
 	})
+}
+
+// packShared packs all of op(B), at most kc×nc, for the bands of
+// sharedBlocks into a buffer from im.shared, the goroutines packing its
+// panels together.
+func (im *impl[T]) packShared(p *problem[T]) *PackedB[T] {
+	pb := im.shared.get(im, p.k*roundUp(p.n, im.nr))
+	pb.k, pb.n = p.k, p.n
+	par.For(ceilDiv(p.n, im.nr), 1, func(lo, hi int) {
+		pb.fill(p, lo*im.nr, min(hi*im.nr, p.n))
+	})
+	return pb
 }
 
 // band returns the part of p that computes the rows of C in tiles [t0, t1)

@@ -371,12 +371,13 @@ func TestPackedExported(t *testing.T) {
 }
 
 // TestParallelEqualsSerial checks that products split among goroutines, by
-// rows or by columns, equal the same products on one goroutine bit for bit,
-// at several GOMAXPROCS.
+// rows (B packed a block at a time for all the bands, or beforehand) or by
+// columns, equal the same products on one goroutine bit for bit, at several
+// GOMAXPROCS and betas.
 func TestParallelEqualsSerial(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range [][5]int{ // transA, transB, m, n, k
-		{0, 1, 301, 97, 600}, {0, 1, 800, 300, 257}, {1, 0, 250, 131, 513}, {0, 0, 90, 700, 40}, {1, 1, 290, 310, 257}, {0, 1, 1024, 128, 128},
+		{0, 1, 301, 97, 600}, {0, 1, 800, 300, 257}, {1, 0, 250, 131, 513}, {0, 0, 90, 700, 40}, {1, 1, 290, 310, 257}, {0, 1, 1024, 128, 128}, {0, 1, 200, 2100, 64}, {1, 0, 400, 4200, 30},
 	} {
 		tA, tB, m, n, k := s[0] == 1, s[1] == 1, s[2], s[3], s[4]
 		lda, ldb := k, n
@@ -388,16 +389,24 @@ func TestParallelEqualsSerial(t *testing.T) {
 		}
 		a, b := random[float32](rng, m, k, k), random[float32](rng, k, n, n)
 		c0 := random[float32](rng, m, n, n)
-		var want []float32
-		for _, procs := range []int{1, 2, 3, 5} {
-			prev := runtime.GOMAXPROCS(procs)
-			c := slices.Clone(c0)
-			Sgemm(tA, tB, m, n, k, a, lda, b, ldb, 1, c, n)
-			runtime.GOMAXPROCS(prev)
-			if want == nil {
-				want = c
-			} else if !slices.Equal(c, want) {
-				t.Fatalf("%v: GOMAXPROCS %d differs from 1", s, procs)
+		for _, beta := range []float32{0, 1, -0.5} {
+			for _, packed := range []bool{false, true} {
+				var want []float32
+				for _, procs := range []int{1, 2, 3, 5} {
+					prev := runtime.GOMAXPROCS(procs)
+					c := slices.Clone(c0)
+					if packed {
+						SgemmPacked(tA, m, a, lda, PackSB(tB, k, n, b, ldb), beta, c, n)
+					} else {
+						Sgemm(tA, tB, m, n, k, a, lda, b, ldb, beta, c, n)
+					}
+					runtime.GOMAXPROCS(prev)
+					if want == nil {
+						want = c
+					} else if !slices.Equal(c, want) {
+						t.Fatalf("%v, beta %v, packed %v: GOMAXPROCS %d differs from 1", s, beta, packed, procs)
+					}
+				}
 			}
 		}
 	}

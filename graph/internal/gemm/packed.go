@@ -58,11 +58,18 @@ func pack[T float](im *impl[T], transB bool, k, n int, b []T, ldb int) *PackedB[
 	}
 	checkMatrix("b", br, bc, len(b), ldb)
 	pb := &PackedB[T]{im: im, k: k, n: n, data: make([]T, k*roundUp(n, im.nr))}
-	kc := im.kcEqual(k)
-	for pc := 0; pc < k; pc += kc {
-		im.packB(pb.data[pc*roundUp(n, im.nr):], &p, pc, 0, min(kc, k-pc), n)
-	}
+	pb.fill(&p, 0, n)
 	return pb
+}
+
+// fill packs columns [j0, j1) of op(B), p's B, into pb's panels; j0 is a
+// multiple of nr.
+func (pb *PackedB[T]) fill(p *problem[T], j0, j1 int) {
+	kc := pb.im.kcEqual(pb.k)
+	for pc := 0; pc < pb.k; pc += kc {
+		rows := min(kc, pb.k-pc)
+		pb.im.packB(pb.block(pc, j0, rows), p, pc, j0, rows, j1-j0)
+	}
 }
 
 // run computes p, whose B is pb.

@@ -1,11 +1,28 @@
 #include "textflag.h"
 
+// TRANSPOSE4 loads four rows of 8 values from SI, SI+ld, SI+2ld and SI+3ld
+// (ld in R9, 3·ld in R10) and transposes them within each 128-bit lane:
+// one unpack and one shuffle stage leave the columns 0|4, 1|5, 2|6 and 3|7
+// in the two halves of Y0-Y3. It uses Y4-Y7.
+#define TRANSPOSE4 \
+	VMOVUPS   (SI), Y0; \
+	VMOVUPS   (SI)(R9*1), Y1; \
+	VMOVUPS   (SI)(R9*2), Y2; \
+	VMOVUPS   (SI)(R10*1), Y3; \
+	VUNPCKLPS Y1, Y0, Y4; \
+	VUNPCKHPS Y1, Y0, Y5; \
+	VUNPCKLPS Y3, Y2, Y6; \
+	VUNPCKHPS Y3, Y2, Y7; \
+	VSHUFPS   $0x44, Y6, Y4, Y0; \
+	VSHUFPS   $0xEE, Y6, Y4, Y1; \
+	VSHUFPS   $0x44, Y7, Y5, Y2; \
+	VSHUFPS   $0xEE, Y7, Y5, Y3
+
 // func transpose4x8(dst *float32, w int, src *float32, ld int, n int)
 //
 // For each of n blocks of 4 rows × 8 columns of src, moving 8 columns right
 // each time, writes the block's 8 columns as rows of 4 values at dst, dst+w,
-// …, dst+7w: one unpack and one shuffle stage turn the rows in Y0-Y3 into
-// the columns 0|4, 1|5, 2|6 and 3|7 in the two halves of Y0-Y3.
+// …, dst+7w, from the halves of Y0-Y3 that TRANSPOSE4 leaves.
 TEXT ·transpose4x8(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ w+8(FP), R8
@@ -21,18 +38,7 @@ TEXT ·transpose4x8(SB), NOSPLIT, $0-40
 	JZ    done
 
 loop:
-	VMOVUPS      (SI), Y0
-	VMOVUPS      (SI)(R9*1), Y1
-	VMOVUPS      (SI)(R9*2), Y2
-	VMOVUPS      (SI)(R10*1), Y3
-	VUNPCKLPS    Y1, Y0, Y4
-	VUNPCKHPS    Y1, Y0, Y5
-	VUNPCKLPS    Y3, Y2, Y6
-	VUNPCKHPS    Y3, Y2, Y7
-	VSHUFPS      $0x44, Y6, Y4, Y0
-	VSHUFPS      $0xEE, Y6, Y4, Y1
-	VSHUFPS      $0x44, Y7, Y5, Y2
-	VSHUFPS      $0xEE, Y7, Y5, Y3
+	TRANSPOSE4
 	VMOVUPS      X0, (DI)
 	VMOVUPS      X1, (DI)(R8*1)
 	VMOVUPS      X2, (DI)(R8*2)
@@ -114,8 +120,8 @@ done:
 // For each of n blocks of 6 rows × 8 columns of src, moving 8 columns right
 // each time, writes the block's 8 columns of 6 values one after the other:
 // 48 contiguous values at dst, then the next 48. Within each 128-bit lane
-// (columns 0-3 low, 4-7 high), rows 0-3 are transposed into T0-T3 (Y0-Y3),
-// rows 4-5 interleaved into U0 (columns 0, 1) and U1 (columns 2, 3), and
+// (columns 0-3 low, 4-7 high), rows 0-3 are transposed into T0-T3 (Y0-Y3,
+// by TRANSPOSE4), rows 4-5 interleaved into U0 (columns 0, 1) and U1 (columns 2, 3), and
 // the pairs of U shuffled between the columns of T, so that the lane's 24
 // values are T0, S1, S2, T2, S3, S4, four at a time:
 //
@@ -135,20 +141,9 @@ TEXT ·transpose6x8(SB), NOSPLIT, $0-32
 	JZ    done
 
 loop:
-	VMOVUPS    (SI), Y0
-	VMOVUPS    (SI)(R9*1), Y1
-	VMOVUPS    (SI)(R9*2), Y2
-	VMOVUPS    (SI)(R10*1), Y3
+	TRANSPOSE4                 // T0-T3 in Y0-Y3
 	VMOVUPS    (SI)(R9*4), Y4
 	VMOVUPS    (SI)(R11*1), Y5
-	VUNPCKLPS  Y1, Y0, Y6      // a00 a10 a01 a11
-	VUNPCKHPS  Y1, Y0, Y7      // a02 a12 a03 a13
-	VUNPCKLPS  Y3, Y2, Y8      // a20 a30 a21 a31
-	VUNPCKHPS  Y3, Y2, Y9      // a22 a32 a23 a33
-	VSHUFPS    $0x44, Y8, Y6, Y0 // T0
-	VSHUFPS    $0xEE, Y8, Y6, Y1 // T1 = a01 a11 a21 a31
-	VSHUFPS    $0x44, Y9, Y7, Y2 // T2
-	VSHUFPS    $0xEE, Y9, Y7, Y3 // T3 = a03 a13 a23 a33
 	VUNPCKLPS  Y5, Y4, Y6      // U0 = a40 a50 a41 a51
 	VUNPCKHPS  Y5, Y4, Y7      // U1 = a42 a52 a43 a53
 	VSHUFPS    $0x44, Y1, Y6, Y8 // S1

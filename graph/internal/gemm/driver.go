@@ -148,16 +148,8 @@ func (p problem[T]) block(pc, jc, kc, nc int) problem[T] {
 	if pc > 0 {
 		p.beta = 1
 	}
-	if p.transA {
-		p.a = p.a[pc*p.lda:]
-	} else {
-		p.a = p.a[pc:]
-	}
-	if p.transB {
-		p.b = p.b[jc*p.ldb+pc:]
-	} else {
-		p.b = p.b[pc*p.ldb+jc:]
-	}
+	p.a = p.a[p.offsetA(0, pc):]
+	p.b = p.b[p.offsetB(pc, jc):]
 	p.c = p.c[jc:]
 	p.k, p.n = kc, nc
 	return p
@@ -188,14 +180,14 @@ func (im *impl[T]) packShared(p *problem[T]) *PackedB[T] {
 func (p problem[T]) band(byRows bool, t0, t1, mr, nr int) problem[T] {
 	if byRows {
 		i0, i1 := t0*mr, min(t1*mr, p.m)
-		p.a = p.a[p.offsetA(i0):]
+		p.a = p.a[p.offsetA(i0, 0):]
 		p.c = p.c[i0*p.ldc:]
 		p.m = i1 - i0
 		return p
 	}
 	j0, j1 := t0*nr, min(t1*nr, p.n)
 	if p.packed == nil {
-		p.b = p.b[p.offsetB(j0):]
+		p.b = p.b[p.offsetB(0, j0):]
 	}
 	p.j0 += j0
 	p.c = p.c[j0:]
@@ -203,20 +195,20 @@ func (p problem[T]) band(byRows bool, t0, t1, mr, nr int) problem[T] {
 	return p
 }
 
-// offsetA is the index in p.a of op(A)[i, 0].
-func (p *problem[T]) offsetA(i int) int {
+// offsetA is the index in p.a of op(A)[i, q].
+func (p *problem[T]) offsetA(i, q int) int {
 	if p.transA {
-		return i
+		return q*p.lda + i
 	}
-	return i * p.lda
+	return i*p.lda + q
 }
 
-// offsetB is the index in p.b of op(B)[0, j].
-func (p *problem[T]) offsetB(j int) int {
+// offsetB is the index in p.b of op(B)[q, j].
+func (p *problem[T]) offsetB(q, j int) int {
 	if p.transB {
-		return j * p.ldb
+		return j*p.ldb + q
 	}
-	return j
+	return q*p.ldb + j
 }
 
 // serial computes p on the calling goroutine; p.m, p.n and p.k are positive.

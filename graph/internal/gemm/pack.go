@@ -11,7 +11,7 @@ func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
 		// whole panels at once, which reads A in longer runs than panel by
 		// panel does. (For a few panels, the extra calls cost more.)
 		for q := range kc {
-			im.gather(dst[q*mr:], mr*kc, p.a[(p0+q)*p.lda+i0:], mr, full, mr)
+			im.gather(dst[q*mr:], mr*kc, p.a[p.offsetA(i0, p0+q):], mr, full, mr)
 		}
 		ir = full * mr
 	}
@@ -21,10 +21,11 @@ func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
 		if rows < mr {
 			clear(d)
 		}
+		src := p.a[p.offsetA(i0+ir, p0):]
 		if p.transA {
-			im.gather(d, mr, p.a[(p0*p.lda+i0+ir):], p.lda, kc, rows)
+			im.gather(d, mr, src, p.lda, kc, rows)
 		} else {
-			im.scatter(d, mr, p.a[(i0+ir)*p.lda+p0:], p.lda, rows, kc)
+			im.scatter(d, mr, src, p.lda, rows, kc)
 		}
 	}
 }
@@ -40,10 +41,11 @@ func (im *impl[T]) packB(dst []T, p *problem[T], p0, j0, kc, nc int) {
 		if cols < nr {
 			clear(d)
 		}
+		src := p.b[p.offsetB(p0, j0+jr):]
 		if p.transB {
-			im.scatter(d, nr, p.b[(j0+jr)*p.ldb+p0:], p.ldb, cols, kc)
+			im.scatter(d, nr, src, p.ldb, cols, kc)
 		} else {
-			im.gather(d, nr, p.b[p0*p.ldb+j0+jr:], p.ldb, kc, cols)
+			im.gather(d, nr, src, p.ldb, kc, cols)
 		}
 	}
 }

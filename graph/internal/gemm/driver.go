@@ -1,7 +1,6 @@
 package gemm
 
 import (
-	"math/bits"
 	"runtime"
 	"sync"
 
@@ -38,30 +37,6 @@ type impl[T float] struct {
 	gather     packer[T] // copies rows into packed panels
 	scatter    packer[T] // copies columns into packed panels
 	pool       sync.Pool // of *workspace[T]
-	shared     sharedPool[T]
-}
-
-// A sharedPool recycles the buffers of packShared by capacity, a power of
-// two: a product never takes a buffer too small for it, drops it and
-// allocates, as it would from one pool of buffers of every size.
-type sharedPool[T float] struct {
-	bySize [64]sync.Pool // of *PackedB[T] whose data holds 2^i elements
-}
-
-// get returns a PackedB of im whose data has length n.
-func (sp *sharedPool[T]) get(im *impl[T], n int) *PackedB[T] {
-	i := bits.Len(uint(n - 1))
-	pb, _ := sp.bySize[i].Get().(*PackedB[T])
-	if pb == nil {
-		pb = &PackedB[T]{im: im, data: make([]T, 1<<i)}
-	}
-	pb.data = pb.data[:n]
-	return pb
-}
-
-// put returns pb to the pool.
-func (sp *sharedPool[T]) put(pb *PackedB[T]) {
-	sp.bySize[bits.Len(uint(cap(pb.data)-1))].Put(pb)
 }
 
 // workspace holds one goroutine's packing buffers and scratch tile.
@@ -103,8 +78,7 @@ func (im *impl[T]) parallel(p problem[T]) {
 	case workers == 1:
 		im.serial(p)
 	case p.m < p.n:
-		tiles := ceilDiv(p.n, im.nr)
-		im.bands(p, false, tiles, min(tiles, max(workers, min(bandsPerWorker*workers, p.n/minBandColumns))))
+		im.columnBands(p, workers)
 	case p.packed != nil:
 		im.rowBands(p, workers)
 	default:
@@ -126,17 +100,33 @@ func (im *impl[T]) rowBands(p problem[T], workers int) {
 	im.bands(p, true, tiles, min(tiles, bandsPerWorker*workers))
 }
 
+// columnBands computes p in bands of columns: bandsPerWorker per goroutine
+// at most, as few as one per goroutine when narrower ones would repack A
+// too often.
+func (im *impl[T]) columnBands(p problem[T], workers int) {
+	tiles := ceilDiv(p.n, im.nr)
+	n := max(workers, min(bandsPerWorker*workers, p.n/minBandColumns))
+	im.bands(p, false, tiles, min(tiles, n))
+}
+
 // sharedBlocks computes p one block of op(B) at a time, kc×nc as in
-// serial: the goroutines pack the block together, then compute its
-// product with the matching columns of op(A) in bands of rows.
+// serial: the goroutines pack the block together into the B buffer of one
+// workspace, then compute its product with the matching columns of op(A)
+// in bands of rows.
 func (im *impl[T]) sharedBlocks(p problem[T], workers int) {
 	kc := im.kcEqual(p.k)
+	w := im.workspace(0, min(p.n, im.nc), kc)
+	defer im.pool.Put(w)
+	pb := &PackedB[T]{im: im}
 	for jc := 0; jc < p.n; jc += im.nc {
 		for pc := 0; pc < p.k; pc += kc {
 			q := p.block(pc, jc, min(kc, p.k-pc), min(im.nc, p.n-jc))
-			q.packed = im.packShared(&q)
+			pb.k, pb.n, pb.data = q.k, q.n, w.b[:q.k*roundUp(q.n, im.nr)]
+			par.For(ceilDiv(q.n, im.nr), 1, func(lo, hi int) {
+				pb.fill(&q, lo*im.nr, min(hi*im.nr, q.n))
+			})
+			q.packed = pb
 			im.rowBands(q, workers)
-			im.shared.put(q.packed)
 		}
 	}
 }
@@ -161,18 +151,6 @@ func (im *impl[T]) bands(p problem[T], byRows bool, tiles, n int) {
 	par.Do(n, func(b int) {
 		im.serial(p.band(byRows, tiles*b/n, tiles*(b+1)/n, im.mr, im.nr))
 	})
-}
-
-// packShared packs all of op(B), at most kc×nc, for the bands of
-// sharedBlocks into a buffer from im.shared, the goroutines packing its
-// panels together.
-func (im *impl[T]) packShared(p *problem[T]) *PackedB[T] {
-	pb := im.shared.get(im, p.k*roundUp(p.n, im.nr))
-	pb.k, pb.n = p.k, p.n
-	par.For(ceilDiv(p.n, im.nr), 1, func(lo, hi int) {
-		pb.fill(p, lo*im.nr, min(hi*im.nr, p.n))
-	})
-	return pb
 }
 
 // band returns the part of p that computes the rows of C in tiles [t0, t1)

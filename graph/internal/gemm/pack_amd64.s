@@ -121,9 +121,9 @@ done:
 // each time, writes the block's 8 columns of 6 values one after the other:
 // 48 contiguous values at dst, then the next 48. Within each 128-bit lane
 // (columns 0-3 low, 4-7 high), rows 0-3 are transposed into T0-T3 (Y0-Y3,
-// by TRANSPOSE4), rows 4-5 interleaved into U0 (columns 0, 1) and U1 (columns 2, 3), and
-// the pairs of U shuffled between the columns of T, so that the lane's 24
-// values are T0, S1, S2, T2, S3, S4, four at a time:
+// by TRANSPOSE4), rows 4-5 interleaved into U0 (columns 0, 1) and U1
+// (columns 2, 3), and the pairs of U shuffled between the columns of T, so
+// that the lane's 24 values are T0, S1, S2, T2, S3, S4, four at a time:
 //
 //	T0 = a00 a10 a20 a30   S1 = a40 a50 a01 a11   S2 = a21 a31 a41 a51
 //	T2 = a02 a12 a22 a32   S3 = a42 a52 a03 a13   S4 = a23 a33 a43 a53

@@ -13,10 +13,10 @@ import (
 	"github.com/transformer-go/transformer/model"
 )
 
-// TestGoroutinesDoNotChangeResults trains and evaluates whole models, dropout
-// on, at GOMAXPROCS 1, 2 and 3: the loss, every gradient and the
-// log-probabilities must be equal bit for bit, since how a kernel's work is
-// split must never change what it computes. The kernels' row, elementwise
+// TestGoroutinesDoNotChangeResults trains, evaluates and scores whole
+// models, dropout on, at GOMAXPROCS 1, 2 and 3: the loss, every gradient,
+// the log-probabilities and the target scores must be equal bit for bit,
+// since how a kernel's work is split must never change what it computes. The kernels' row, elementwise
 // and reduction loops and the dropout masks are split into parts of as few
 // as 64 elements, four per goroutine (so a split differs with GOMAXPROCS),
 // and the larger matrix products into one band per goroutine.
@@ -81,9 +81,15 @@ func trainAndEval(t *testing.T, cfg model.Config, procs int) map[string][]float6
 		t.Fatal(err)
 	}
 	defer eval.Close()
+	score, err := model.CompileScore(m, params, b.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer score.Close()
 	// Each program's results are read before the next runs, which reuses
 	// the arena they lie in.
 	st := programResults(t, m, train, tensor.Float32, b, "training ")
 	maps.Copy(st, programResults(t, m, eval, tensor.Float32, b, "evaluation "))
+	maps.Copy(st, programResults(t, m, score, tensor.Float32, b, "scoring "))
 	return st
 }

@@ -84,8 +84,8 @@ func TestModelPlanWithoutFirstRun(t *testing.T) {
 }
 
 // programResults feeds b to p, runs it and returns copies of its loss
-// ("loss"), its log-probabilities if it outputs them and its gradients, each
-// name after prefix.
+// ("loss"), its log-probabilities and target scores if it outputs them and
+// its gradients, each name after prefix.
 func programResults(t *testing.T, m model.Model, p *graph.Program, dt tensor.Dtype, b model.Batch, prefix string) map[string][]float64 {
 	t.Helper()
 	if err := m.Feed(p, dt, b); err != nil {
@@ -95,8 +95,10 @@ func programResults(t *testing.T, m model.Model, p *graph.Program, dt tensor.Dty
 		t.Fatal(err)
 	}
 	st := map[string][]float64{prefix + "loss": {p.Loss()}}
-	if lp := p.Output(model.LogProbs); lp != nil {
-		st[prefix+model.LogProbs] = graph.Float64s(lp)
+	for _, out := range []string{model.LogProbs, model.TargetScores} {
+		if v := p.Output(out); v != nil {
+			st[prefix+out] = graph.Float64s(v)
+		}
 	}
 	for _, name := range p.ParamNames() {
 		st[prefix+name] = graph.Float64s(p.Grad(name))

@@ -31,6 +31,7 @@ type builder struct {
 	nodes    map[string]*G.Node
 	inputs   map[string]*G.Node
 	dropouts int
+	scoring  bool
 	kept     map[string]*G.Node
 	err      error
 }
@@ -41,6 +42,11 @@ type Option func(*builder)
 // Training puts the graph in training mode: dropout is active and draws its
 // masks from rng. Without it the graph is built for evaluation (no dropout).
 func Training(rng *rand.Rand) Option { return func(b *builder) { b.rng = rng } }
+
+// Scoring builds an evaluation graph that scores its targets and is not read
+// otherwise: a model may then make only what scoring needs, such as the
+// targets' log-probabilities (TargetScores) instead of every token's.
+func Scoring() Option { return func(b *builder) { b.scoring = true } }
 
 // NewScope starts a new graph whose parameters come from params.
 func NewScope(params *Params, opts ...Option) *Scope {
@@ -89,6 +95,9 @@ func (s *Scope) Dtype() tensor.Dtype { return s.b.params.dtype }
 
 // Training reports whether the graph is built for training (dropout active).
 func (s *Scope) Training() bool { return s.b.rng != nil }
+
+// Scoring reports whether the graph is built with the option Scoring.
+func (s *Scope) Scoring() bool { return s.b.scoring }
 
 // Err is the first error met while building, naming the scope it happened in.
 func (s *Scope) Err() error { return s.b.err }

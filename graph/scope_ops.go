@@ -187,6 +187,11 @@ func (s *Scope) SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64,
 	return s.do(func() (*G.Node, error) { return SmoothedCrossEntropyLogits(logits, targets, eps, pad) }, logits, targets)
 }
 
+// TargetScores is TargetScores recorded in s.
+func (s *Scope) TargetScores(logits, targets *G.Node, pad int) *G.Node {
+	return s.do(func() (*G.Node, error) { return TargetScores(logits, targets, pad) }, logits, targets)
+}
+
 // Dropout applies Dropout with probability p in a training graph; in an
 // evaluation graph, or with p = 0, it returns x unchanged.
 func (s *Scope) Dropout(x *G.Node, p float64) *G.Node {

@@ -17,7 +17,8 @@ type Model interface {
 	Config() Config
 	// Build adds the model with its inputs to s and returns the training loss
 	// and the log-probabilities [batch, lenT, vocab] of the targets (nil in a
-	// training graph, which does not need them).
+	// training graph, which does not need them). Ending with Output gives the
+	// model what each kind of graph needs, a scoring graph's TargetScores too.
 	Build(s *graph.Scope, sh Shape) (loss, logp *G.Node)
 	// Feed sets the inputs of a program built by Build.
 	Feed(p *graph.Program, dt tensor.Dtype, b Batch) error

@@ -11,6 +11,11 @@ import (
 // LogProbs names the log-probabilities [batch, lenT, vocab] among a program's outputs.
 const LogProbs = "logp"
 
+// TargetScores names the scores [batch·lenT, 2] of a scoring program's
+// targets (CompileScore): each target's log-probability, and 1 if it is the
+// most probable token, else 0 (graph.TargetScores).
+const TargetScores = "scores"
+
 // CompileTrain builds m for training batches of shape sh and compiles it: dropout
 // draws from rng, and each run computes the label-smoothed loss and its gradient
 // with respect to every parameter.
@@ -32,4 +37,19 @@ func CompileEval(m Model, params *graph.Params, sh Shape) (*graph.Program, error
 		outputs[name] = n
 	}
 	return graph.Compile(s, nil, outputs)
+}
+
+// CompileScore builds m for scoring batches of shape sh, as evaluation and
+// ScorePairs do: an evaluation graph built with graph.Scoring. A model that
+// ends with Output scores its targets straight from the logits (output
+// TargetScores) and makes no [batch, lenT, vocab] log-probabilities; the
+// output of one that does not is its log-probabilities (LogProbs). ScoreRun
+// reads either.
+func CompileScore(m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
+	s := graph.NewScope(params, graph.Scoring())
+	_, logp := m.Build(s, sh)
+	if scores := s.Kept()[TargetScores]; scores != nil {
+		return graph.Compile(s, nil, map[string]*G.Node{TargetScores: scores})
+	}
+	return graph.Compile(s, nil, map[string]*G.Node{LogProbs: logp})
 }

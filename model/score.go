@@ -30,16 +30,37 @@ type Scores struct {
 func Score(logp *tensor.Dense, b Batch) Scores {
 	switch lp := logp.Data().(type) {
 	case []float32:
-		return score(lp, b)
+		return scoreLogProbs(lp, b)
 	case []float64:
-		return score(lp, b)
+		return scoreLogProbs(lp, b)
 	}
 	return Scores{}
 }
 
-// score is Score on the log-probabilities' elements.
-func score[T float32 | float64](lp []T, b Batch) Scores {
+// ScoreRun scores the last run of p, a program from CompileScore or
+// CompileEval, against b, the batch it ran on: from its TargetScores if it
+// has them, else from its log-probabilities.
+func ScoreRun(p *graph.Program, b Batch) Scores {
+	ts := p.Output(TargetScores)
+	if ts == nil {
+		return Score(p.Output(LogProbs), b)
+	}
+	s := graph.Float64s(ts)
+	return scoreTargets(b, func(i int) (float64, bool) { return s[2*i], s[2*i+1] == 1 })
+}
+
+// scoreLogProbs is Score on the log-probabilities' elements.
+func scoreLogProbs[T float32 | float64](lp []T, b Batch) Scores {
 	vocab := len(lp) / len(b.TgtOut)
+	return scoreTargets(b, func(i int) (float64, bool) {
+		row, t := lp[i*vocab:(i+1)*vocab], b.TgtOut[i]
+		return float64(row[t]), indexOfMax(row) == t
+	})
+}
+
+// scoreTargets sums up b's targets that are not padding, given for target
+// i its log-probability and whether it is the most probable token.
+func scoreTargets(b Batch, target func(i int) (logp float64, best bool)) Scores {
 	sc := Scores{Rows: make([]float64, b.Batch), Exact: make([]bool, b.Batch)}
 	for r := range sc.Exact {
 		sc.Exact[r] = true
@@ -48,11 +69,11 @@ func score[T float32 | float64](lp []T, b Batch) Scores {
 		if t == PadID {
 			continue
 		}
-		row := lp[i*vocab : (i+1)*vocab]
-		sc.NLL -= float64(row[t])
-		sc.Rows[i/b.TgtLen] += float64(row[t])
+		lp, best := target(i)
+		sc.NLL -= lp
+		sc.Rows[i/b.TgtLen] += lp
 		sc.Tokens++
-		if indexOfMax(row) == t {
+		if best {
 			sc.Correct++
 		} else {
 			sc.Exact[i/b.TgtLen] = false
@@ -123,7 +144,7 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 		if err := checkAvailable(what, need); err != nil {
 			return nil, errors.Errorf("%v; score fewer pairs at once, or shorter ones", err)
 		}
-		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(m, params, b.Shape) })
+		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileScore(m, params, b.Shape) })
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +154,7 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 		if err := p.Run(); err != nil {
 			return nil, err
 		}
-		scores = append(scores, Score(p.Output(LogProbs), b).Rows...)
+		scores = append(scores, ScoreRun(p, b).Rows...)
 	}
 	return scores, nil
 }

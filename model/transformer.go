@@ -93,10 +93,16 @@ func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 // evaluation graph, the log-probabilities. A training graph computes the
 // loss straight from the logits in one op and has no log-probabilities
 // (nil): they would cost two passes over [rows, vocab] that training does
-// not read. Every model kind ends with it.
+// not read. A scoring graph (graph.Scoring) has neither: it keeps the
+// targets' scores, computed from the logits in one op, as TargetScores.
+// Every model kind ends with it, in the scope its Build was given.
 func Output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G.Node) {
-	if s.Training() {
+	switch {
+	case s.Training():
 		return s.SmoothedCrossEntropyLogits(logits, targets, eps, PadID), nil
+	case s.Scoring():
+		s.Keep(TargetScores, s.TargetScores(logits, targets, PadID))
+		return nil, nil
 	}
 	logp = s.LogSoftmax(logits)
 	return s.SmoothedCrossEntropy(logp, targets, eps, PadID), logp

@@ -28,10 +28,10 @@ func (t *Trainer) Evaluate() (model.Scores, error) {
 	return total, nil
 }
 
-// score runs the evaluation program of b's shape on b and scores it.
+// score runs the scoring program of b's shape on b and scores it.
 func (t *Trainer) score(b model.Batch) (model.Scores, error) {
 	p, err := t.eval.Get(b.Shape.String(), func() (*graph.Program, error) {
-		return model.CompileEval(t.m, t.params, b.Shape)
+		return model.CompileScore(t.m, t.params, b.Shape)
 	})
 	if err != nil {
 		return model.Scores{}, err
@@ -42,7 +42,7 @@ func (t *Trainer) score(b model.Batch) (model.Scores, error) {
 	if err := p.Run(); err != nil {
 		return model.Scores{}, err
 	}
-	return model.Score(p.Output(model.LogProbs), b), nil
+	return model.ScoreRun(p, b), nil
 }
 
 // decode decodes srcs with the model's current parameters.

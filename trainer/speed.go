@@ -27,7 +27,8 @@ type Rig struct {
 }
 
 // NewRig builds the model of cfg with float32 parameters and compiles its
-// training and evaluation programs for batches of shape sh.
+// training and scoring programs (as Trainer.Evaluate runs) for batches of
+// shape sh.
 func NewRig(cfg model.Config, sh model.Shape) (*Rig, error) {
 	m, err := model.New(cfg)
 	if err != nil {
@@ -41,7 +42,7 @@ func NewRig(cfg model.Config, sh model.Shape) (*Rig, error) {
 	if r.train, err = model.CompileTrain(m, params, sh, rand.New(rand.NewPCG(3, 4))); err != nil {
 		return nil, err
 	}
-	if r.fwd, err = model.CompileEval(m, params, sh); err != nil {
+	if r.fwd, err = model.CompileScore(m, params, sh); err != nil {
 		return nil, err
 	}
 	r.adam, err = NewAdam(params)
@@ -74,7 +75,7 @@ func (r *Rig) TrainStep() error {
 	return r.adam.Update(r.p, r.grads, 1e-4)
 }
 
-// Forward runs one forward pass of the evaluation graph as Trainer.Evaluate
+// Forward runs one forward pass of the scoring graph as Trainer.Evaluate
 // runs its batches: with the parameters frozen (graph.Params.Freeze), so
 // that the first pass after a training step packs the weights for the GEMM
 // and the passes after it reuse them. They stay frozen until the next

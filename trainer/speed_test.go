@@ -20,8 +20,8 @@ func TestRigForwardSeesTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logProbs := func() []float32 {
-		return slices.Clone(r.fwd.Output(model.LogProbs).Data().([]float32))
+	scores := func() []float32 {
+		return slices.Clone(r.fwd.Output(model.TargetScores).Data().([]float32))
 	}
 	for _, step := range []func() error{r.Forward, r.Forward, r.TrainStep, r.Forward} {
 		if err := step(); err != nil {
@@ -31,12 +31,12 @@ func TestRigForwardSeesTraining(t *testing.T) {
 	if !r.p.Frozen() {
 		t.Fatal("the parameters are not frozen after Forward")
 	}
-	frozen := logProbs()
+	frozen := scores()
 	r.unfreeze()
 	if err := r.fwd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if got := logProbs(); !slices.Equal(frozen, got) {
+	if got := scores(); !slices.Equal(frozen, got) {
 		t.Error("a frozen forward pass after a training step differs from an unfrozen one")
 	}
 	if err := r.TrainStep(); err != nil {
@@ -45,7 +45,7 @@ func TestRigForwardSeesTraining(t *testing.T) {
 	if err := r.Forward(); err != nil {
 		t.Fatal(err)
 	}
-	if slices.Equal(frozen, logProbs()) {
+	if slices.Equal(frozen, scores()) {
 		t.Error("a forward pass after a training step gives what the pass before it gave")
 	}
 }

@@ -1,0 +1,68 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TargetScores scores integer targets [...] against logits [..., vocab] for
+// evaluation, without making the log-probabilities: for every row i with
+// target t_i,
+//
+//	scores[i, 0] = log softmax(logits_i)[t_i] = logits[i, t_i] - log Σ_v exp(logits[i, v])
+//	scores[i, 1] = 1 if t_i is the row's most probable token (the first of
+//	               equal largest logits), else 0
+//
+// both 0 for rows whose target is pad. It reads the [rows, vocab] logits
+// twice (their largest element, then the sum of exponentials), where
+// LogSoftmax and a loss over its output take four passes and write a
+// tensor as large. It has no gradient. A target outside [0, vocab) is an
+// error when the program runs.
+func TargetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
+	if err := checkTargets(logits, targets); err != nil {
+		return nil, err
+	}
+	rows := targets.Shape().TotalSize()
+	return Op{
+		Name:  fmt.Sprintf("target_scores(pad=%d)", pad),
+		Arity: 2,
+		Shape: func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
+		F32:   Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
+		F64:   Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
+	}.Apply(logits, targets)
+}
+
+func targetScoresKernel[T Float](pad int) func(Operand[T], []Operand[T]) error {
+	return func(scores Operand[T], in []Operand[T]) error {
+		x, targets := in[0].Data, in[1].Ints
+		vocab := len(x) / len(targets)
+		if err := checkIDs(targets, vocab); err != nil {
+			return err
+		}
+		forElems(len(targets), vocab, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				scores.Data[2*i], scores.Data[2*i+1] = targetScore(x[i*vocab:(i+1)*vocab], targets[i], pad)
+			}
+		})
+		return nil
+	}
+}
+
+// targetScore is the log-probability of target t in the row of logits x,
+// and 1 if t is the first index of x's largest element (else 0); 0, 0 when
+// t is pad.
+func targetScore[T Float](x []T, t, pad int) (logp, best T) {
+	if t == pad {
+		return 0, 0
+	}
+	m := rowMax(x)
+	logp = T(float64(x[t]) - float64(m) - math.Log(expShift(nil, x, m)))
+	if x[t] == m && !slices.Contains(x[:t], m) {
+		best = 1
+	}
+	return logp, best
+}

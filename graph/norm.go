@@ -191,23 +191,20 @@ func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center bool) {
 	})
 }
 
-// gainGrad writes dg = Σ_rows dy ⊙ x̂: each row's statistics first, then the
-// sums.
+// gainGrad writes dg = Σ_rows dy ⊙ x̂, each row's statistics computed as it
+// is summed.
 func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
 	n := len(dg)
-	rows := len(x) / n
-	stats := getScratch(2 * rows)
-	defer putScratch(stats)
-	st := *stats
-	forRows(x, n, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			st[2*r], st[2*r+1] = rowStats(x[r*n:(r+1)*n], eps, center)
+	sumOverRows(dg, len(x)/n, func(out []T, r int) {
+		xr, dyr := x[r*n:(r+1)*n], dy[r*n:(r+1)*n]
+		mean, rstd := rowStats(xr, eps, center)
+		if x32, ok := any(xr).([]float32); ok {
+			o := any(out).([]float32)
+			vrow.Normalize(o, x32, any(dyr).([]float32), o, mean, rstd)
+			return
 		}
-	})
-	sumOverRows(dg, rows, func(out []T, r, c0, c1 int) {
-		mean, rstd := st[2*r], st[2*r+1]
-		for j, v := range x[r*n+c0 : r*n+c1] {
-			out[j] += dy[r*n+c0+j] * T((float64(v)-mean)*rstd)
+		for j, v := range xr {
+			out[j] += dyr[j] * T((float64(v)-mean)*rstd)
 		}
 	})
 }
@@ -215,19 +212,43 @@ func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
 // columnSums writes s[j] = Σ_rows x[r, j] for x of rows of len(s).
 func columnSums[T Float](s, x []T) {
 	n := len(s)
-	sumOverRows(s, len(x)/n, func(out []T, r, c0, c1 int) { addInto(out, x[r*n+c0:r*n+c1]) })
+	sumOverRows(s, len(x)/n, func(out []T, r int) { addInto(out, x[r*n:(r+1)*n]) })
 }
 
-// sumOverRows writes into s the sums of rows of terms: add(out, r, c0, c1)
-// adds row r's terms for the columns [c0, c1) into out, s[c0:c1]. Each
-// goroutine sums its own columns over all rows, in order, so how the
-// columns are split changes no result.
-func sumOverRows[T Float](s []T, rows int, add func(out []T, r, c0, c1 int)) {
-	forElems(len(s), rows, func(c0, c1 int) {
-		out := s[c0:c1]
-		clear(out)
+// sumRowsChunk is how many rows sumOverRows sums into one partial sum.
+const sumRowsChunk = 64
+
+// sumOverRows writes into s the sum over rows of terms, add(out, r)
+// adding row r's terms into out (as long as s). Chunks of sumRowsChunk
+// rows are summed in parallel, each in order into a partial sum of its
+// own, and the partial sums are then added in chunk order: every goroutine
+// reads whole rows, and the result does not depend on how many goroutines
+// there are.
+func sumOverRows[T Float](s []T, rows int, add func(out []T, r int)) {
+	n, chunks := len(s), (rows+sumRowsChunk-1)/sumRowsChunk
+	if chunks <= 1 {
+		clear(s)
 		for r := range rows {
-			add(out, r, c0, c1)
+			add(s, r)
+		}
+		return
+	}
+	buf := getScratch[T](chunks * n)
+	defer scratch.Put(buf)
+	part := *buf
+	forElems(chunks, sumRowsChunk*n, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			out := part[c*n : (c+1)*n]
+			clear(out)
+			for r := c * sumRowsChunk; r < min((c+1)*sumRowsChunk, rows); r++ {
+				add(out, r)
+			}
+		}
+	})
+	forElems(n, chunks, func(j0, j1 int) {
+		copy(s[j0:j1], part[j0:j1])
+		for c := 1; c < chunks; c++ {
+			addInto(s[j0:j1], part[c*n+j0:c*n+j1])
 		}
 	})
 }

@@ -34,20 +34,18 @@ func forRows[T Float](x []T, n int, f func(lo, hi int)) {
 	}
 }
 
-// scratch holds float64 buffers that kernels borrow for the length of one
-// run (getScratch, putScratch), so that steady runs allocate nothing.
-var scratch sync.Pool // of *[]float64
+// scratch holds buffers that kernels borrow for the length of one run
+// (getScratch, scratch.Put), so that steady runs allocate nothing.
+var scratch sync.Pool // of *[]float32 and *[]float64
 
-// getScratch borrows a buffer of n float64s, not cleared.
-func getScratch(n int) *[]float64 {
-	b, _ := scratch.Get().(*[]float64)
+// getScratch borrows a buffer of n elements of type T, not cleared; give it
+// back with scratch.Put.
+func getScratch[T Float](n int) *[]T {
+	b, _ := scratch.Get().(*[]T)
 	if b == nil || cap(*b) < n {
-		s := make([]float64, n)
+		s := make([]T, n)
 		return &s
 	}
 	*b = (*b)[:n]
 	return b
 }
-
-// putScratch gives a buffer back.
-func putScratch(b *[]float64) { scratch.Put(b) }

@@ -21,7 +21,11 @@ var benchShapes = [][3]int{
 // fixed at 1.
 type sgemmFunc func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
 
-// benchSgemm times f on every shape and transposition, in GFLOP/s.
+// benchSgemm times f on every shape and transposition, in GFLOP/s. Like
+// every benchmark here whose work is split over GOMAXPROCS goroutines, it
+// loops b.N times rather than with b.Loop: the testing package sets the
+// GOMAXPROCS of -cpu only after a benchmark's first call, and b.Loop
+// measures within that call, so -cpu 1 would time every core.
 func benchSgemm(b *testing.B, f sgemmFunc) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, s := range benchShapes {
@@ -38,7 +42,8 @@ func benchSgemm(b *testing.B, f sgemmFunc) {
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", mode, m, n, k), func(b *testing.B) {
 				f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n) // fault in C's pages and fill pools
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N {
 					f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n)
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
@@ -98,7 +103,7 @@ func benchSkinny[T float](b *testing.B, dtype string, v *vecKernels[T], im *impl
 		pb := pack(im, s.transB, s.k, s.n, w, ldb)
 		for name, run := range map[string]func(problem[T]){"vec": v.run, "gemm": im.run, "packed": pb.run} {
 			b.Run(fmt.Sprintf("%s/%s/transB=%t/%dx%dx%d", dtype, name, s.transB, s.m, s.n, s.k), func(b *testing.B) {
-				for b.Loop() {
+				for range b.N {
 					run(p)
 				}
 				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

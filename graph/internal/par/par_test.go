@@ -80,10 +80,11 @@ func TestNested(t *testing.T) {
 }
 
 // BenchmarkDo times handing two parts of negligible work to a helper and
-// back: the overhead a parallel kernel pays.
+// back: the overhead a parallel kernel pays. It loops b.N times, not with
+// b.Loop, so that -cpu sets its GOMAXPROCS (see gemm's benchSgemm).
 func BenchmarkDo(b *testing.B) {
 	var sink atomic.Int64
-	for b.Loop() {
+	for range b.N {
 		Do(2, func(i int) { sink.Add(int64(i)) })
 	}
 }

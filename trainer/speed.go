@@ -150,3 +150,67 @@ func MedianDuration(runs int, f func() error) (time.Duration, error) {
 	slices.Sort(ds)
 	return ds[runs/2], nil
 }
+
+// Scaling is what MeasureScaling measured: training steps on one core and
+// on Procs.
+type Scaling struct {
+	Procs int
+	// OneTokensPerS and ProcsTokensPerS are the median speeds of the steps at
+	// GOMAXPROCS 1 and Procs, in target tokens per second.
+	OneTokensPerS, ProcsTokensPerS float64
+	// Ratio is the median over the pairs of steps of how many times faster
+	// the step at Procs ran; Low and High are the least and the most.
+	Ratio, Low, High float64
+}
+
+// MeasureScaling times training steps at GOMAXPROCS 1 and procs in pairs,
+// one step at each, the order alternating from pair to pair, so that both
+// steps of a pair meet the machine in the same state: warmup untimed
+// pairs, then pairs timed ones. It sets GOMAXPROCS, for the whole process,
+// while it runs, and puts it back.
+func (r *Rig) MeasureScaling(warmup, pairs, procs int) (Scaling, error) {
+	if pairs < 1 || warmup < 0 || procs < 2 {
+		return Scaling{}, errors.Errorf("measuring scaling needs a warm-up ≥ 0, at least one pair and at least 2 cores, have %d, %d and %d", warmup, pairs, procs)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var one, many []time.Duration
+	for i := range warmup + pairs {
+		order := []int{1, procs}
+		if i%2 == 1 {
+			order = []int{procs, 1}
+		}
+		for _, p := range order {
+			runtime.GOMAXPROCS(p)
+			d, err := MedianDuration(1, r.TrainStep)
+			if err != nil {
+				return Scaling{}, err
+			}
+			if i < warmup {
+				continue
+			}
+			if p == 1 {
+				one = append(one, d)
+			} else {
+				many = append(many, d)
+			}
+		}
+	}
+	return scaling(one, many, procs, float64(len(r.Batch.TgtOut))), nil
+}
+
+// scaling sums up pairs of step durations, one[i] on one core and many[i]
+// on procs, of steps of tokens target tokens.
+func scaling(one, many []time.Duration, procs int, tokens float64) Scaling {
+	ratios := make([]float64, len(one))
+	for i := range one {
+		ratios[i] = one[i].Seconds() / many[i].Seconds()
+	}
+	slices.Sort(ratios)
+	slices.Sort(one)
+	slices.Sort(many)
+	mid := len(one) / 2
+	return Scaling{
+		Procs: procs, OneTokensPerS: tokens / one[mid].Seconds(), ProcsTokensPerS: tokens / many[mid].Seconds(),
+		Ratio: ratios[mid], Low: ratios[0], High: ratios[len(ratios)-1],
+	}
+}

@@ -1,8 +1,10 @@
 package trainer
 
 import (
+	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/transformer-go/transformer/model"
 )
@@ -47,5 +49,28 @@ func TestRigForwardSeesTraining(t *testing.T) {
 	}
 	if slices.Equal(frozen, scores()) {
 		t.Error("a forward pass after a training step gives what the pass before it gave")
+	}
+}
+
+// TestScalingSummary sums up made-up pairs of step durations: the medians'
+// speeds, and the median and range of the pairs' ratios, which need not be
+// the ratio of the medians.
+func TestScalingSummary(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		d := make([]time.Duration, len(v))
+		for i, x := range v {
+			d[i] = time.Duration(x) * time.Millisecond
+		}
+		return d
+	}
+	s := scaling(ms(100, 400, 300), ms(50, 100, 250), 2, 1000)
+	want := Scaling{Procs: 2, OneTokensPerS: 1000 / 0.3, ProcsTokensPerS: 1000 / 0.1, Ratio: 2, Low: 1.2, High: 4}
+	if math.Abs(s.OneTokensPerS-want.OneTokensPerS) > 1e-9 || math.Abs(s.ProcsTokensPerS-want.ProcsTokensPerS) > 1e-9 ||
+		s.Procs != 2 || math.Abs(s.Ratio-2) > 1e-12 || math.Abs(s.Low-1.2) > 1e-12 || math.Abs(s.High-4) > 1e-12 {
+		t.Fatalf("scaling %+v, want %+v", s, want)
+	}
+	r := &Rig{}
+	if _, err := r.MeasureScaling(0, 1, 1); err == nil {
+		t.Error("scaling measured from one core to one core")
 	}
 }

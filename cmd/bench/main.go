@@ -19,14 +19,21 @@
 //     batch 1, with -decode: output tokens per second of the tiny preset with
 //     vocabulary 8,000 and random weights, sources of 16 tokens, outputs of up
 //     to 32 (the end token's embedding zeroed on both sides, so that every
-//     output runs to 32 and both decode as many tokens). PyTorch decodes with a key/value cache written in the script, as
-//     the Go decoder does.
+//     output runs to 32 and both decode as many tokens). PyTorch decodes
+//     with a key/value cache written in the script, as the Go decoder does.
 //
 // PyTorch comes from Debian's python3-torch through /usr/bin/python3, with
 // its fused F.cross_entropy(label_smoothing=0.1) and zero_grad(set_to_none=True),
 // run with GOMAXPROCS OpenMP threads on the OpenMP build of OpenBLAS
 // (libopenblas0-openmp): with the default pthread build it oversubscribes
 // the cores and runs 2-3 times slower, which would flatter this project.
+//
+// With -scaling it prints instead how much faster a training step of each
+// -presets and -vocabs runs at GOMAXPROCS than on one core, from -runs
+// pairs of steps, one on each, taken in turn so that both meet the machine
+// in the same state:
+//
+//	go run ./cmd/bench -scaling -presets small -vocabs 8000
 package main
 
 import (
@@ -60,6 +67,7 @@ type options struct {
 	rounds          int
 	torch, decode   bool
 	isolate         bool
+	scaling         bool
 	child           string
 }
 
@@ -74,13 +82,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of each row, ours and PyTorch's in turn; the medians are reported")
 	fs.BoolVar(&o.torch, "torch", false, "also measure PyTorch (/usr/bin/python3 with python3-torch, libopenblas0-openmp)")
 	fs.BoolVar(&o.decode, "decode", true, "also measure decoding (tiny, vocabulary 8,000)")
+	fs.BoolVar(&o.scaling, "scaling", false, "instead of the table, time training steps alternately on 1 core and on GOMAXPROCS, and print how much faster the latter are")
 	fs.BoolVar(&o.isolate, "isolate", true, "measure each row in a process of its own (for its peak RSS)")
 	fs.StringVar(&o.child, "child", "", "internal: measure one row and print it as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.child != "" {
+	switch {
+	case o.child != "":
 		return measureChild(o.child, o.warmup, o.runs, stdout)
+	case o.scaling:
+		return o.scalingTable(stdout)
 	}
 	rows, err := o.rows()
 	if err != nil {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,5 +83,31 @@ func TestBenchBesidePyTorch(t *testing.T) {
 		if r, err := strconv.ParseFloat(f[5], 64); err != nil || !(r > 0) {
 			t.Errorf("line %q: ratio %q", line, f[5])
 		}
+	}
+}
+
+// TestBenchScaling prints one line per training row with both speeds and
+// the ratio, and refuses to compare one core with itself.
+func TestBenchScaling(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var out, errb bytes.Buffer
+	if err := run([]string{"-scaling", "-presets", "tiny", "-vocabs", "50,60", "-warmup", "0", "-runs", "1"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "train, tiny V50: ") || !strings.HasPrefix(lines[1], "train, tiny V60: ") {
+		t.Fatalf("scaling:\n%s", out.String())
+	}
+	for _, line := range lines {
+		var one, many, ratio float64
+		var procs int
+		if _, err := fmt.Sscanf(line[strings.Index(line, ": ")+2:], "%f tok/s on 1 core, %f on %d: %fx", &one, &many, &procs, &ratio); err != nil ||
+			!(one > 0 && many > 0) || procs != 2 || math.Abs(ratio-many/one) > 0.01*ratio {
+			t.Errorf("line %q: want both speeds, 2 cores and their ratio (%v)", line, err)
+		}
+	}
+	runtime.GOMAXPROCS(1)
+	if err := run([]string{"-scaling", "-presets", "tiny", "-vocabs", "50", "-runs", "1"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "GOMAXPROCS of 2 or more") {
+		t.Errorf("-scaling at GOMAXPROCS 1: %v", err)
 	}
 }

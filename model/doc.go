@@ -56,7 +56,11 @@
 // compiles the loss and its gradients; CompileEval names its outputs
 // LogProbs ("logp") and the attention weights of every attention sublayer,
 // by the sublayer's name plus ".weights" ("decoder.layers.0.cross_attn.weights"),
-// float [B, heads, lenQ, lenK].
+// float [B, heads, lenQ, lenK]. CompileScore compiles what evaluation reads:
+// a scoring graph (graph.Scoring) in which Output returns neither and keeps
+// TargetScores ("scores"), float [B·T, 2], each target's log-probability
+// and whether it is the most probable token, computed from the logits
+// without the [B, T, vocab] log-probabilities; ScoreRun sums them up.
 //
 // # Generating
 //

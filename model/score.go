@@ -144,19 +144,30 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 		if err := checkAvailable(what, need); err != nil {
 			return nil, errors.Errorf("%v; score fewer pairs at once, or shorter ones", err)
 		}
-		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileScore(m, params, b.Shape) })
+		sc, err := ScoreBatch(progs, m, params, b)
 		if err != nil {
 			return nil, err
 		}
-		if err := m.Feed(p, params.Dtype(), b); err != nil {
-			return nil, err
-		}
-		if err := p.Run(); err != nil {
-			return nil, err
-		}
-		scores = append(scores, ScoreRun(p, b).Rows...)
+		scores = append(scores, sc.Rows...)
 	}
 	return scores, nil
+}
+
+// ScoreBatch runs the scoring program of b's shape (CompileScore), taken
+// from progs or compiled into it the first time, on b and scores it
+// (ScoreRun).
+func ScoreBatch(progs *graph.Programs, m Model, params *graph.Params, b Batch) (Scores, error) {
+	p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileScore(m, params, b.Shape) })
+	if err != nil {
+		return Scores{}, err
+	}
+	if err := m.Feed(p, params.Dtype(), b); err != nil {
+		return Scores{}, err
+	}
+	if err := p.Run(); err != nil {
+		return Scores{}, err
+	}
+	return ScoreRun(p, b), nil
 }
 
 // teacherForced pads pairs into a batch whose decoder input is tgt[:-1] and

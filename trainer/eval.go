@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -19,30 +18,13 @@ func (t *Trainer) Evaluate() (model.Scores, error) {
 	defer t.params.Freeze()()
 	var total model.Scores
 	for _, b := range t.data.Valid {
-		sc, err := t.score(ModelBatch(b))
+		sc, err := model.ScoreBatch(t.eval, t.m, t.params, ModelBatch(b))
 		if err != nil {
 			return total, err
 		}
 		total.Add(sc)
 	}
 	return total, nil
-}
-
-// score runs the scoring program of b's shape on b and scores it.
-func (t *Trainer) score(b model.Batch) (model.Scores, error) {
-	p, err := t.eval.Get(b.Shape.String(), func() (*graph.Program, error) {
-		return model.CompileScore(t.m, t.params, b.Shape)
-	})
-	if err != nil {
-		return model.Scores{}, err
-	}
-	if err := t.m.Feed(p, t.params.Dtype(), b); err != nil {
-		return model.Scores{}, err
-	}
-	if err := p.Run(); err != nil {
-		return model.Scores{}, err
-	}
-	return model.ScoreRun(p, b), nil
 }
 
 // decode decodes srcs with the model's current parameters.

@@ -131,7 +131,7 @@ func (t *Trainer) greedyMatches(ex []data.Example) ([]bool, error) {
 func (t *Trainer) alignedMatches(ex []data.Example) ([]bool, error) {
 	right := make([]bool, 0, len(ex))
 	for start := 0; start < len(ex); start += decodeBatch {
-		sc, err := t.score(alignedBatch(ex[start:min(start+decodeBatch, len(ex))]))
+		sc, err := model.ScoreBatch(t.eval, t.m, t.params, alignedBatch(ex[start:min(start+decodeBatch, len(ex))]))
 		if err != nil {
 			return nil, err
 		}

@@ -151,17 +151,23 @@ func ours(rows []row, warmup, runs int) error {
 
 // oursTrain measures a train and forward pair.
 func oursTrain(rows []row, warmup, runs int) error {
-	cfg, err := model.Preset(rows[0].Preset, rows[0].Vocab)
-	if err != nil {
-		return err
-	}
-	rig, err := trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
+	rig, err := newRig(rows[0])
 	if err != nil {
 		return err
 	}
 	s, err := rig.MeasureSpeed(warmup, runs)
 	rows[0].Ours, rows[1].Ours = s.TrainTokensPerS, s.ForwardTokensPerS
 	return err
+}
+
+// newRig builds the training and forward rig of a train row: its preset and
+// vocabulary, at batch 32, source and target length 32.
+func newRig(r row) (*trainer.Rig, error) {
+	cfg, err := model.Preset(r.Preset, r.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	return trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
 }
 
 // oursDecode measures a decoding row in output tokens per second.

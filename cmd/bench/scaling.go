@@ -6,9 +6,6 @@ import (
 	"runtime"
 
 	"github.com/pkg/errors"
-
-	"github.com/transformer-go/transformer/model"
-	"github.com/transformer-go/transformer/trainer"
 )
 
 // scalingTable measures, for every preset and vocabulary, how much faster
@@ -28,11 +25,7 @@ func (o options) scalingTable(stdout io.Writer) error {
 		if r.Kind != "train" {
 			continue
 		}
-		cfg, err := model.Preset(r.Preset, r.Vocab)
-		if err != nil {
-			return err
-		}
-		rig, err := trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
+		rig, err := newRig(r)
 		if err != nil {
 			return err
 		}

@@ -157,7 +157,7 @@ func smoothedRows[T Float](stats, x []T, targets []int, eps float64, pad int, lo
 			row := x[i*vocab : (i+1)*vocab]
 			var z float64
 			if logits {
-				z = logSumExp(row)
+				z, _ = logSumExp(row)
 			}
 			stats[2*i] = T(z)
 			stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*rowSum(row))
@@ -235,8 +235,9 @@ func smoothedRowsBackwardIn[T Float](d, x []T, targets []int, stats, dstats []T,
 	}
 }
 
-// logSumExp is log Σ exp(x_j), computed from the row's maximum.
-func logSumExp[T Float](x []T) float64 {
-	m := rowMax(x)
-	return float64(m) + math.Log(expShift(nil, x, m))
+// logSumExp is log Σ exp(x_j), computed from the row's maximum, which it
+// returns too (NaN if any element is).
+func logSumExp[T Float](x []T) (lse float64, top T) {
+	top = rowMax(x)
+	return float64(top) + math.Log(expShift(nil, x, top)), top
 }

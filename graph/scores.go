@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	G "gorgonia.org/gorgonia"
@@ -59,8 +58,8 @@ func targetScore[T Float](x []T, t, pad int) (logp, best T) {
 	if t == pad {
 		return 0, 0
 	}
-	m := rowMax(x)
-	logp = T(float64(x[t]) - float64(m) - math.Log(expShift(nil, x, m)))
+	lse, m := logSumExp(x)
+	logp = T(float64(x[t]) - lse)
 	if x[t] == m && !slices.Contains(x[:t], m) {
 		best = 1
 	}

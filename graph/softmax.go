@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/pkg/errors"
+	"github.com/transformer-go/transformer/graph/internal/vexp"
 	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -97,18 +98,36 @@ func logSoftmaxKernels[T Float]() Kernels[T] {
 // softmaxRows writes y = softmax(scale·x + mask) row by row, rows walking
 // the rows of x and of the mask, several goroutines each taking rows.
 func softmaxRows[T Float](y, x, mask []T, n int, rows bcast, scale float64) {
-	s := T(scale)
+	row := softmaxRow[T](T(scale))
 	rows.parallel(n, func(r0 int, off, st []int, count int) {
 		for i := range count {
 			r, mo := r0+i, (off[0]+i*st[0])*n
-			xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
-			scaleInto(yr, xr, s)
+			var mr []T
 			if mask != nil {
-				addInto(yr, mask[mo:mo+n])
+				mr = mask[mo : mo+n]
 			}
-			softmaxInPlace(yr)
+			row(y[r*n:(r+1)*n], x[r*n:(r+1)*n], mr)
 		}
 	})
+}
+
+// softmaxRow returns the function that writes one row y = softmax(s·x +
+// mask), mask nil for none: vexp's kernel for float32, which makes one
+// pass over the row per step.
+func softmaxRow[T Float](s T) func(y, x, mask []T) {
+	if s32, ok := any(s).(float32); ok {
+		return func(y, x, mask []T) {
+			m, _ := any(mask).([]float32)
+			vexp.Softmax(any(y).([]float32), any(x).([]float32), m, s32)
+		}
+	}
+	return func(y, x, mask []T) {
+		scaleInto(y, x, s)
+		if mask != nil {
+			addInto(y, mask)
+		}
+		softmaxInPlace(y)
+	}
 }
 
 // softmaxInPlace replaces the logits v by their softmax; all -Inf gives zeros.

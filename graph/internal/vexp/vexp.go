@@ -1,7 +1,7 @@
 // Package vexp holds the row kernels behind softmax and cross-entropy over
-// float32 rows: the row's maximum, e^(x_i - shift) for a whole row and their
-// sum, and adding a constant, eight at a time with AVX2 and FMA where the CPU
-// has them.
+// float32 rows: a whole softmax, the row's maximum, e^(x_i - shift) for a
+// whole row and their sum, and adding a constant, eight at a time with AVX2
+// and FMA where the CPU has them.
 package vexp
 
 import (
@@ -37,6 +37,60 @@ func ExpShift(dst, x []float32, shift float32) float64 {
 		sum += float64(e)
 	}
 	return sum
+}
+
+// Softmax sets y to the softmax of scale·x + mask (no mask when it is nil):
+//
+//	z = scale·x + mask,  y_j = e^(z_j - m) / Σ_k e^(z_k - m),  m = max_k z_k
+//
+// with ExpShift's exponentials, their sum in float64 and the division as a
+// product by float32(1/sum). A row whose every z_j is -Inf gives zeros, one
+// with a NaN gives NaNs. y and mask must be as long as x; y may be x. With
+// AVX2 it is one pass over the row for each line above, the last elements
+// through lane masks rather than one at a time.
+func Softmax(y, x, mask []float32, scale float32) {
+	if len(x) == 0 {
+		return
+	}
+	y = y[:len(x)]
+	if mask != nil {
+		mask = mask[:len(x)]
+	}
+	if haveAVX2 {
+		var m *float32
+		if mask != nil {
+			m = &mask[0]
+		}
+		if softmaxAVX2(&y[0], &x[0], m, len(x), scale) {
+			return
+		}
+	} else {
+		for j, v := range x {
+			y[j] = scale * v
+			if mask != nil {
+				y[j] += mask[j]
+			}
+		}
+	}
+	normalize(y)
+}
+
+// normalize replaces the row z by its softmax.
+func normalize(z []float32) {
+	m := Max(z)
+	switch {
+	case m != m:
+		for j := range z {
+			z[j] = m
+		}
+	case math.IsInf(float64(m), -1):
+		clear(z)
+	default:
+		r := float32(1 / ExpShift(z, z, m))
+		for j := range z {
+			z[j] *= r
+		}
+	}
 }
 
 // hi is the greatest argument ExpShift's vector loop takes as it is; it

@@ -20,3 +20,10 @@ func maxAVX2(x *float32, n int) (m float32, nan bool)
 //
 //go:noescape
 func addAVX2(dst, x *float32, n int, c float32)
+
+// softmaxAVX2 is Softmax over a row of n ≥ 1 elements (mask nil: none),
+// except that it returns false, with y = scale·x + mask, when that row's
+// maximum is -Inf or some element is NaN.
+//
+//go:noescape
+func softmaxAVX2(y, x, mask *float32, n int, scale float32) bool

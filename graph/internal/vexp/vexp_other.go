@@ -9,3 +9,5 @@ func expShiftAVX2(dst, x *float32, n int, shift float32) float64 { panic("vexp: 
 func maxAVX2(x *float32, n int) (float32, bool) { panic("vexp: no AVX2") }
 
 func addAVX2(dst, x *float32, n int, c float32) { panic("vexp: no AVX2") }
+
+func softmaxAVX2(y, x, mask *float32, n int, scale float32) bool { panic("vexp: no AVX2") }

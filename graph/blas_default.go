@@ -19,7 +19,7 @@ func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, 
 // beforehand: the smallest ones read B as it is.
 func packPays(m int) bool { return !blas.Skinny(m) }
 
-// packB packs op(b), [k, n], for gemmPacked (b is [k, n], or [n, k] when
+// packB packs op(b), [k, n], for affine (b is [k, n], or [n, k] when
 // transB is set).
 func packB[T Float](transB bool, k, n int, b []T) any {
 	ldb := n
@@ -35,13 +35,32 @@ func packB[T Float](transB bool, k, n int, b []T) any {
 	return nil
 }
 
-// gemmPacked computes c = a·op(b) + beta·c for row-major a [m, k] and c
-// [m, n], with op(b) packed by packB.
-func gemmPacked[T Float](m, k, n int, a []T, pb any, c []T, beta float64) {
-	switch c := any(c).(type) {
+// affine computes y = f(x·op(w) + bias) for row-major x [m, k] and y [m,
+// n], op(w) [k, n] (w is [n, k] when transW is set), packed by packB as pw
+// unless that is nil; f is max(·, 0) when relu is set, else the identity,
+// and bias, if not nil, has n elements. The bias and f are the GEMM's
+// epilogue: they cost no pass over y of their own.
+func affine[T Float](transW bool, m, k, n int, x, w []T, pw any, bias []T, relu bool, y []T) {
+	ldw := n
+	if transW {
+		ldw = k
+	}
+	switch y := any(y).(type) {
 	case []float32:
-		blas.SgemmPacked(false, m, any(a).([]float32), k, pb.(*blas.PackedB[float32]), float32(beta), c, n)
+		x, e := any(x).([]float32), blas.Epilogue[float32]{ReLU: relu}
+		e.Bias, _ = any(bias).([]float32)
+		if pw != nil {
+			blas.SgemmPacked(false, m, x, k, pw.(*blas.PackedB[float32]), 0, y, n, e)
+			return
+		}
+		blas.SgemmEpilogue(false, transW, m, n, k, x, k, any(w).([]float32), ldw, 0, y, n, e)
 	case []float64:
-		blas.DgemmPacked(false, m, any(a).([]float64), k, pb.(*blas.PackedB[float64]), beta, c, n)
+		x, e := any(x).([]float64), blas.Epilogue[float64]{ReLU: relu}
+		e.Bias, _ = any(bias).([]float64)
+		if pw != nil {
+			blas.DgemmPacked(false, m, x, k, pw.(*blas.PackedB[float64]), 0, y, n, e)
+			return
+		}
+		blas.DgemmEpilogue(false, transW, m, n, k, x, k, any(w).([]float64), ldw, 0, y, n, e)
 	}
 }

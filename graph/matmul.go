@@ -16,17 +16,40 @@ import (
 //
 // so x [batch, len, dModel] needs no reshape. transW lets one matrix serve as
 // both the embedding [vocab, dModel] and the pre-softmax projection.
-func MatMul(x, w *G.Node, transW bool) (*G.Node, error) { return matMul(x, w, nil, transW, nil) }
+func MatMul(x, w *G.Node, transW bool) (*G.Node, error) {
+	return product{transW: transW}.apply(x, w, nil)
+}
 
 // Affine is MatMul(x, w, transW) plus the bias b [out] on every row, in one
-// op: the product is accumulated onto rows that start as b, instead of a
-// second pass over y to add it.
-func Affine(x, w, b *G.Node, transW bool) (*G.Node, error) { return matMul(x, w, b, transW, nil) }
+// op: the GEMM adds b to each block of y as it finishes it, instead of a
+// second pass over y.
+func Affine(x, w, b *G.Node, transW bool) (*G.Node, error) {
+	return product{transW: transW}.apply(x, w, b)
+}
 
-// matMul is MatMul, plus the bias b unless it is nil, whose kernel takes
-// the packed copy of wp, w's parameter, while its Params are frozen (nil: it
+// AffineReLU is ReLU(Affine(x, w, b, transW)) in one op, the first layer of
+// the feed-forward network:
+//
+//	y = max(0, x·op(w) + b)
+//
+// The GEMM applies the ReLU with the bias, and the pre-activation is never
+// stored: the gradient reads the output, which is positive exactly where
+// the pre-activation is (dz = dy where y > 0).
+func AffineReLU(x, w, b *G.Node, transW bool) (*G.Node, error) {
+	return product{transW: transW, relu: true}.apply(x, w, b)
+}
+
+// product is the op of MatMul, Affine and AffineReLU: y = f(x·op(w) + b),
+// with f max(·, 0) when relu is set, else the identity. Its kernel takes the
+// packed copy of wp, w's parameter, while its Params are frozen (nil: it
 // never does).
-func matMul(x, w, b *G.Node, transW bool, wp *param) (*G.Node, error) {
+type product struct {
+	transW, relu bool
+	wp           *param
+}
+
+// apply adds the product to the graph, with the bias b unless it is nil.
+func (pr product) apply(x, w, b *G.Node) (*G.Node, error) {
 	if w == nil || x == nil {
 		return nil, errors.New("matmul: no x or no w")
 	}
@@ -34,76 +57,81 @@ func matMul(x, w, b *G.Node, transW bool, wp *param) (*G.Node, error) {
 		return nil, errors.Errorf("matmul: x %v by w %v: w must be a matrix", x.Shape(), w.Shape())
 	}
 	in, out := w.Shape()[0], w.Shape()[1]
-	if transW {
+	if pr.transW {
 		in, out = out, in
 	}
 	if lastDim(x.Shape()) != in {
-		return nil, errors.Errorf("matmul: x %v by w %v (transposed: %t): inner sizes differ", x.Shape(), w.Shape(), transW)
+		return nil, errors.Errorf("matmul: x %v by w %v (transposed: %t): inner sizes differ", x.Shape(), w.Shape(), pr.transW)
 	}
 	op := Op{
-		Name:  fmt.Sprintf("matmul(transW=%t)", transW),
+		Name:  fmt.Sprintf("matmul(transW=%t)", pr.transW),
 		Arity: 2,
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
 			y := s[0].Clone()
 			y[len(y)-1] = out
 			return y, nil
 		},
-		F32:  Kernels[float32]{Forward: matMulKernel[float32](transW, out, wp)},
-		F64:  Kernels[float64]{Forward: matMulKernel[float64](transW, out, wp)},
+		F32:  Kernels[float32]{Forward: matMulKernel[float32](pr, out)},
+		F64:  Kernels[float64]{Forward: matMulKernel[float64](pr, out)},
 		Diff: []bool{true, true},
-		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-			// dx = dy · wᵀ: the same op with the other transpose flag.
-			dx, err := MatMul(dy, in[1], !transW)
-			if err != nil {
-				return nil, err
-			}
-			dw, err := matMulGradW(in[0], dy, transW)
-			if err != nil || len(in) == 2 {
-				return G.Nodes{dx, dw}, err
-			}
-			db, err := sumTo(dy, in[2].Shape(), 1)
-			return G.Nodes{dx, dw, db}, err
-		},
+		Grad: pr.grad,
 	}
 	if b == nil {
+		if pr.relu {
+			return nil, errors.New("affine_relu: no bias")
+		}
 		return op.Apply(x, w)
 	}
 	if b.Dims() != 1 || b.Shape()[0] != out {
 		return nil, errors.Errorf("affine: bias %v for %d outputs: want a vector of %d", b.Shape(), out, out)
 	}
-	op.Name, op.Arity, op.Diff = fmt.Sprintf("affine(transW=%t)", transW), 3, []bool{true, true, true}
+	op.Name, op.Arity, op.Diff = fmt.Sprintf("affine(transW=%t)", pr.transW), 3, []bool{true, true, true}
+	if pr.relu {
+		op.Name, op.SaveOutput = fmt.Sprintf("affine_relu(transW=%t)", pr.transW), true
+	}
 	return op.Apply(x, w, b)
 }
 
-// matMulKernel is y = x·op(w) (+ b, a third input) for x of any rank, its
-// leading axes as rows, with the packed copy of wp, w's parameter, when
+// grad is the product's gradients given its output y and y's gradient dy:
+// with dz = dy, or for AffineReLU dz = dy where y > 0,
+//
+//	dx = dz · op(w)ᵀ,  dw from x and dz (matMulGradW),  db = Σ_rows dz
+func (pr product) grad(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
+	dz := dy
+	if pr.relu {
+		var err error
+		if dz, err = reluGradFromOutput(y, dy); err != nil {
+			return nil, err
+		}
+	}
+	// dx = dz · wᵀ: the same op with the other transpose flag.
+	dx, err := MatMul(dz, in[1], !pr.transW)
+	if err != nil {
+		return nil, err
+	}
+	dw, err := matMulGradW(in[0], dz, pr.transW)
+	if err != nil || len(in) == 2 {
+		return G.Nodes{dx, dw}, err
+	}
+	db, err := sumTo(dz, in[2].Shape(), 1)
+	return G.Nodes{dx, dw, db}, err
+}
+
+// matMulKernel is pr's y = f(x·op(w) + b) (b a third input, if any) for x
+// of any rank, its leading axes as rows, with the packed copy of pr.wp when
 // there is one (see Params.Freeze).
-func matMulKernel[T Float](transW bool, out int, wp *param) func(Operand[T], []Operand[T]) error {
+func matMulKernel[T Float](pr product, out int) func(Operand[T], []Operand[T]) error {
 	return func(y Operand[T], x []Operand[T]) error {
 		in := lastDim(x[0].Shape)
 		rows := len(x[0].Data) / in
-		beta := 0.0
+		var bias []T
 		if len(x) == 3 {
-			fillRows(y.Data, x[2].Data)
-			beta = 1
+			bias = x[2].Data
 		}
-		if pw := packed(wp, transW, rows, in, out, x[1].Data); pw != nil {
-			gemmPacked(rows, in, out, x[0].Data, pw, y.Data, beta)
-			return nil
-		}
-		gemm(false, transW, rows, out, in, x[0].Data, x[1].Data, y.Data, beta)
+		pw := packed(pr.wp, pr.transW, rows, in, out, x[1].Data)
+		affine(pr.transW, rows, in, out, x[0].Data, x[1].Data, pw, bias, pr.relu, y.Data)
 		return nil
 	}
-}
-
-// fillRows copies the row b into every row of y, several goroutines each
-// taking some rows.
-func fillRows[T Float](y, b []T) {
-	forRows(y, len(b), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(y[r*len(b):(r+1)*len(b)], b)
-		}
-	})
 }
 
 // matMulGradW is the gradient of MatMul with respect to w:

@@ -52,6 +52,12 @@ func TestOpGradients(t *testing.T) {
 		{"affine transposed", func(s *Scope) *G.Node {
 			return s.Affine(x(s, 6, 4), s.Param("w", tensor.Shape{5, 4}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1)), true)
 		}, nil, false},
+		{"affine relu", func(s *Scope) *G.Node {
+			return s.AffineReLU(x(s, 2, 3, 4), s.Param("w", tensor.Shape{4, 5}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1)), false)
+		}, nil, false},
+		{"affine relu transposed", func(s *Scope) *G.Node {
+			return s.AffineReLU(x(s, 6, 4), s.Param("w", tensor.Shape{5, 4}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1)), true)
+		}, nil, false},
 		{"matmul transposed", func(s *Scope) *G.Node {
 			return s.MatMul(x(s, 2, 3, 4), s.Param("w", tensor.Shape{5, 4}, XavierUniform), true)
 		}, nil, false},

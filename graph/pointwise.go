@@ -62,6 +62,29 @@ func ReLU(x *G.Node) (*G.Node, error) {
 		pointwiseKernels[float64]{relu64, reluGrad64})
 }
 
+// reluGradFromOutput is the gradient of a ReLU given its output y rather
+// than its input: dz = dy where y > 0, else 0. y > 0 exactly where the
+// input is (ReLU keeps positive inputs and makes the others +0), so this is
+// ReLU's own backward kernel with y in place of x. It has no gradient of
+// its own.
+func reluGradFromOutput(y, dy *G.Node) (*G.Node, error) {
+	return Op{
+		Name:  "relu_grad",
+		Arity: 2,
+		Shape: SameShape,
+		F32:   reluGradKernels(vrow.ReLUGrad),
+		F64:   reluGradKernels(reluGrad64),
+	}.Apply(y, dy)
+}
+
+// reluGradKernels runs df(dz, y, dy) over spans of the elements.
+func reluGradKernels[T Float](df func(dx, x, dy []T)) Kernels[T] {
+	return Kernels[T]{Forward: func(dz Operand[T], in []Operand[T]) error {
+		forSpans(len(dz.Data), func(lo, hi int) { df(dz.Data[lo:hi], in[0].Data[lo:hi], in[1].Data[lo:hi]) })
+		return nil
+	}}
+}
+
 // The float64 ReLU kernels select with the sign bit rather than branch (as
 // package vrow's float32 ones do): a branch on the sign of random
 // activations is mispredicted half the time, which made them ten times

@@ -11,12 +11,19 @@ import (
 // reuses a packed copy of it while the parameters are frozen (see
 // Params.Freeze).
 func (s *Scope) MatMul(x, w *G.Node, transW bool) *G.Node {
-	return s.do(func() (*G.Node, error) { return matMul(x, w, nil, transW, s.frozenParam(w)) }, x, w)
+	return s.do(func() (*G.Node, error) { return product{transW: transW, wp: s.frozenParam(w)}.apply(x, w, nil) }, x, w)
 }
 
 // Affine is Affine recorded in s, w packed as for MatMul.
 func (s *Scope) Affine(x, w, b *G.Node, transW bool) *G.Node {
-	return s.do(func() (*G.Node, error) { return matMul(x, w, b, transW, s.frozenParam(w)) }, x, w, b)
+	return s.do(func() (*G.Node, error) { return product{transW: transW, wp: s.frozenParam(w)}.apply(x, w, b) }, x, w, b)
+}
+
+// AffineReLU is AffineReLU recorded in s, w packed as for MatMul.
+func (s *Scope) AffineReLU(x, w, b *G.Node, transW bool) *G.Node {
+	return s.do(func() (*G.Node, error) {
+		return product{transW: transW, relu: true, wp: s.frozenParam(w)}.apply(x, w, b)
+	}, x, w, b)
 }
 
 // frozenParam is w's parameter, whose packed copy a product may reuse while

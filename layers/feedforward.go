@@ -19,6 +19,6 @@ func NewFeedForward(dModel, dFF int) FeedForward { return FeedForward{DModel: dM
 
 // Apply maps x [..., dModel] to [..., dModel].
 func (f FeedForward) Apply(s *graph.Scope, x *G.Node) *G.Node {
-	h := s.ReLU(NewLinear(f.DModel, f.DFF).Apply(s.In("linear1"), x))
+	h := NewLinear(f.DModel, f.DFF).ApplyReLU(s.In("linear1"), x)
 	return NewLinear(f.DFF, f.DModel).Apply(s.In("linear2"), h)
 }

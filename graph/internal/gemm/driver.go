@@ -55,6 +55,7 @@ func (im *impl[T]) run(p problem[T]) {
 	case p.m == 0 || p.n == 0:
 	case p.k == 0:
 		scale(p.c, p.ldc, p.m, p.n, p.beta)
+		p.epi.apply(p.c, p.ldc, p.m, p.n)
 	case p.m*p.n*p.k < minParallelWork:
 		im.serial(p)
 	default:
@@ -136,11 +137,16 @@ func (im *impl[T]) sharedBlocks(p problem[T], workers int) {
 
 // block returns the part of p that adds op(A)[:, pc:pc+kc]·op(B)[pc:pc+kc,
 // jc:jc+nc] to C[:, jc:jc+nc]: with p's beta for the first block of the
-// inner dimension, which serial computes first, and 1 for the others.
+// inner dimension, which serial computes first, and 1 for the others; with
+// p's epilogue for the last block, none for the others.
 func (p problem[T]) block(pc, jc, kc, nc int) problem[T] {
 	if pc > 0 {
 		p.beta = 1
 	}
+	if pc+kc < p.k {
+		p.epi = Epilogue[T]{}
+	}
+	p.epi = p.epi.from(jc)
 	p.a = p.a[p.offsetA(0, pc):]
 	p.b = p.b[p.offsetB(pc, jc):]
 	p.c = p.c[jc:]
@@ -171,6 +177,7 @@ func (p problem[T]) band(byRows bool, t0, t1, mr, nr int) problem[T] {
 		p.b = p.b[p.offsetB(0, j0):]
 	}
 	p.j0 += j0
+	p.epi = p.epi.from(j0)
 	p.c = p.c[j0:]
 	p.n = j1 - j0
 	return p
@@ -207,10 +214,15 @@ func (im *impl[T]) serial(p problem[T]) {
 			accumulate := pc > 0 || p.beta != 0
 			panels := *w
 			panels.b = im.panelsB(w.b, &p, pc, jc, kc, nc)
+			last := pc+kc == p.k
 			for ic := 0; ic < p.m; ic += im.mc {
 				mc := min(im.mc, p.m-ic)
+				c := p.c[ic*p.ldc+jc:]
 				im.packA(w.a, &p, ic, pc, mc, kc)
-				im.macro(&panels, mc, nc, kc, p.c[ic*p.ldc+jc:], p.ldc, accumulate)
+				im.macro(&panels, mc, nc, kc, c, p.ldc, accumulate)
+				if last {
+					p.epi.from(jc).apply(c, p.ldc, mc, nc)
+				}
 			}
 		}
 	}

@@ -10,6 +10,10 @@
 // that suits how often it is reread. See driver.go for the loops. Large
 // products are split among up to GOMAXPROCS goroutines.
 //
+// An Epilogue (SgemmEpilogue) finishes C in the same pass: a bias added to
+// every row and a ReLU, applied to each block of C as soon as it is
+// computed, while it is still in cache.
+//
 // Two shortcuts serve decoding, which multiplies a few rows by the same
 // weights at every step: products of up to four rows are matrix–vector
 // products that read B once, without packing it (gemv.go), and a B that
@@ -37,12 +41,25 @@ func Dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, 
 	run(dgemm, dvec, problem[float64]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc})
 }
 
+// SgemmEpilogue computes C = e(op(A)·op(B) + beta·C): Sgemm, then the
+// epilogue e on every element of C. It panics, as Sgemm does, and when
+// e.Bias is neither nil nor of length n.
+func SgemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, e Epilogue[float32]) {
+	run(sgemm, svec, problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, epi: e})
+}
+
+// DgemmEpilogue is SgemmEpilogue for float64 matrices.
+func DgemmEpilogue(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int, e Epilogue[float64]) {
+	run(dgemm, dvec, problem[float64]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, epi: e})
+}
+
 // run computes p with the matrix–vector kernels v when op(A) has only a few
 // rows (see gemv.go), else with im.
 func run[T float](im *impl[T], v *vecKernels[T], p problem[T]) {
 	if p.skinny() {
 		p.check()
 		v.run(p)
+		p.epi.apply(p.c, p.ldc, p.m, p.n)
 		return
 	}
 	im.run(p)
@@ -66,6 +83,8 @@ type problem[T float] struct {
 	// the column of op(B) where this problem's columns start.
 	packed *PackedB[T]
 	j0     int
+	// epi finishes C; its Bias starts at C's first column.
+	epi Epilogue[T]
 }
 
 // check panics unless the sizes, leading dimensions and slice lengths of p
@@ -87,6 +106,9 @@ func (p *problem[T]) check() {
 		checkMatrix("b", br, bc, len(p.b), p.ldb)
 	}
 	checkMatrix("c", p.m, p.n, len(p.c), p.ldc)
+	if p.epi.Bias != nil && len(p.epi.Bias) != p.n {
+		panic(fmt.Sprintf("gemm: a bias of %d elements for %d columns", len(p.epi.Bias), p.n))
+	}
 }
 
 // checkMatrix panics unless a rows×cols matrix with leading dimension ld fits

@@ -357,10 +357,10 @@ func TestPackedExported(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	tc := testCase{false, true, 9, 70, 33, 0, 0.5}
 	checkWith(t, "SgemmPacked", func(p problem[float32]) {
-		SgemmPacked(p.transA, p.m, p.a, p.lda, PackSB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc)
+		SgemmPacked(p.transA, p.m, p.a, p.lda, PackSB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc, Epilogue[float32]{})
 	}, tc, rng)
 	checkWith(t, "DgemmPacked", func(p problem[float64]) {
-		DgemmPacked(p.transA, p.m, p.a, p.lda, PackDB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc)
+		DgemmPacked(p.transA, p.m, p.a, p.lda, PackDB(p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc, Epilogue[float64]{})
 	}, tc, rng)
 	defer func() {
 		if recover() == nil {
@@ -373,7 +373,7 @@ func TestPackedExported(t *testing.T) {
 // TestParallelEqualsSerial checks that products split among goroutines, by
 // rows (B packed a block at a time for all the bands, or beforehand) or by
 // columns, equal the same products on one goroutine bit for bit, at several
-// GOMAXPROCS and betas.
+// GOMAXPROCS and betas, with and without a bias and ReLU.
 func TestParallelEqualsSerial(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range [][5]int{ // transA, transB, m, n, k
@@ -389,16 +389,21 @@ func TestParallelEqualsSerial(t *testing.T) {
 		}
 		a, b := random[float32](rng, m, k, k), random[float32](rng, k, n, n)
 		c0 := random[float32](rng, m, n, n)
-		for _, beta := range []float32{0, 1, -0.5} {
+		bias := Epilogue[float32]{Bias: random[float32](rng, 1, n, n), ReLU: true}
+		for i, beta := range []float32{0, 1, -0.5} {
+			e := Epilogue[float32]{}
+			if i != 1 {
+				e = bias
+			}
 			for _, packed := range []bool{false, true} {
 				var want []float32
 				for _, procs := range []int{1, 2, 3, 5} {
 					prev := runtime.GOMAXPROCS(procs)
 					c := slices.Clone(c0)
 					if packed {
-						SgemmPacked(tA, m, a, lda, PackSB(tB, k, n, b, ldb), beta, c, n)
+						SgemmPacked(tA, m, a, lda, PackSB(tB, k, n, b, ldb), beta, c, n, e)
 					} else {
-						Sgemm(tA, tB, m, n, k, a, lda, b, ldb, beta, c, n)
+						SgemmEpilogue(tA, tB, m, n, k, a, lda, b, ldb, beta, c, n, e)
 					}
 					runtime.GOMAXPROCS(prev)
 					if want == nil {

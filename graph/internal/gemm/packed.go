@@ -30,15 +30,15 @@ func PackDB(transB bool, k, n int, b []float64, ldb int) *PackedB[float64] {
 	return pack(dgemm, transB, k, n, b, ldb)
 }
 
-// SgemmPacked computes C = op(A)·op(B) + beta·C as Sgemm does, with op(B)
-// packed by PackSB: op(A) is m×k.
-func SgemmPacked(transA bool, m int, a []float32, lda int, b *PackedB[float32], beta float32, c []float32, ldc int) {
-	b.run(problem[float32]{transA: transA, m: m, n: b.n, k: b.k, a: a, lda: lda, beta: beta, c: c, ldc: ldc})
+// SgemmPacked computes C = e(op(A)·op(B) + beta·C) as SgemmEpilogue does,
+// with op(B) packed by PackSB: op(A) is m×k.
+func SgemmPacked(transA bool, m int, a []float32, lda int, b *PackedB[float32], beta float32, c []float32, ldc int, e Epilogue[float32]) {
+	b.run(problem[float32]{transA: transA, m: m, n: b.n, k: b.k, a: a, lda: lda, beta: beta, c: c, ldc: ldc, epi: e})
 }
 
 // DgemmPacked is SgemmPacked for float64.
-func DgemmPacked(transA bool, m int, a []float64, lda int, b *PackedB[float64], beta float64, c []float64, ldc int) {
-	b.run(problem[float64]{transA: transA, m: m, n: b.n, k: b.k, a: a, lda: lda, beta: beta, c: c, ldc: ldc})
+func DgemmPacked(transA bool, m int, a []float64, lda int, b *PackedB[float64], beta float64, c []float64, ldc int, e Epilogue[float64]) {
+	b.run(problem[float64]{transA: transA, m: m, n: b.n, k: b.k, a: a, lda: lda, beta: beta, c: c, ldc: ldc, epi: e})
 }
 
 // Skinny reports whether products whose op(A) has m rows are computed as
@@ -65,6 +65,9 @@ func pack[T float](im *impl[T], transB bool, k, n int, b []T, ldb int) *PackedB[
 // fill packs columns [j0, j1) of op(B), p's B, into pb's panels; j0 is a
 // multiple of nr.
 func (pb *PackedB[T]) fill(p *problem[T], j0, j1 int) {
+	if pb.k == 0 {
+		return
+	}
 	kc := pb.im.kcEqual(pb.k)
 	for pc := 0; pc < pb.k; pc += kc {
 		rows := min(kc, pb.k-pc)

@@ -328,13 +328,16 @@ func scaleInto[T Float](y, x []T, s T) {
 	}
 }
 
-// addInto adds x to y.
-func addInto[T Float](y, x []T) {
+// addRow writes y = a + b.
+func addRow[T Float](y, a, b []T) {
 	if y32, ok := any(y).([]float32); ok {
-		vrow.Add(y32, y32, any(x).([]float32))
+		vrow.Add(y32, any(a).([]float32), any(b).([]float32))
 		return
 	}
-	for j, v := range x {
-		y[j] += v
+	for j := range y {
+		y[j] = a[j] + b[j]
 	}
 }
+
+// addInto adds x to y.
+func addInto[T Float](y, x []T) { addRow(y, y, x) }

@@ -68,12 +68,13 @@ func sumRows[T Float](y, x []T) {
 	}
 }
 
-// addPositions adds pe, one sequence long, to every sequence of x.
+// addPositions adds pe, one sequence long, to every sequence of x, several
+// goroutines each taking some sequences.
 func addPositions[T Float](y, x, pe []T) {
 	n := len(pe)
-	for b := 0; b < len(x); b += n {
-		for i, p := range pe {
-			y[b+i] = x[b+i] + p
+	forRows(x, n, func(lo, hi int) {
+		for b := lo * n; b < hi*n; b += n {
+			addRow(y[b:b+n], x[b:b+n], pe)
 		}
-	}
+	})
 }

@@ -13,7 +13,7 @@
 //	if err := s.Err(); err != nil { … }
 //
 // The op methods cover the paper's needs (MatMul, Affine — a product and its
-// bias in one op —, Softmax with masks, LogSoftmax, Normalize and LayerNorm,
+// bias in one op —, AffineReLU — and a ReLU after them —, Softmax with masks, LogSoftmax, Normalize and LayerNorm,
 // Embed, Dropout, the label-smoothed cross-entropy, the attention's per-head
 // products HeadScores and HeadMix, the heads' split and merge, the key/value
 // cache's SetSlot) and general tensor

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
 
-	"github.com/transformer-go/transformer/graph/internal/vrow"
+	ownblas "github.com/transformer-go/transformer/graph/internal/gemm"
 )
 
 // With the openblas build tag every matrix product, this package's and
@@ -44,37 +44,12 @@ func packPays(int) bool { return false }
 // packB is never called: packPays is false.
 func packB[T Float](bool, int, int, []T) any { return nil }
 
-// affine computes y = f(x·op(w) + bias) as the default build's does, with
-// OpenBLAS's GEMM onto rows that start as the bias, then f in a pass of its
-// own; pw is always nil (packPays is false).
+// affine computes y = f(x·op(w) + bias) as the default build's does: the
+// GEMM by OpenBLAS, then the same epilogue (gemm.Epilogue) in a pass of its
+// own, several goroutines each taking some rows; pw is always nil (packPays
+// is false).
 func affine[T Float](transW bool, m, k, n int, x, w []T, _ any, bias []T, relu bool, y []T) {
-	beta := 0.0
-	if bias != nil {
-		fillRows(y, bias)
-		beta = 1
-	}
-	gemm(false, transW, m, n, k, x, w, y, beta)
-	if relu {
-		forSpans(len(y), func(lo, hi int) { reluInto(y[lo:hi]) })
-	}
-}
-
-// reluInto replaces y by max(y, 0), as the ReLU op does.
-func reluInto[T Float](y []T) {
-	switch y := any(y).(type) {
-	case []float32:
-		vrow.ReLU(y, y)
-	case []float64:
-		relu64(y, y)
-	}
-}
-
-// fillRows copies the row b into every row of y, several goroutines each
-// taking some rows.
-func fillRows[T Float](y, b []T) {
-	forRows(y, len(b), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(y[r*len(b):(r+1)*len(b)], b)
-		}
-	})
+	gemm(false, transW, m, n, k, x, w, y, 0)
+	e := ownblas.Epilogue[T]{Bias: bias, ReLU: relu}
+	forRows(y, n, func(lo, hi int) { e.Apply(y[lo*n:hi*n], n, hi-lo, n) })
 }

@@ -55,7 +55,7 @@ func (im *impl[T]) run(p problem[T]) {
 	case p.m == 0 || p.n == 0:
 	case p.k == 0:
 		scale(p.c, p.ldc, p.m, p.n, p.beta)
-		p.epi.apply(p.c, p.ldc, p.m, p.n)
+		p.epi.Apply(p.c, p.ldc, p.m, p.n)
 	case p.m*p.n*p.k < minParallelWork:
 		im.serial(p)
 	default:
@@ -221,7 +221,7 @@ func (im *impl[T]) serial(p problem[T]) {
 				im.packA(w.a, &p, ic, pc, mc, kc)
 				im.macro(&panels, mc, nc, kc, c, p.ldc, accumulate)
 				if last {
-					p.epi.from(jc).apply(c, p.ldc, mc, nc)
+					p.epi.from(jc).Apply(c, p.ldc, mc, nc)
 				}
 			}
 		}

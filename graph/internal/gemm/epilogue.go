@@ -1,10 +1,6 @@
 package gemm
 
-import (
-	"math"
-
-	"github.com/transformer-go/transformer/graph/internal/vrow"
-)
+import "github.com/transformer-go/transformer/graph/internal/vrow"
 
 // Epilogue is the last step of a product, applied to every element of C:
 //
@@ -28,8 +24,9 @@ func (e Epilogue[T]) from(j int) Epilogue[T] {
 	return e
 }
 
-// apply applies e to the m×n matrix c with leading dimension ldc.
-func (e Epilogue[T]) apply(c []T, ldc, m, n int) {
+// Apply applies e to the m×n matrix c with leading dimension ldc, as a
+// product with e does after it: for a C computed by another GEMM.
+func (e Epilogue[T]) Apply(c []T, ldc, m, n int) {
 	if e.Bias == nil && !e.ReLU {
 		return
 	}
@@ -39,7 +36,7 @@ func (e Epilogue[T]) apply(c []T, ldc, m, n int) {
 		applyRows(c, ldc, m, n, b, e.ReLU, vrow.Add, vrow.ReLU)
 	case []float64:
 		b, _ := any(e.Bias).([]float64)
-		applyRows(c, ldc, m, n, b, e.ReLU, add64, relu64)
+		applyRows(c, ldc, m, n, b, e.ReLU, add64, vrow.ReLU64)
 	}
 }
 
@@ -57,18 +54,9 @@ func applyRows[T float](c []T, ldc, m, n int, bias []T, relu bool, add func(y, a
 	}
 }
 
-// add64 and relu64 are the float64 row kernels: y = a + b, and y = x where
-// x's sign bit is clear, else 0 (vrow.ReLU's rule), selected without a
-// branch.
+// add64 is the float64 row kernel y = a + b.
 func add64(y, a, b []float64) {
 	for j := range y {
 		y[j] = a[j] + b[j]
-	}
-}
-
-func relu64(y, x []float64) {
-	for j, v := range x[:len(y)] {
-		bits := math.Float64bits(v)
-		y[j] = math.Float64frombits(bits &^ uint64(int64(bits)>>63))
 	}
 }

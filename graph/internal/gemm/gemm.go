@@ -59,7 +59,7 @@ func run[T float](im *impl[T], v *vecKernels[T], p problem[T]) {
 	if p.skinny() {
 		p.check()
 		v.run(p)
-		p.epi.apply(p.c, p.ldc, p.m, p.n)
+		p.epi.Apply(p.c, p.ldc, p.m, p.n)
 		return
 	}
 	im.run(p)

@@ -1,7 +1,8 @@
 // Package vrow holds the row kernels behind the norms and the softmax
 // backward over float32 rows: sums and dot products, and the maps that
 // normalize a row and take its gradient, all in float64 arithmetic, eight
-// or sixteen elements at a time with AVX2 where the CPU has it.
+// or sixteen elements at a time with AVX2 where the CPU has it; and ReLU
+// and its gradient, in float32 and (portable) float64.
 //
 // The sums keep sixteen partial sums, element i adding into partial
 // i mod 16, and add the partials pairwise at the end. The vector code and
@@ -175,6 +176,29 @@ func ReLUGrad(dx, x, dy []float32) {
 		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & keep)
 	}
 }
+
+// ReLU64 is ReLU for float64 rows, and ReLUGrad64 is ReLUGrad: they too
+// select with the sign bit rather than branch (which made them ten times
+// slower). signMask64(b) is all ones where the float of bits b is not
+// negative, keep64(b) where it is positive (not ±0).
+func ReLU64(y, x []float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		b := math.Float64bits(v)
+		y[i] = math.Float64frombits(b & signMask64(b))
+	}
+}
+
+// ReLUGrad64 is ReLUGrad for float64 rows (see ReLU64).
+func ReLUGrad64(dx, x, dy []float64) {
+	dx, dy = dx[:len(x)], dy[:len(x)]
+	for i, v := range x {
+		dx[i] = math.Float64frombits(math.Float64bits(dy[i]) & keep64(math.Float64bits(v)))
+	}
+}
+
+func signMask64(b uint64) uint64 { return uint64(int64(^b) >> 63) }
+func keep64(b uint64) uint64     { return uint64((int64(^b) & -int64(b)) >> 63) }
 
 // Scale writes y_i = s·x_i; y is at least as long as x, and may be x.
 func Scale(y, x []float32, s float32) {

@@ -1,5 +1,6 @@
 // Package trainer trains a model of any kind: Adam with the paper's warmup
-// and inverse-square-root learning rate, label-smoothed loss (in the
+// and inverse-square-root learning rate (optionally cooled down linearly at
+// the end of a run), label-smoothed loss (in the
 // model's graph), gradient accumulation and clipping, evaluation, metrics in
 // metrics.jsonl, checkpoints that resume a run exactly, and checkpoint
 // averaging.

@@ -20,9 +20,10 @@ import (
 type Options struct {
 	// Steps is the number of optimizer updates of the whole run.
 	Steps int
-	// Warmup and LRFactor set the Schedule.
+	// Warmup, LRFactor and Cooldown set the Schedule.
 	Warmup   int
 	LRFactor float64
+	Cooldown int
 	// ClipNorm, if positive, rescales the gradient to at most this global norm.
 	ClipNorm float64
 	// Accumulate is the number of batches whose gradients make one update.
@@ -56,6 +57,8 @@ func (o Options) Validate() error {
 		return errors.Errorf("steps must be positive, have %d", o.Steps)
 	case o.Warmup <= 0:
 		return errors.Errorf("warmup must be positive, have %d", o.Warmup)
+	case o.Cooldown < 0 || o.Cooldown > o.Steps:
+		return errors.Errorf("cooldown must be from 0 to the %d steps, have %d", o.Steps, o.Cooldown)
 	case !(o.LRFactor > 0) || math.IsInf(o.LRFactor, 0):
 		return errors.Errorf("learning-rate factor must be positive and finite, have %g", o.LRFactor)
 	case !(o.ClipNorm >= 0) || math.IsInf(o.ClipNorm, 0):
@@ -138,7 +141,7 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	pcg := rand.NewPCG(opt.Seed, 0x7472616e73666f72)
 	return &Trainer{
 		m: m, params: params, adam: adam, pcg: pcg, rng: rand.New(pcg),
-		sched: Schedule{DModel: m.Config().DModel, Warmup: opt.Warmup, Factor: opt.LRFactor},
+		sched: Schedule{DModel: m.Config().DModel, Warmup: opt.Warmup, Factor: opt.LRFactor, Steps: opt.Steps, Cooldown: opt.Cooldown},
 		train: graph.NewPrograms(), eval: graph.NewPrograms(),
 		data: d, opt: opt, rep: rep, best: math.Inf(1),
 	}, nil

@@ -35,6 +35,26 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
+// TestScheduleCooldown checks the linear decay of the run's last updates:
+// untouched before it, a fraction (Steps − step + 1)/Cooldown within it.
+func TestScheduleCooldown(t *testing.T) {
+	paper := Schedule{DModel: 128, Warmup: 100, Factor: 0.5}
+	s := paper
+	s.Steps, s.Cooldown = 450, 150
+	tests := []struct {
+		step     int
+		fraction float64
+	}{
+		{1, 1}, {100, 1}, {300, 1}, {301, 1}, {302, 149.0 / 150}, {375, 76.0 / 150}, {450, 1.0 / 150},
+	}
+	for _, tc := range tests {
+		want := paper.At(tc.step) * tc.fraction
+		if got := s.At(tc.step); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("lr(%d) = %g, want %g", tc.step, got, want)
+		}
+	}
+}
+
 func TestAdamMatchesItsFormula(t *testing.T) {
 	params, _ := graph.NewParams(tensor.Float64, rand.New(rand.NewPCG(1, 1)))
 	theta, _ := params.Get("w", tensor.Shape{2}, graph.Zeros)
@@ -106,7 +126,7 @@ func newFixture(t *testing.T) fixture {
 }
 
 func options(dir string, steps int) Options {
-	return Options{Steps: steps, Warmup: 10, LRFactor: 1, Accumulate: 2, ClipNorm: 5,
+	return Options{Steps: steps, Warmup: 10, LRFactor: 1, Cooldown: steps / 2, Accumulate: 2, ClipNorm: 5,
 		EvalEvery: 4, SaveEvery: 3, KeepLast: 2, Seed: 9, OutDir: dir}
 }
 
@@ -377,6 +397,8 @@ func TestOptionsValidate(t *testing.T) {
 		func(o *Options) { o.Accumulate = 0 },
 		func(o *Options) { o.KeepLast = 0 },
 		func(o *Options) { o.OutDir = "" },
+		func(o *Options) { o.Cooldown = -1 },
+		func(o *Options) { o.Cooldown = o.Steps + 1 },
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)

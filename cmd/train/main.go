@@ -364,7 +364,7 @@ func (s settings) options() trainer.Options {
 		save = eval
 	}
 	return trainer.Options{
-		Steps: s.Steps, Warmup: s.Warmup, LRFactor: s.LRFactor, ClipNorm: s.Clip, Accumulate: s.Accumulate,
+		Steps: s.Steps, Warmup: s.Warmup, LRFactor: s.LRFactor, Cooldown: int(math.Round(s.Cooldown * float64(s.Steps))), ClipNorm: s.Clip, Accumulate: s.Accumulate,
 		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
 	}
 }

@@ -70,6 +70,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-dropout", "NaN"}, "-dropout NaN"},
 		{[]string{"-dropout", "-0.5"}, "-dropout -0.5"},
 		{[]string{"-clip", "NaN"}, "-clip NaN"},
+		{[]string{"-cooldown", "1.5"}, "-cooldown 1.5: want a number in [0, 1)"},
+		{[]string{"-cooldown", "NaN"}, "-cooldown NaN"},
 		{[]string{"-epochs", "NaN"}, "-epochs NaN"},
 		{[]string{"-epochs", "+Inf"}, "-epochs +Inf"},
 		{[]string{"-train-size", "-1"}, "-train-size -1"},

@@ -52,6 +52,7 @@ type settings struct {
 	MaxTokens  int     `json:"max_tokens"`
 	Warmup     int     `json:"warmup"`
 	LRFactor   float64 `json:"lr_factor"`
+	Cooldown   float64 `json:"cooldown,omitempty"`
 	Clip       float64 `json:"clip"`
 	Accumulate int     `json:"accumulate"`
 	Seed       uint64  `json:"seed"`
@@ -108,6 +109,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.Float64Var(&s.Epochs, "epochs", 0, "train this many passes over the data instead of -steps")
 	fs.IntVar(&s.MaxTokens, "max-tokens", 0, "token budget of a batch (default 2048 for synthetic tasks, 4096 for files)")
 	fs.IntVar(&s.Warmup, "warmup", 0, "learning-rate warmup updates (default 4000; 100 for synthetic tasks)")
+	fs.Float64Var(&s.Cooldown, "cooldown", -1, "decay the learning rate linearly towards zero over this fraction of the run's last updates (default: 0, the paper's schedule; 1/3 for synthetic tasks)")
 	fs.Float64Var(&s.LRFactor, "lr-factor", 0, "learning-rate factor of the schedule (default 1; 0.5 for synthetic tasks)")
 	fs.Float64Var(&s.Clip, "clip", -1, "clip gradients to this global norm (0: off; default off for files, 1 for synthetic tasks)")
 	fs.IntVar(&s.Accumulate, "accumulate", 1, "batches per update (gradient accumulation)")
@@ -168,6 +170,9 @@ func (s *settings) complete() error {
 		setDefault(&s.MaxTokens, 2048)
 		setDefault(&s.Warmup, 100)
 		setDefaultFloat(&s.LRFactor, 0.5)
+		if s.Cooldown < 0 {
+			s.Cooldown = 1.0 / 3
+		}
 		if s.Dropout < 0 {
 			s.Dropout = 0
 		}
@@ -185,6 +190,7 @@ func (s *settings) complete() error {
 		setDefault(&s.Warmup, 4000)
 		setDefaultFloat(&s.LRFactor, 1)
 		s.Clip = max(s.Clip, 0)
+		s.Cooldown = max(s.Cooldown, 0)
 	}
 	if err := s.checkBLEU(); err != nil {
 		return err
@@ -232,6 +238,7 @@ func (s settings) check() error {
 	}{
 		{"dropout", s.Dropout, 1, true}, {"label-smoothing", s.LabelSmoothing, 1, true},
 		{"epochs", s.Epochs, maxSetting, false}, {"lr-factor", s.LRFactor, maxSetting, false}, {"clip", s.Clip, maxSetting, true},
+		{"cooldown", s.Cooldown, 1, true},
 	}
 	for _, c := range floats {
 		if !(c.v >= 0 && c.v < c.most) && !(c.unsetOK && c.v == -1) {

@@ -20,7 +20,8 @@ import (
 type Options struct {
 	// Steps is the number of optimizer updates of the whole run.
 	Steps int
-	// Warmup, LRFactor and Cooldown set the Schedule.
+	// Warmup, LRFactor and Cooldown (updates at the end of the run over
+	// which the rate decays; 0 for none) set the Schedule.
 	Warmup   int
 	LRFactor float64
 	Cooldown int

@@ -21,16 +21,23 @@ type corpus struct {
 	batches int
 	// meta goes into every checkpoint: the tokenizer's fingerprints.
 	meta map[string]string
+	// tok is the tokenizer of files (nil for a synthetic task).
+	tok *data.Tokenizer
+	// positions is the most positions a sequence of the data takes, in
+	// training or in decoding the held-out examples: the model's max_len
+	// must hold them.
+	positions int
 }
 
-// loadCorpus builds the run's data: a synthetic task, or files tokenized with
-// BPE, whose merges and vocabulary are written to the output directory if
-// write.
-func loadCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
+// loadCorpus builds the run's data: a synthetic task, or files tokenized
+// with BPE. It writes nothing: a new run learns or loads its tokenizer, a
+// resumed one (resume is its directory) reads its own bpe.txt and
+// vocab.txt and never relearns them.
+func loadCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
 	if s.synthetic() {
 		return syntheticCorpus(s)
 	}
-	return fileCorpus(s, log, write)
+	return fileCorpus(s, log, resume)
 }
 
 func syntheticCorpus(s settings) (corpus, error) {
@@ -61,6 +68,10 @@ func (s settings) bucketStep() int {
 func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus, error) {
 	join := s.kind() == model.KindDecoderOnly
 	bks := buckets(s.bucketStep(), join, train, valid)
+	positions := longest(join, train, valid)
+	for _, e := range heldOut {
+		positions = max(positions, len(e.Tgt)+2) // greedy decoding's limit in exact match
+	}
 	if longest := bks[len(bks)-1]; longest > s.MaxTokens {
 		return corpus{}, s.overBudget(longest)
 	}
@@ -72,7 +83,7 @@ func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus,
 	if err != nil {
 		return corpus{}, errors.Wrap(err, "validation data")
 	}
-	return corpus{data: trainer.Data{Train: b, Valid: vb, HeldOut: heldOut}, vocab: vocab, batches: b.EpochLen()}, nil
+	return corpus{data: trainer.Data{Train: b, Valid: vb, HeldOut: heldOut}, vocab: vocab, batches: b.EpochLen(), positions: positions}, nil
 }
 
 // overBudget is the error for a longest example that takes more positions,
@@ -91,19 +102,25 @@ func (s settings) overBudget(positions int) error {
 // examples together, so validation fits the training shapes; of joined
 // sequences if join.
 func buckets(step int, join bool, sets ...[]data.Example) []int {
-	longest := 0
+	return data.StepBuckets(step, longest(join, sets...))
+}
+
+// longest is the most positions an example of sets takes (a sequence and
+// its EOS), joined if join.
+func longest(join bool, sets ...[]data.Example) int {
+	n := 0
 	for _, set := range sets {
 		for _, e := range set {
-			longest = max(longest, len(e.Src)+1, len(e.Tgt)+1)
+			n = max(n, len(e.Src)+1, len(e.Tgt)+1)
 			if join {
-				longest = max(longest, data.JoinedLen(e))
+				n = max(n, data.JoinedLen(e))
 			}
 		}
 	}
-	return data.StepBuckets(step, longest)
+	return n
 }
 
-func fileCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
+func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
 	train, err := readFiles(s, "training", s.TrainSrc, s.TrainTgt, log)
 	if err != nil {
 		return corpus{}, err
@@ -112,7 +129,7 @@ func fileCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
 	if err != nil {
 		return corpus{}, err
 	}
-	tok, err := tokenizer(s, train, log, write)
+	tok, err := tokenizer(s, train, log, resume)
 	if err != nil {
 		return corpus{}, err
 	}
@@ -122,6 +139,7 @@ func fileCorpus(s settings, log *slog.Logger, write bool) (corpus, error) {
 	}
 	c.data.BLEU = bleuSample(s, tok, valid)
 	c.meta = map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint()}
+	c.tok = &tok
 	return c, nil
 }
 
@@ -158,13 +176,17 @@ func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEU
 	return b
 }
 
-// tokenizer learns or loads BPE, builds the vocabulary, and writes both to
-// OUT/bpe.txt and OUT/vocab.txt.
-func tokenizer(s settings, train []data.Pair, log *slog.Logger, write bool) (data.Tokenizer, error) {
+// tokenizer learns or loads BPE and builds the vocabulary of a new run,
+// or reads a resumed run's own (resume is its directory).
+func tokenizer(s settings, train []data.Pair, log *slog.Logger, resume string) (data.Tokenizer, error) {
+	if resume != "" {
+		return runTokenizer(resume)
+	}
 	var bpe *data.BPE
 	var err error
 	if s.BPEFile != "" {
 		bpe, err = data.ReadBPEFile(s.BPEFile)
+		err = errors.Wrap(err, "-bpe")
 	} else {
 		sentences := make([]string, 0, 2*len(train))
 		for _, p := range train {
@@ -187,14 +209,31 @@ func tokenizer(s settings, train []data.Pair, log *slog.Logger, write bool) (dat
 	if err != nil {
 		return data.Tokenizer{}, err
 	}
-	if write {
-		if err := bpe.WriteFile(filepath.Join(s.Out, rundir.BPE)); err != nil {
-			return data.Tokenizer{}, err
-		}
-		if err := vocab.WriteFile(filepath.Join(s.Out, rundir.Vocab)); err != nil {
-			return data.Tokenizer{}, err
-		}
-	}
 	log.Info("vocabulary", "tokens", vocab.Len())
 	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
+}
+
+// runTokenizer reads the BPE merges and vocabulary a run wrote.
+func runTokenizer(dir string) (data.Tokenizer, error) {
+	bpe, err := data.ReadBPEFile(filepath.Join(dir, rundir.BPE))
+	if err != nil {
+		return data.Tokenizer{}, errors.Wrap(err, "the run's BPE merges")
+	}
+	vocab, err := data.ReadVocabFile(filepath.Join(dir, rundir.Vocab))
+	if err != nil {
+		return data.Tokenizer{}, errors.Wrap(err, "the run's vocabulary")
+	}
+	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
+}
+
+// writeTokenizer writes a new run's BPE merges and vocabulary to its
+// directory (nothing for a synthetic task).
+func writeTokenizer(dir *rundir.Dir, tok *data.Tokenizer) error {
+	if tok == nil {
+		return nil
+	}
+	if err := tok.BPE.WriteFile(dir.Path(rundir.BPE)); err != nil {
+		return err
+	}
+	return tok.Vocab.WriteFile(dir.Path(rundir.Vocab))
 }

@@ -128,10 +128,12 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		s := f.s
 		return s, s.complete()
 	}
-	extra := ""
+	extra, steps := "", false
 	fs.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
-		case "resume", "steps", "cpuprofile", "memprofile":
+		case "steps":
+			steps = true
+		case "resume", "cpuprofile", "memprofile":
 		default:
 			extra = fl.Name
 		}
@@ -143,11 +145,11 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 	if err != nil {
 		return s, err
 	}
-	if f.s.Steps > 0 {
+	if steps {
+		if f.s.Steps <= 0 || f.s.Steps > maxSetting {
+			return s, errors.Errorf("-steps %d: want a number from 1 to %d", f.s.Steps, maxSetting)
+		}
 		s.Steps, s.Epochs = f.s.Steps, 0
-	}
-	if p := filepath.Join(s.Out, rundir.BPE); !s.synthetic() && fileExists(p) {
-		s.BPEFile = p
 	}
 	return s, nil
 }
@@ -218,7 +220,8 @@ func checkModel(s settings) error {
 
 // train runs (or resumes) training as the settings say. The settings are
 // valid here; the run directory is locked before anything is written to it,
-// and run.json is written only once the model is built (and resumed). In a
+// and nothing is written (an overwritten run's files are not removed) until
+// the data is read, the model built and the run resumed. In a
 // data-parallel run every rank trains, rank 0 alone writes, and the ranks
 // agree after each phase, so that one rank's failure stops them all.
 func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr io.Writer) error {
@@ -226,17 +229,22 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 	if err := checkModel(s); err != nil {
 		return err // the vocabulary comes later; the rest is checked before anything is written
 	}
+	heap, err := createProfile("-memprofile", f.memProfile)
+	if err != nil {
+		return err // checked now, written at the end
+	}
+	defer heap.Close()
 	dir, err := openRunDir(world, s, f)
 	if err = world.Agree(err); err != nil {
 		return err
 	}
 	defer dir.Close()
-	t, params, err := setup(world, s, f, log, stderr)
+	t, params, err := setup(world, s, f, dir, log, stderr)
 	if err = world.Agree(err); err != nil {
 		return err
 	}
 	err = t.Run(ctx)
-	if err := writeHeapProfile(f.memProfile); err != nil {
+	if err := writeHeapProfile(heap); err != nil {
 		return err
 	}
 	runtime.KeepAlive(t)
@@ -272,10 +280,12 @@ func logger(world *dist.World, stderr io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// setup loads the data, builds the model and its trainer, resumes the run if
-// asked, and writes run.json and config.json (rank 0).
-func setup(world *dist.World, s settings, f *flags, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, *graph.Params, error) {
-	c, err := loadCorpus(s, log, world.Root())
+// setup loads the data, builds the model and its trainer, and resumes the
+// run if asked; only then does rank 0 write: a new run clears an
+// overwritten one and writes its tokenizer, config.json and run.json, a
+// resumed one its run.json (its -steps may have changed).
+func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, *graph.Params, error) {
+	c, err := loadCorpus(s, log, f.resume)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,6 +299,9 @@ func setup(world *dist.World, s settings, f *flags, log *slog.Logger, stderr io.
 	cfg, err := modelConfig(s, c.vocab)
 	if err == nil {
 		err = cfg.CheckMemory(true, s.MaxTokens)
+	}
+	if err == nil {
+		err = s.checkPositions(cfg, c.positions)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -313,11 +326,36 @@ func setup(world *dist.World, s settings, f *flags, log *slog.Logger, stderr io.
 		if err := resume(t, s.Out, log); err != nil {
 			return nil, nil, err
 		}
+		return t, params, s.save()
 	}
-	if err := s.save(); err != nil {
+	if err := dir.Clear(); err != nil {
 		return nil, nil, err
 	}
-	return t, params, cfg.Save(filepath.Join(s.Out, rundir.Config))
+	if err := writeTokenizer(dir, c.tok); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.Save(dir.Path(rundir.Config)); err != nil {
+		return nil, nil, err
+	}
+	return t, params, s.save()
+}
+
+// checkPositions refuses a model whose max_len cannot hold the positions
+// the data needs, naming the settings that fix it.
+func (s settings) checkPositions(cfg model.Config, positions int) error {
+	if positions <= cfg.MaxLen {
+		return nil
+	}
+	lengths := "-max-len"
+	if !s.synthetic() {
+		lengths = "-max-sentence-len"
+	}
+	from := "-preset " + s.Preset
+	if s.ConfigFile != "" {
+		from = "-config " + s.ConfigFile
+	}
+	return errors.Errorf("max_len %d (of %s): the data needs %d positions; raise max_len in a -config file, or lower %s",
+		cfg.MaxLen, from, positions, lengths)
 }
 
 // openRunDir locks the run directory: a new one (refusing a finished or

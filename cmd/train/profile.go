@@ -13,9 +13,9 @@ func profiled(f *flags, fn func() error) error {
 	if f.cpuProfile == "" {
 		return fn()
 	}
-	out, err := os.Create(f.cpuProfile)
+	out, err := createProfile("-cpuprofile", f.cpuProfile)
 	if err != nil {
-		return errors.Wrap(err, "-cpuprofile")
+		return err
 	}
 	defer out.Close()
 	if err := pprof.StartCPUProfile(out); err != nil {
@@ -25,19 +25,25 @@ func profiled(f *flags, fn func() error) error {
 	return fn()
 }
 
-// writeHeapProfile writes the live heap to path (nothing for ""): called
-// while the trainer is still alive, so the profile shows what training holds.
-func writeHeapProfile(path string) error {
+// createProfile creates the profile file path of flag before the work, so
+// that a path that cannot be written is refused before training; nil for "".
+func createProfile(flag, path string) (*os.File, error) {
 	if path == "" {
-		return nil
+		return nil, nil
 	}
 	out, err := os.Create(path)
-	if err != nil {
-		return errors.Wrap(err, "-memprofile")
+	return out, errors.Wrap(err, flag)
+}
+
+// writeHeapProfile writes the live heap to out, created by createProfile
+// (nothing for nil), and closes it: called while the trainer is still
+// alive, so the profile shows what training holds.
+func writeHeapProfile(out *os.File) error {
+	if out == nil {
+		return nil
 	}
 	runtime.GC()
 	if err := pprof.WriteHeapProfile(out); err != nil {
-		out.Close()
 		return errors.Wrap(err, "-memprofile")
 	}
 	return errors.Wrap(out.Close(), "-memprofile")

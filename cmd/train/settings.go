@@ -206,7 +206,50 @@ func (s *settings) complete() error {
 	if s.Out == "" {
 		s.Out = filepath.Join("runs", time.Now().Format("20060102-150405"))
 	}
+	if err := s.absPaths(); err != nil {
+		return err
+	}
 	return s.check()
+}
+
+// inputs are the run's input paths with their run.json fields.
+func (s *settings) inputs() map[string]*string {
+	return map[string]*string{
+		"data": &s.Data, "train_src": &s.TrainSrc, "train_tgt": &s.TrainTgt, "valid_src": &s.ValidSrc,
+		"valid_tgt": &s.ValidTgt, "bpe_file": &s.BPEFile, "config_file": &s.ConfigFile,
+	}
+}
+
+// absPaths makes the input paths absolute, so that run.json names the same
+// files wherever a -resume runs.
+func (s *settings) absPaths() error {
+	for field, p := range s.inputs() {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return errors.Wrapf(err, "%s %s", field, *p)
+		}
+		*p = abs
+	}
+	return nil
+}
+
+// checkInputs checks that the input files a run.json names exist, naming
+// the field: paths of runs written before they were made absolute resolve
+// from where the command runs.
+func (s *settings) checkInputs() error {
+	for _, field := range []string{"train_src", "train_tgt", "valid_src", "valid_tgt", "config_file"} {
+		p := *s.inputs()[field]
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			return errors.Errorf("field %s: %v", field, err)
+		}
+	}
+	return nil
 }
 
 // check refuses settings out of range, NaN included, naming the flag. It
@@ -356,6 +399,9 @@ func loadSettings(dir string) (settings, error) {
 	err = s.check()
 	if err == nil {
 		err = s.checkSaved()
+	}
+	if err == nil {
+		err = s.checkInputs()
 	}
 	return s, errors.Wrapf(err, "%s", filepath.Join(dir, rundir.Settings))
 }

@@ -1,10 +1,12 @@
 // Package rundir owns a training run's output directory: its layout, its
 // lock, and the rules that keep a run from being lost.
 //
-//   - A new run needs a directory that is missing, empty, or left by a run
-//     that failed before it started (no run.json). A directory holding a
-//     run is refused unless the caller asks to overwrite it, and then only
-//     the run's own files are removed.
+//   - A new run needs a directory that is missing or empty (but for a lock
+//     and stale temporary files). A directory holding any file a run writes
+//     is refused unless the caller asks to overwrite it, and even then
+//     nothing is removed until the caller has checked the new run's
+//     settings and inputs and calls Clear; then only the run's own files
+//     are removed.
 //   - A resumed run needs the directory of a run.
 //   - One process at a time: the directory is locked (a lock on OUT/.lock)
 //     for as long as the Dir is open, and a second process is refused.
@@ -47,9 +49,10 @@ type Dir struct {
 }
 
 // Create opens path for a new run, creating it if needed. A directory that
-// holds a run (run.json) is refused unless overwrite, which removes the
-// run's files first; files that are not a run's are never removed, and
-// their presence is an error.
+// holds any of a run's files is refused unless overwrite; Create itself
+// removes nothing: Clear removes the old run's files once the new run is
+// checked. Files that are not a run's are never removed, and their
+// presence is an error.
 func Create(path string, overwrite bool) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, errors.Wrap(err, "run directory")
@@ -61,15 +64,28 @@ func Create(path string, overwrite bool) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	if IsRun(path) && !overwrite {
+	if overwrite {
+		return d, nil
+	}
+	if IsRun(path) {
 		d.Close()
 		return nil, errors.Errorf("%s holds a run: continue it with -resume %s, or start over with -overwrite", path, path)
 	}
-	if err := d.clear(); err != nil {
+	if name := runFile(path); name != "" {
 		d.Close()
-		return nil, err
+		return nil, errors.Errorf("%s holds %s, a run's file, but no %s: start over with -overwrite, or choose another -out", path, name, Settings)
 	}
 	return d, nil
+}
+
+// runFile is the first of a run's files (the lock excepted) in path, or "".
+func runFile(path string) string {
+	for _, name := range layout {
+		if _, err := os.Lstat(filepath.Join(path, name)); err == nil && name != Lock {
+			return name
+		}
+	}
+	return ""
 }
 
 // Open opens the directory of an earlier run, to resume it.
@@ -116,8 +132,9 @@ func checkForeign(path string) error {
 	return nil
 }
 
-// clear removes the files of an earlier run, the lock excepted.
-func (d *Dir) clear() error {
+// Clear removes the files of an earlier run, the lock excepted: a new run
+// calls it once its settings and inputs are checked, before it writes.
+func (d *Dir) Clear() error {
 	for _, name := range layout {
 		if name == Lock {
 			continue

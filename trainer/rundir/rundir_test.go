@@ -32,7 +32,9 @@ func TestCreate(t *testing.T) {
 	}{
 		{name: "missing directory"},
 		{name: "empty directory", files: []string{}},
-		{name: "failed start", files: []string{BPE, Vocab, Lock}},
+		{name: "a lock alone", files: []string{Lock}},
+		{name: "checkpoints without run.json", files: []string{"checkpoints/step-00000010.safetensors"}, want: "holds checkpoints, a run's file, but no run.json"},
+		{name: "vocabulary without run.json", files: []string{Vocab, Lock}, want: "holds vocab.txt"},
 		{name: "a run", files: []string{Settings, Metrics, "checkpoints/step-00000010.safetensors"}, want: "holds a run: continue it with -resume"},
 		{name: "a run, overwritten", files: []string{Settings, Metrics, Final, "checkpoints/step-00000010.safetensors"}, overwrite: true},
 		{name: "foreign file", files: []string{"thesis.tex"}, overwrite: true, want: "holds thesis.tex, which is not a run's", kept: []string{"thesis.tex"}},
@@ -63,6 +65,14 @@ func TestCreate(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
+			for _, f := range tt.files {
+				if !exists(filepath.Join(dir, f)) && !strings.HasPrefix(f, ".run") {
+					t.Errorf("Create removed %s before Clear", f)
+				}
+			}
+			if err := d.Clear(); err != nil {
+				t.Fatal(err)
+			}
 			entries, _ := os.ReadDir(dir)
 			if len(entries) != 1 || entries[0].Name() != Lock {
 				t.Errorf("new run directory holds %v, want only the lock", entries)

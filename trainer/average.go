@@ -6,19 +6,24 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
 
 // Average writes to out the element-wise mean of the weights in paths, as the
 // paper does with the last 5 (base) or 20 (big) checkpoints (section 6.1). All
-// checkpoints must be of the same model; out gets the first one's config.
+// checkpoints must be of the same model and tokenizer (the same
+// fingerprints, data.BPEFingerprintKey and data.VocabFingerprintKey, or
+// none); out gets the first one's config and the fingerprints, so that
+// the tools that load it check its tokenizer as they check a step's.
 func Average(paths []string, out string) error {
 	if len(paths) == 0 {
 		return errors.New("no checkpoints to average")
 	}
 	var sum *graph.Params
 	var cfg model.Config
+	meta := map[string]string{"averaged": strconv.Itoa(len(paths))}
 	for i, path := range paths {
 		ck, err := model.LoadCheckpoint(path)
 		if err != nil {
@@ -26,8 +31,16 @@ func Average(paths []string, out string) error {
 		}
 		if i == 0 {
 			cfg = ck.Config
+			for _, k := range fingerprintKeys {
+				if v, ok := ck.Meta[k]; ok {
+					meta[k] = v
+				}
+			}
 		} else if ck.Config != cfg {
 			return errors.Errorf("%s is of another model than %s", path, paths[0])
+		}
+		if err := sameFingerprints(meta, ck.Meta); err != nil {
+			return errors.Wrapf(err, "%s and %s", path, paths[0])
 		}
 		_, params, err := ck.Transformer(tensor.Float64)
 		if err != nil {
@@ -46,5 +59,19 @@ func Average(paths []string, out string) error {
 			sum.Value(name).Data().([]float64)[j] = v / float64(len(paths))
 		}
 	}
-	return model.SaveCheckpoint(out, cfg, sum, map[string]string{"averaged": strconv.Itoa(len(paths))})
+	return model.SaveCheckpoint(out, cfg, sum, meta)
+}
+
+// fingerprintKeys name the tokenizer's fingerprints in a checkpoint's metadata.
+var fingerprintKeys = []string{data.BPEFingerprintKey, data.VocabFingerprintKey}
+
+// sameFingerprints refuses metadata whose tokenizer fingerprints are not
+// those of want (both missing is the same).
+func sameFingerprints(want, have map[string]string) error {
+	for _, k := range fingerprintKeys {
+		if want[k] != have[k] {
+			return errors.Errorf("%s differ: %q and %q: the weights are of another tokenizer", k, have[k], want[k])
+		}
+	}
+	return nil
 }

@@ -245,6 +245,9 @@ func (t *Trainer) restore(path string) error {
 	if ck.Config != t.m.Config() {
 		return errors.Errorf("checkpoint %s is of another model: %+v, this run's is %+v", path, ck.Config, t.m.Config())
 	}
+	if err := sameFingerprints(t.opt.Meta, ck.Meta); err != nil {
+		return errors.Wrapf(err, "checkpoint %s: not the run's bpe.txt and vocab.txt", path)
+	}
 	if err := ck.Restore(t.params); err != nil {
 		return err
 	}

@@ -355,7 +355,8 @@ func TestAverage(t *testing.T) {
 	f := newFixture(t)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors")
-	if err := model.SaveCheckpoint(a, f.m.Config(), f.params, nil); err != nil {
+	prints := map[string]string{data.BPEFingerprintKey: "b1", data.VocabFingerprintKey: "v1"}
+	if err := model.SaveCheckpoint(a, f.m.Config(), f.params, prints); err != nil {
 		t.Fatal(err)
 	}
 	first := snapshot(f.params)
@@ -364,16 +365,26 @@ func TestAverage(t *testing.T) {
 			f.params.Value(n).Data().([]float32)[i] = 3*v + 1
 		}
 	}
-	if err := model.SaveCheckpoint(b, f.m.Config(), f.params, nil); err != nil {
+	other := filepath.Join(dir, "other.safetensors")
+	if err := model.SaveCheckpoint(other, f.m.Config(), f.params, map[string]string{data.BPEFingerprintKey: "b1", data.VocabFingerprintKey: "v2"}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "avg.safetensors")
+	if err := Average([]string{a, other}, out); err == nil || !strings.Contains(err.Error(), "vocab_sha256 differ") {
+		t.Fatalf("averaging weights of two vocabularies: %v", err)
+	}
+	if err := model.SaveCheckpoint(b, f.m.Config(), f.params, prints); err != nil {
+		t.Fatal(err)
+	}
 	if err := Average([]string{a, b}, out); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := model.LoadCheckpoint(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ck.Meta[data.BPEFingerprintKey] != "b1" || ck.Meta[data.VocabFingerprintKey] != "v1" {
+		t.Errorf("averaged weights carry metadata %v, want the checkpoints' fingerprints", ck.Meta)
 	}
 	_, avg, err := ck.Transformer(tensor.Float64)
 	if err != nil {

@@ -47,7 +47,7 @@ func load(dir, checkpoint string) (*translator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFingerprints(ck.Meta, dir, bpe, vocab); err != nil {
+	if err := checkFingerprints(ck.Meta, path, dir, bpe, vocab); err != nil {
 		return nil, err
 	}
 	if vocab.Len() != m.Config().Vocab {
@@ -59,13 +59,19 @@ func load(dir, checkpoint string) (*translator, error) {
 
 // checkFingerprints refuses a bpe.txt or vocab.txt that is not the one
 // the checkpoint was trained with (edited, emptied or reordered since),
-// when the checkpoint records their fingerprints.
-func checkFingerprints(meta map[string]string, dir string, bpe *data.BPE, vocab *data.Vocab) error {
+// and a checkpoint that records no fingerprints, whose tokenizer cannot be
+// checked.
+func checkFingerprints(meta map[string]string, path, dir string, bpe *data.BPE, vocab *data.Vocab) error {
 	for _, f := range []struct{ key, file, have string }{
 		{data.BPEFingerprintKey, "bpe.txt", bpe.Fingerprint()},
 		{data.VocabFingerprintKey, "vocab.txt", vocab.Fingerprint()},
 	} {
-		if want, ok := meta[f.key]; ok && want != f.have {
+		want, ok := meta[f.key]
+		if !ok {
+			return errors.Errorf("%s records no %s (the fingerprint of the %s it was trained with), so %s cannot be checked against it",
+				path, f.key, f.file, filepath.Join(dir, f.file))
+		}
+		if want != f.have {
 			return errors.Errorf("%s is not the file the model was trained with (its SHA-256 differs from the checkpoint's)", filepath.Join(dir, f.file))
 		}
 	}

@@ -39,23 +39,38 @@ func decode(data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Tensors: map[string]Tensor{}}
-	entries, err := parseHeader(header, f)
+	f, entries, err := decodeHeader(header, uint64(len(buf)))
+	if err == nil {
+		err = attach(f, entries, buf)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLayout(entries, uint64(len(buf))); err != nil {
-		return nil, err
+	return f, nil
+}
+
+// decodeHeader parses a header and checks that its tensors cover a buffer
+// of size bytes exactly; the tensors' Data is left nil.
+func decodeHeader(header []byte, size uint64) (*File, []entry, error) {
+	f := &File{Tensors: map[string]Tensor{}}
+	entries, err := parseHeader(header, f)
+	if err != nil {
+		return nil, nil, err
 	}
+	return f, entries, checkLayout(entries, size)
+}
+
+// attach gives the tensors of f their bytes of buf and checks them.
+func attach(f *File, entries []entry, buf []byte) error {
 	for _, e := range entries {
 		t := f.Tensors[e.name]
 		t.Data = buf[e.begin:e.end:e.end]
 		if err := t.check(); err != nil {
-			return nil, err
+			return err
 		}
 		f.Tensors[e.name] = t
 	}
-	return f, nil
+	return nil
 }
 
 // split returns the header and the byte buffer of data.
@@ -64,11 +79,23 @@ func split(data []byte) (header, buf []byte, err error) {
 		return nil, nil, errors.Errorf("truncated: %d bytes, the header size alone takes %d", len(data), prefixLen)
 	}
 	n := binary.LittleEndian.Uint64(data)
+	if n > MaxHeader {
+		return nil, nil, headerTooLong(n)
+	}
 	if n > uint64(len(data)-prefixLen) {
 		return nil, nil, errors.Errorf("header size %d exceeds the %d bytes that follow it", n, len(data)-prefixLen)
 	}
 	end := prefixLen + int(n)
 	return data[prefixLen:end], data[end:], nil
+}
+
+// MaxHeader bounds a header's size in bytes, as the reference
+// implementation does (100 MB): a larger size prefix is refused before
+// anything more is read.
+const MaxHeader = 100 << 20
+
+func headerTooLong(n uint64) error {
+	return errors.Errorf("header size %d is more than the %d bytes a header may have", n, MaxHeader)
 }
 
 // parseHeader parses the JSON header into f's metadata and tensors, whose

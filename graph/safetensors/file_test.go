@@ -140,3 +140,44 @@ func TestReadErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReadChecksBeforeReading reads files that would take unbounded memory
+// if read whole: each is refused from its size prefix or its kind, before
+// the rest is read.
+func TestReadChecksBeforeReading(t *testing.T) {
+	dir := t.TempDir()
+	sparse := filepath.Join(dir, "sparse.safetensors")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A size prefix of 2^40 and a terabyte of holes.
+	if _, err := f.Write([]byte{0, 0, 0, 0, 0, 1, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skipf("no sparse files here: %v", err)
+	}
+	f.Close()
+	emptyHeader := filepath.Join(dir, "holes.safetensors")
+	if err := os.WriteFile(emptyHeader, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(emptyHeader, 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{sparse, "header size 1099511627776 is more than the 104857600 bytes a header may have"},
+		{emptyHeader, "header JSON"},
+		{"/dev/zero", "not a regular file"},
+		{dir, "not a regular file"},
+	}
+	for _, tt := range tests {
+		if _, err := os.Stat(tt.path); err != nil {
+			continue
+		}
+		if _, err := Read(tt.path); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.path) {
+			t.Errorf("Read(%s): %v, want an error naming it with %q", tt.path, err, tt.want)
+		}
+	}
+}

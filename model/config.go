@@ -3,7 +3,6 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -193,7 +192,7 @@ func (c Config) Variants() layers.Variants {
 // LoadConfig reads a JSON config file and validates it. Fields missing from the
 // file keep the values of base, so a file may hold only overrides of a preset.
 func LoadConfig(path string, base Config) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictjson.ReadFile(path)
 	if err != nil {
 		return Config{}, errors.Wrap(err, "reading config")
 	}

@@ -385,7 +385,7 @@ func (s settings) save() error {
 // loadSettings reads OUT/run.json of an earlier run.
 func loadSettings(dir string) (settings, error) {
 	var s settings
-	js, err := os.ReadFile(filepath.Join(dir, rundir.Settings))
+	js, err := strictjson.ReadFile(filepath.Join(dir, rundir.Settings))
 	if err != nil {
 		return s, errors.Wrapf(err, "-resume %s: not a training output directory", dir)
 	}

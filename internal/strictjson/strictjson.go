@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 
 	"github.com/pkg/errors"
 )
@@ -23,4 +24,42 @@ func Decode(raw []byte, v any) error {
 		return errors.Errorf("more after the JSON object that ends at byte %d", end)
 	}
 	return nil
+}
+
+// MaxFile bounds the size of a JSON file that ReadFile reads: a model
+// config or a run's settings take a few kilobytes.
+const MaxFile = 1 << 20
+
+// ReadFile reads the JSON file at path of at most MaxFile bytes; a larger
+// file, or one that is not a regular file (a device, a pipe), is refused
+// before it is read.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, errors.Errorf("%s is not a regular file", path)
+	case st.Size() > MaxFile:
+		return nil, errors.Errorf("%s has %d bytes, more than the %d a JSON settings file may have", path, st.Size(), MaxFile)
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, MaxFile+1))
+	if err == nil && len(raw) > MaxFile {
+		err = errors.Errorf("%s grew past %d bytes while it was read", path, MaxFile)
+	}
+	return raw, err
+}
+
+// DecodeFile decodes the JSON file at path (see ReadFile and Decode) into v.
+func DecodeFile(path string, v any) error {
+	raw, err := ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return Decode(raw, v)
 }

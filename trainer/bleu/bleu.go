@@ -105,8 +105,16 @@ func (o Options) Validate() error {
 	if o.SmoothValue < 0 || math.IsNaN(o.SmoothValue) || math.IsInf(o.SmoothValue, 0) {
 		return errors.Errorf("smoothing value %v is not a non-negative number", o.SmoothValue)
 	}
+	if most := maxSmoothValue[o.Smooth]; o.SmoothValue > most {
+		return errors.Errorf("smoothing value %v of %s: want at most %v", o.SmoothValue, o.Smooth, most)
+	}
 	return nil
 }
+
+// maxSmoothValue bounds the smoothing values: a floor above 1 would count
+// an n-gram that never matches as more than one that does, and add-k's k
+// is bounded far above any use so that no precision overflows.
+var maxSmoothValue = map[string]float64{SmoothFloor: 1, SmoothAddK: 1e6}
 
 // Signature returns sacreBLEU's reproducibility signature for BLEU with
 // these options against one reference, such as
@@ -183,7 +191,18 @@ func Corpus(hyps, refs []string, opt Options) (Score, error) {
 	for i := range hyps {
 		st.add(opt.tokens(hyps[i]), opt.tokens(refs[i]))
 	}
-	return st.score(opt), nil
+	return st.score(opt).finite()
+}
+
+// finite refuses a score with a number that is not finite, which no
+// sentences give with valid options: a result is never +Inf or NaN.
+func (s Score) finite() (Score, error) {
+	for _, v := range append([]float64{s.Score, s.BP, s.Ratio}, s.Precisions[:]...) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Score{}, errors.Errorf("BLEU is not finite: %v", s)
+		}
+	}
+	return s, nil
 }
 
 // Sentence returns the BLEU of one hypothesis against its reference. As

@@ -144,6 +144,8 @@ func TestCorpusErrors(t *testing.T) {
 		{"tokenizer", []string{"a"}, []string{"a"}, bleu.Options{Tokenize: "intl"}, `unknown tokenizer "intl"`},
 		{"smoothing", []string{"a"}, []string{"a"}, bleu.Options{Smooth: "laplace"}, `unknown smoothing method "laplace"`},
 		{"smooth value", []string{"a"}, []string{"a"}, bleu.Options{Smooth: bleu.SmoothFloor, SmoothValue: -1}, "smoothing value -1"},
+		{"floor above 1", []string{"a b c"}, []string{"a b d"}, bleu.Options{Smooth: bleu.SmoothFloor, SmoothValue: 1e308}, "smoothing value 1e+308 of floor: want at most 1"},
+		{"huge add-k", []string{"a b c"}, []string{"a b d"}, bleu.Options{Smooth: bleu.SmoothAddK, SmoothValue: 1e308}, "smoothing value 1e+308 of add-k: want at most 1e+06"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

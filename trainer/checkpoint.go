@@ -80,6 +80,9 @@ func (t *Trainer) save() (string, error) {
 	if !t.world().Root() {
 		return "", nil
 	}
+	if err := t.checkFinite(); err != nil {
+		return "", err
+	}
 	dir := t.checkpointDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", errors.Wrap(err, "checkpoint directory")
@@ -93,6 +96,36 @@ func (t *Trainer) save() (string, error) {
 	}
 	t.rep.Saved(t.adam.Step, path)
 	return path, t.prune()
+}
+
+// checkFinite refuses parameters that are not all finite, so that a run
+// that diverged stops naming the step, the parameter and the value, and
+// never writes weights over its last good checkpoint.
+func (t *Trainer) checkFinite() error {
+	for _, name := range t.params.Names() {
+		var bad float64
+		switch d := t.params.Value(name).Data().(type) {
+		case []float32:
+			for _, v := range d {
+				if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+					bad = f
+					break
+				}
+			}
+		case []float64:
+			for _, v := range d {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					bad = v
+					break
+				}
+			}
+		}
+		if bad != 0 {
+			return errors.Errorf("step %d: parameter %s holds %v; stopping. The last good checkpoint is in %s",
+				t.adam.Step, name, bad, t.checkpointDir())
+		}
+	}
+	return nil
 }
 
 // saveState writes Adam's moments and the run's state.
@@ -309,6 +342,9 @@ func (t *Trainer) applyState(st state) error {
 func (t *Trainer) finish() error {
 	if !t.world().Root() {
 		return nil
+	}
+	if err := t.checkFinite(); err != nil {
+		return err
 	}
 	if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
 		return err

@@ -1,8 +1,11 @@
 package trainer
 
 import (
+	"math"
 	"path/filepath"
 	"time"
+
+	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/model"
 )
@@ -48,11 +51,15 @@ func (t *Trainer) evaluateAndLog() error {
 	if err != nil {
 		return err
 	}
+	if l := sc.Loss(); math.IsNaN(l) || math.IsInf(l, 0) {
+		return errors.Errorf("step %d: the validation loss is %v; stopping. The last good checkpoint is in %s",
+			t.adam.Step, l, t.checkpointDir())
+	}
 	now := time.Now()
 	t.elapsed += now.Sub(t.window.start)
 	m := Metrics{
 		Step: t.adam.Step, TrainLoss: t.window.loss / float64(max(t.window.steps, 1)),
-		ValLoss: sc.Loss(), ValPPL: sc.Perplexity(), ValAcc: sc.Accuracy(),
+		ValLoss: sc.Loss(), ValPPL: perplexity(sc.Loss()), ValAcc: sc.Accuracy(),
 		LR: t.sched.At(t.adam.Step), TokensPerS: t.window.rate(), ElapsedS: t.elapsed.Seconds(),
 	}
 	if err := t.decodingMetrics(&m); err != nil {
@@ -106,4 +113,10 @@ func (t *Trainer) keepBest(m Metrics) error {
 	}
 	t.best = value
 	return model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta())
+}
+
+// perplexity is exp(loss), at most math.MaxFloat64: a finite loss above
+// 709.78 overflows exp, and a metric is never a number JSON cannot hold.
+func perplexity(loss float64) float64 {
+	return min(math.Exp(loss), math.MaxFloat64)
 }

@@ -422,3 +422,35 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFiniteWeightsAreNeverSaved makes one parameter infinite in a way
+// the loss does not see (an embedding row no batch reads): the save stops
+// the run naming the step, the parameter and the value, and the last good
+// checkpoint stays the newest.
+func TestNonFiniteWeightsAreNeverSaved(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	tr, _ := New(f.m, f.params, f.data, options(dir, 3), nil)
+	if err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	name := f.params.Names()[len(f.params.Names())-1]
+	f.params.Value(name).Data().([]float32)[0] = float32(math.Inf(1))
+	if err := tr.checkFinite(); err == nil || !strings.Contains(err.Error(), "step 3: parameter "+name+" holds +Inf") {
+		t.Fatalf("checkFinite: %v", err)
+	}
+	if _, err := tr.save(); err == nil {
+		t.Fatal("saved infinite weights")
+	}
+	if ck, _ := Checkpoints(dir); len(ck) == 0 || !strings.HasSuffix(ck[len(ck)-1], "step-00000003.safetensors") {
+		t.Fatalf("checkpoints after the refused save: %v", ck)
+	}
+}
+
+func TestPerplexityIsFinite(t *testing.T) {
+	for _, tc := range []struct{ loss, want float64 }{{0, 1}, {math.Log(5), 5}, {709, math.Exp(709)}, {800, math.MaxFloat64}} {
+		if got := perplexity(tc.loss); math.Abs(got-tc.want) > 1e-9*tc.want {
+			t.Errorf("perplexity(%v) = %v, want %v", tc.loss, got, tc.want)
+		}
+	}
+}

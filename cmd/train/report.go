@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 
 	"github.com/schollz/progressbar/v3"
@@ -89,4 +90,11 @@ func logEval(log *slog.Logger, m trainer.Metrics) {
 	log.Info("eval", args...)
 }
 
-func round(v float64) float64 { return float64(int64(v*10000+0.5)) / 10000 }
+// round rounds v to 4 decimals; a value too large for them (a perplexity
+// of 1e300) stays as it is, never wrapped around to a negative number.
+func round(v float64) float64 {
+	if r := math.Round(v*10000) / 10000; !math.IsInf(r, 0) && !math.IsNaN(r) {
+		return r
+	}
+	return v
+}

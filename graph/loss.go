@@ -225,9 +225,12 @@ func smoothedRowsBackwardIn[T Float](d, x []T, targets []int, stats, dstats []T,
 			dr[t] -= dl * T(1-eps)
 			continue
 		}
-		// dr = (dl + dz)·softmax(row) - dl·q, the softmax being e^(row - lse).
-		expShift(dr, x[i*vocab:(i+1)*vocab], stats[2*i])
-		s, c := dl+dz, dl*q
+		// dr = (dl + dz)·softmax(row) - dl·q, the softmax being e^(row - lse)
+		// divided by its sum: lse as stored in T is rounded at the logits'
+		// magnitude (by up to 1e-3 in float32 near 1e4), and the sum
+		// cancels that rounding.
+		sum := expShift(dr, x[i*vocab:(i+1)*vocab], stats[2*i])
+		s, c := (dl+dz)/T(sum), dl*q
 		for v, p := range dr {
 			dr[v] = s*p - c
 		}

@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -37,6 +39,9 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (Config, *graph.Params
 		return Config{}, nil, err
 	}
 	cfg, err := torchConfig(f, heads)
+	if err == nil {
+		err = checkTorchNames(f, cfg)
+	}
 	if err == nil {
 		err = checkHolds(f, cfg.Footprint(4, 0).Params, cfg, false)
 	}
@@ -92,8 +97,45 @@ func countLayers(f *safetensors.File, stack string) int {
 	}
 }
 
+// checkTorchNames refuses, before anything is allocated, a file whose
+// tensor names are not those of the model of cfg: the import is complete or
+// refused, listing every missing and every unexpected tensor (a layer whose
+// norm1.weight is missing is not counted, and its other tensors would
+// otherwise be left out silently).
+func checkTorchNames(f *safetensors.File, cfg Config) error {
+	m, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	shapes, err := ParamShapes(m)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	var problems []string
+	for _, name := range shapes.Names() {
+		src, _ := torchSource(name)
+		want[src] = true
+	}
+	for _, src := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := f.Tensors[src]; !ok {
+			problems = append(problems, src+": missing")
+		}
+	}
+	for _, name := range f.Names() {
+		if !want[name] {
+			problems = append(problems, name+": unexpected, no parameter of the model takes it")
+		}
+	}
+	if len(problems) > 0 {
+		return errors.Errorf("the tensors are not those of a model of %d encoder and %d decoder layers:\n  %s",
+			cfg.EncoderLayers, cfg.DecoderLayers, strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
 // copyTorch sets every parameter from its PyTorch tensor, splitting the packed
-// q, k, v projections; each missing or misshapen tensor is reported.
+// q, k, v projections; each misshapen tensor is reported.
 func copyTorch(f *safetensors.File, params *graph.Params) error {
 	var problems []string
 	for _, name := range params.Names() {

@@ -97,29 +97,30 @@ func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
 }
 
 // CheckMemory returns an error if the estimated need (training, or
-// decoding with weights alone) exceeds the memory this machine has
-// available now; the error names the largest field, its value and the
-// estimate. Where the system does not report its memory, CheckMemory
-// checks nothing.
+// decoding with weights alone) exceeds the memory this process may still
+// allocate: the lowest of the machine's available memory and its control
+// group's limits (sysmem.Lowest). The error names the largest field, its
+// value, the estimate and the limit that applied. Where the system does
+// not report its memory, CheckMemory checks nothing.
 func (c Config) CheckMemory(training bool, batchTokens int) error {
-	avail, ok := sysmem.Available()
+	avail, ok := sysmem.Lowest()
 	if !ok {
 		return nil
 	}
 	return c.checkMemory(training, batchTokens, avail)
 }
 
-func (c Config) checkMemory(training bool, batchTokens int, avail int64) error {
+func (c Config) checkMemory(training bool, batchTokens int, avail sysmem.Limit) error {
 	f := c.Footprint(4, batchTokens)
 	need, what := f.Weights, "its weights"
 	if training {
 		need, what = f.Training, fmt.Sprintf("training on batches of %d tokens", batchTokens)
 	}
-	if need <= avail {
+	if need <= avail.Bytes {
 		return nil
 	}
-	return errors.Errorf("model too large: %s = %s gives %d parameters; %s needs about %s, and this machine has %s available",
-		f.Largest, c.fieldValue(f.Largest), f.Params, what, bytesString(need), bytesString(avail))
+	return errors.Errorf("model too large: %s = %s gives %d parameters; %s needs about %s, and this process may allocate %s",
+		f.Largest, c.fieldValue(f.Largest), f.Params, what, bytesString(need), avail)
 }
 
 // fieldValue is the value of the named size field of c, as text.
@@ -129,12 +130,7 @@ func (c Config) fieldValue(field string) string {
 }
 
 // bytesString writes n in GB or MB.
-func bytesString(n int64) string {
-	if n >= 1<<30 {
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
-	}
-	return fmt.Sprintf("%.0f MB", float64(n)/(1<<20))
-}
+func bytesString(n int64) string { return sysmem.Bytes(n) }
 
 // forwardBytes is the least memory that one forward pass without gradients
 // holds at once over rows sequences of srcLen source and tgtLen target
@@ -169,7 +165,7 @@ func (c Config) decodeBytes(elemBytes, sources, beams, srcLen, steps int) float6
 // has available, naming what needs them; where the system does not report
 // its memory, it checks nothing.
 func checkAvailable(what string, need float64) error {
-	avail, ok := sysmem.Available()
+	avail, ok := sysmem.Lowest()
 	if !ok {
 		return nil
 	}
@@ -177,12 +173,12 @@ func checkAvailable(what string, need float64) error {
 }
 
 // fitsIn is checkAvailable with avail bytes available.
-func fitsIn(what string, need float64, avail int64) error {
-	if need <= float64(avail) {
+func fitsIn(what string, need float64, avail sysmem.Limit) error {
+	if need <= float64(avail.Bytes) {
 		return nil
 	}
-	return errors.Errorf("%s: at least %s needed, and this machine has %s available",
-		what, bytesString(int64(min(need, math.MaxInt64/2))), bytesString(avail))
+	return errors.Errorf("%s: at least %s needed, and this process may allocate %s",
+		what, bytesString(int64(min(need, math.MaxInt64/2))), avail)
 }
 
 // checkMemory refuses, before anything is allocated, to decode the batch

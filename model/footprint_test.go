@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/transformer-go/transformer/internal/sysmem"
 )
 
 // TestFootprintCountsEveryParameter compares the estimate's parameter count
@@ -41,7 +43,7 @@ func TestFootprintCountsEveryParameter(t *testing.T) {
 
 func TestCheckMemoryNamesTheField(t *testing.T) {
 	cfg, _ := Preset("base", 37000)
-	if err := cfg.checkMemory(true, 4096, 16<<30); err != nil {
+	if err := cfg.checkMemory(true, 4096, sysmem.Limit{Bytes: 16 << 30, Source: "test"}); err != nil {
 		t.Fatalf("base on 16 GB: %v", err)
 	}
 	tests := []struct {
@@ -58,9 +60,9 @@ func TestCheckMemoryNamesTheField(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		err := c.checkMemory(false, 4096, 2<<30)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "2.0 GB available") {
-			t.Errorf("error %v, want one naming %q and the 2.0 GB available", err, tt.want)
+		err := c.checkMemory(false, 4096, sysmem.Limit{Bytes: 2 << 30, Source: "cgroup v2 /sys/fs/cgroup/memory.max"})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "may allocate 2.0 GB (lowest limit: cgroup v2 /sys/fs/cgroup/memory.max)") {
+			t.Errorf("error %v, want one naming %q, the 2.0 GB available and the limit", err, tt.want)
 		}
 	}
 }
@@ -158,18 +160,19 @@ func TestMemoryEstimatesAreLowerBounds(t *testing.T) {
 }
 
 func TestFitsInSaysWhatAndHowMuch(t *testing.T) {
-	if err := fitsIn("a batch", 2<<30, 2<<30); err != nil {
+	avail := sysmem.Limit{Bytes: 2 << 30, Source: "MemAvailable in /proc/meminfo"}
+	if err := fitsIn("a batch", 2<<30, avail); err != nil {
 		t.Fatalf("what fits: %v", err)
 	}
 	tests := []struct {
 		need float64
 		want string
 	}{
-		{3 << 30, "a batch: at least 3.0 GB needed, and this machine has 2.0 GB available"},
-		{1e300, "a batch: at least 4294967296.0 GB needed, and this machine has 2.0 GB available"},
+		{3 << 30, "a batch: at least 3.0 GB needed, and this process may allocate 2.0 GB (lowest limit: MemAvailable in /proc/meminfo)"},
+		{1e300, "a batch: at least 4294967296.0 GB needed, and this process may allocate 2.0 GB (lowest limit: MemAvailable in /proc/meminfo)"},
 	}
 	for _, tt := range tests {
-		if err := fitsIn("a batch", tt.need, 2<<30); err == nil || err.Error() != tt.want {
+		if err := fitsIn("a batch", tt.need, avail); err == nil || err.Error() != tt.want {
 			t.Errorf("need %g: error %v, want %q", tt.need, err, tt.want)
 		}
 	}

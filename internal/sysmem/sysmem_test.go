@@ -1,6 +1,8 @@
 package sysmem
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -35,5 +37,62 @@ func TestAvailableOnLinux(t *testing.T) {
 	}
 	if n, ok := PeakRSS(); !ok || n <= 0 {
 		t.Fatalf("PeakRSS() = %d, %v on Linux", n, ok)
+	}
+}
+
+// TestLowest builds /proc and /sys/fs/cgroup trees and checks that the
+// lowest limit wins and is named.
+func TestLowest(t *testing.T) {
+	const meminfo = "MemTotal: 24000000 kB\nMemAvailable: 20000000 kB\n" // 19.1 GB
+	tests := []struct {
+		name   string
+		files  map[string]string
+		bytes  int64
+		source string
+	}{
+		{"MemAvailable alone", map[string]string{"proc/meminfo": meminfo}, 20000000 << 10, "MemAvailable in /proc/meminfo"},
+		{"cgroup v2 limit", map[string]string{
+			"proc/meminfo": meminfo, "proc/self/cgroup": "0::/job\n",
+			"sys/fs/cgroup/job/memory.max": "1073741824\n", "sys/fs/cgroup/job/memory.current": "73741824\n",
+			"sys/fs/cgroup/memory.max": "max\n",
+		}, 1<<30 - 73741824, "cgroup v2 /sys/fs/cgroup/job/memory.max"},
+		{"cgroup v2 parent's limit is lower", map[string]string{
+			"proc/meminfo": meminfo, "proc/self/cgroup": "0::/a/b\n",
+			"sys/fs/cgroup/a/b/memory.max": "max\n", "sys/fs/cgroup/a/memory.max": "500000000\n",
+		}, 500000000, "cgroup v2 /sys/fs/cgroup/a/memory.max"},
+		{"cgroup v1 limit", map[string]string{
+			"proc/meminfo": meminfo, "proc/self/cgroup": "4:memory:/box\n3:cpu:/\n0::/\n",
+			"sys/fs/cgroup/memory/box/memory.limit_in_bytes": "2000000000\n", "sys/fs/cgroup/memory/box/memory.usage_in_bytes": "1000000000\n",
+			"sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n",
+		}, 1000000000, "cgroup v1 /sys/fs/cgroup/memory/box/memory.limit_in_bytes"},
+		{"cgroup v1 without a limit", map[string]string{
+			"proc/meminfo": meminfo, "proc/self/cgroup": "4:cpu,memory:/\n",
+			"sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n",
+		}, 20000000 << 10, "MemAvailable in /proc/meminfo"},
+		{"usage above the limit", map[string]string{
+			"proc/meminfo": meminfo, "proc/self/cgroup": "0::/\n",
+			"sys/fs/cgroup/memory.max": "1000\n", "sys/fs/cgroup/memory.current": "5000\n",
+		}, 0, "cgroup v2 /sys/fs/cgroup/memory.max"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, text := range tt.files {
+				p := filepath.Join(root, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, ok := lowest(root)
+			if !ok || l.Bytes != tt.bytes || l.Source != tt.source {
+				t.Errorf("lowest = %+v, %v; want %d bytes from %s", l, ok, tt.bytes, tt.source)
+			}
+		})
+	}
+	if _, ok := lowest(t.TempDir()); ok {
+		t.Error("a system that reports nothing has a limit")
 	}
 }

@@ -29,12 +29,6 @@ func (t *translator) drawAttention(path string, p pair, layer, head int) error {
 	if layer == -1 {
 		layer = cfg.DecoderLayers - 1
 	}
-	if layer < 0 || layer >= cfg.DecoderLayers {
-		return errors.Errorf("-layer %d: the decoder's layers are 0 to %d", layer, cfg.DecoderLayers-1)
-	}
-	if head < -1 || head >= cfg.Heads {
-		return errors.Errorf("-head %d: the heads are 0 to %d (-1: their average)", head, cfg.Heads-1)
-	}
 	maps, err := model.Attention(t.m, t.params, p.src, p.tgt, fmt.Sprintf("decoder.layers.%d.cross_attn", layer))
 	if err != nil {
 		return err

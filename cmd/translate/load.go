@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/pkg/errors"
@@ -78,38 +79,53 @@ func checkFingerprints(meta map[string]string, path, dir string, bpe *data.BPE, 
 	return nil
 }
 
-// lines are the lines of a file, or of standard input, and its name for
-// messages.
+// lines are consecutive lines of a file, or of standard input, the first
+// of them its line first+1, and its name for messages.
 type lines struct {
-	name string
-	text []string
+	name  string
+	first int
+	text  []string
 }
 
 // where locates line i (from 0) for a message: "NAME:LINE".
-func (l lines) where(i int) string { return fmt.Sprintf("%s:%d", l.name, i+1) }
+func (l lines) where(i int) string { return fmt.Sprintf("%s:%d", l.name, l.first+i+1) }
 
-// readInput reads the lines of path (plain or gzip-compressed), or of stdin
-// if path is empty.
-func readInput(path string, stdin io.Reader) (lines, error) {
-	var lr *data.LineReader
-	var err error
+// openInput opens path (plain or gzip-compressed), or stdin if path is
+// empty, to be read a line at a time.
+func openInput(path string, stdin io.Reader) (*data.LineReader, error) {
 	if path == "" {
-		lr, err = data.NewLineReader("standard input", stdin)
-	} else {
-		lr, err = data.OpenLines(path)
+		return data.NewLineReader("standard input", stdin)
 	}
-	if err != nil {
-		return lines{}, err
-	}
-	defer lr.Close()
-	l := lines{name: lr.Name()}
-	for {
+	return data.OpenLines(path)
+}
+
+// readChunk reads the next n lines of lr, or fewer at its end; first is
+// the number of lines read before.
+func readChunk(lr *data.LineReader, first, n int) (lines, error) {
+	l := lines{name: lr.Name(), first: first}
+	for len(l.text) < n {
 		s, ok, err := lr.Next()
 		if err != nil || !ok {
 			return l, err
 		}
 		l.text = append(l.text, s)
 	}
+	return l, nil
+}
+
+// checkOutput refuses an output path whose directory does not exist or
+// that is a directory, before any work is done (nothing for "").
+func checkOutput(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return errors.Errorf("%s %s is a directory", flag, path)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return errors.Errorf("%s %s: its directory %s does not exist", flag, path, filepath.Dir(path))
+	}
+	return nil
 }
 
 // encode tokenizes line i of l, with EOSID appended (and BOSID prepended for

@@ -42,6 +42,10 @@
 // chosen method, up to -max-len tokens or its length plus 50, within the
 // model's max_len) and printed with its continuation, one line each.
 //
+// The input is read a batch (-batch lines) at a time, and each batch's
+// output is written, in input order, as soon as it is done: translate
+// works in bounded memory on input of any length.
+//
 // With -attention PNG, the cross-attention of the sentence on input line
 // -attention-line (1 by default) to its translation (or its target with
 // -score) is drawn as a heat map labelled with the source and target tokens:
@@ -60,6 +64,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -128,22 +133,87 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := o.checkModel(t); err != nil {
 		return err
 	}
-	in, err := readInput(o.input, stdin)
+	in, err := openInput(o.input, stdin)
 	if err != nil {
 		return err
 	}
+	defer in.Close()
+	picked, err := o.stream(t, in, stdout)
+	if err != nil || o.attention == "" {
+		return err
+	}
+	return t.drawAttention(o.attention, picked, o.layer, o.head)
+}
+
+// stream translates or scores the input a batch of lines at a time,
+// writing each batch's results, in input order, as soon as it is done: in
+// memory bounded by the batch, however long the input. It returns the
+// pair of -attention-line.
+func (o *options) stream(t *translator, in *data.LineReader, stdout io.Writer) (pair, error) {
+	b, err := o.src.Bound(t.m.Config(), "translate", o.warn)
+	if err != nil {
+		return pair{}, err
+	}
+	var targets *data.LineReader
+	if o.score != "" {
+		if targets, err = data.OpenLines(o.score); err != nil {
+			return pair{}, errors.Wrap(err, "-score")
+		}
+		defer targets.Close()
+	}
+	d, err := model.NewDecoder(t.m, t.params)
+	if err != nil {
+		return pair{}, err
+	}
+	defer d.Close()
 	w := bufio.NewWriter(stdout)
-	pairs, err := o.process(t, in, w)
-	if err != nil {
-		return err
+	var picked *pair
+	for first := 0; ; {
+		chunk, err := readChunk(in, first, o.search.Batch)
+		if err != nil || len(chunk.text) == 0 {
+			if err == nil {
+				err = o.checkEnd(in, targets, first, picked != nil)
+			}
+			return derefPair(picked), err
+		}
+		pairs, err := o.process(t, d, chunk, targets, b, w)
+		if err != nil {
+			return pair{}, err
+		}
+		if i := o.attentionLine - 1 - first; o.attention != "" && i >= 0 && i < len(pairs) {
+			picked = &pairs[i]
+		}
+		if err := w.Flush(); err != nil {
+			return pair{}, errors.Wrap(err, "writing the output")
+		}
+		first += len(chunk.text)
 	}
-	if err := w.Flush(); err != nil {
-		return errors.Wrap(err, "writing the output")
+}
+
+// checkEnd checks, once the input has ended after n lines, that the
+// targets of -score have ended too and that -attention-line was one of
+// the lines.
+func (o *options) checkEnd(in, targets *data.LineReader, n int, picked bool) error {
+	if targets != nil {
+		_, more, err := targets.Next()
+		if err != nil {
+			return err
+		}
+		if more {
+			return errors.Errorf("%s has more lines than the %d of %s", targets.Name(), n, in.Name())
+		}
 	}
-	if o.attention == "" {
-		return nil
+	if o.attention != "" && !picked {
+		return errors.Errorf("-attention-line %d: %s has %d lines", o.attentionLine, in.Name(), n)
 	}
-	return t.drawAttention(o.attention, pairs[o.attentionLine-1], o.layer, o.head)
+	return nil
+}
+
+func derefPair(p *pair) pair {
+	if p == nil {
+		return pair{}
+	}
+	return *p
 }
 
 // check reports bad flag combinations.
@@ -172,6 +242,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.attention != "" && o.attentionLine < 1 {
 		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)
 	}
+	if err := checkOutput("-attention", o.attention); err != nil {
+		return err
+	}
 	if o.prompt && o.score != "" {
 		return errors.New("-prompt continues prompts; -score scores translations: give one")
 	}
@@ -191,28 +264,26 @@ func (o *options) checkModel(t *translator) error {
 		return errors.Errorf("-prompt needs a decoder-only model; %s holds a %s model", o.dir, kind)
 	case o.attention != "" && kind != model.KindEncoderDecoder:
 		return errors.Errorf("-attention draws cross-attention, which a %s model has not", kind)
+	case o.attention != "" && (o.layer < -1 || o.layer >= cfg.DecoderLayers):
+		return errors.Errorf("-layer %d: the decoder's layers are 0 to %d (-1: the last)", o.layer, cfg.DecoderLayers-1)
+	case o.attention != "" && (o.head < -1 || o.head >= cfg.Heads):
+		return errors.Errorf("-head %d: the heads are 0 to %d (-1: their average)", o.head, cfg.Heads-1)
 	}
 	return nil
 }
 
-// process translates or scores the input, writing the results to w, and
-// returns every sentence's source and target ids.
-func (o *options) process(t *translator, in lines, w io.Writer) ([]pair, error) {
-	if o.attention != "" && o.attentionLine > len(in.text) {
-		return nil, errors.Errorf("-attention-line %d: %s has %d lines", o.attentionLine, in.name, len(in.text))
-	}
-	b, err := o.src.Bound(t.m.Config(), "translate", o.warn)
-	if err != nil {
-		return nil, err
-	}
+// process translates or scores a chunk of the input (with d, or the
+// chunk's lines of targets), writing the results to w, and returns every
+// sentence's source and target ids.
+func (o *options) process(t *translator, d *model.Decoder, in lines, targets *data.LineReader, b model.SourceBound, w io.Writer) ([]pair, error) {
 	srcs, err := t.sources(in, o.prompt, b)
 	if err != nil {
 		return nil, err
 	}
-	if o.score != "" {
-		return t.score(srcs, in, o.score, o.search.Batch, b, w)
+	if targets != nil {
+		return t.score(srcs, in, targets, o.search.Batch, b, w)
 	}
-	return t.translate(srcs, in, o.search, o.prompt, w)
+	return t.translate(d, srcs, in, o.search, o.prompt, w)
 }
 
 // pair is a sentence's source ids (with EOS) and target ids (without BOS or EOS).

@@ -7,17 +7,13 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
 )
 
-// translate decodes srcs, the sentences (or prompts) of in, and writes
-// their translations (or the prompts and their continuations).
-func (t *translator) translate(srcs [][]int, in lines, s model.Search, prompts bool, w io.Writer) ([]pair, error) {
-	d, err := model.NewDecoder(t.m, t.params)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
+// translate decodes srcs, the sentences (or prompts) of in, with d and
+// writes their translations (or the prompts and their continuations).
+func (t *translator) translate(d *model.Decoder, srcs [][]int, in lines, s model.Search, prompts bool, w io.Writer) ([]pair, error) {
 	hyps, err := d.Decode(srcs, s)
 	if err != nil {
 		return nil, errors.Wrapf(err, "translating %s", in.name)
@@ -27,7 +23,7 @@ func (t *translator) translate(srcs [][]int, in lines, s model.Search, prompts b
 		if prompts {
 			h = continued(srcs[i], h)
 		}
-		t.writeHypotheses(w, i+1, h, s.NBest > 1)
+		t.writeHypotheses(w, in.first+i+1, h, s.NBest > 1)
 		pairs[i] = pair{src: srcs[i], tgt: h[0].Tokens}
 	}
 	return pairs, nil
@@ -43,15 +39,16 @@ func continued(prompt []int, hyps []model.Hypothesis) []model.Hypothesis {
 	return out
 }
 
-// score writes the teacher-forced log-probability of each line of the file
-// path as the translation of the same line of in, whose ids are srcs.
-func (t *translator) score(srcs [][]int, in lines, path string, batch int, b model.SourceBound, w io.Writer) ([]pair, error) {
-	tl, err := readInput(path, nil)
+// score writes the teacher-forced log-probability of each of the next
+// lines of targets as the translation of the same line of in, whose ids
+// are srcs.
+func (t *translator) score(srcs [][]int, in lines, targets *data.LineReader, batch int, b model.SourceBound, w io.Writer) ([]pair, error) {
+	tl, err := readChunk(targets, in.first, len(in.text))
 	if err != nil {
 		return nil, errors.Wrap(err, "-score")
 	}
 	if len(tl.text) != len(in.text) {
-		return nil, errors.Errorf("%s has %d lines but %s has %d", in.name, len(in.text), path, len(tl.text))
+		return nil, errors.Errorf("%s has %d lines but %s has more", tl.name, in.first+len(tl.text), in.name)
 	}
 	tgts, pairs := make([][]int, len(srcs)), make([]pair, len(srcs))
 	for i := range tgts {
@@ -62,7 +59,7 @@ func (t *translator) score(srcs [][]int, in lines, path string, batch int, b mod
 	}
 	scores, err := model.ScorePairs(t.m, t.params, srcs, tgts, batch)
 	if err != nil {
-		return nil, errors.Wrapf(err, "scoring %s", path)
+		return nil, errors.Wrapf(err, "scoring lines %d to %d of %s", in.first+1, in.first+len(in.text), tl.name)
 	}
 	for _, s := range scores {
 		fmt.Fprintf(w, "%.6f\n", s)

@@ -8,6 +8,10 @@
 //	score -checkpoint FILE [-from torch -heads H] -src SRC -tgt TGT [-batch N]
 //	      [-max-src-len N] [-long error|truncate]
 //
+// The files are read a batch (-batch pairs) at a time, and each batch's
+// scores written, in input order, as soon as it is done: score works in
+// bounded memory on files of any length.
+//
 // SRC and TGT hold one sequence per line, ids separated by white space; line i
 // of TGT is the target of line i of SRC and starts with the start token. Id 0
 // is padding and may not appear. The files may be gzip-compressed; a line is
@@ -98,38 +102,58 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	src, tgt, err := o.read(m.Config(), stderr)
-	if err != nil {
-		return err
-	}
-	scores, err := model.ScorePairs(m, params, src, tgt, o.batch)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(stdout)
-	for _, s := range scores {
-		fmt.Fprintf(w, "%.6f\n", s)
-	}
-	return w.Flush()
+	return o.stream(m, params, stdout, stderr)
 }
 
-// read reads the sources and targets for a model of config c, bounded as
-// the flags say; warnings go to warn.
-func (o *options) read(c model.Config, warn io.Writer) (src, tgt [][]int, err error) {
+// stream scores the pairs a batch at a time, writing each batch's scores,
+// in input order, as soon as it is done: in memory bounded by the batch,
+// however long the files. Warnings go to warn.
+func (o *options) stream(m model.Model, params *graph.Params, stdout, warn io.Writer) error {
+	c := m.Config()
 	b, err := o.src.Bound(c, "score", warn)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	if src, err = readIDs(o.srcPath, c.Vocab, b, false); err != nil {
-		return nil, nil, err
+	src, err := data.OpenLines(o.srcPath)
+	if err != nil {
+		return err
 	}
-	if tgt, err = readIDs(o.tgtPath, c.Vocab, b, true); err != nil {
-		return nil, nil, err
+	defer src.Close()
+	tgt, err := data.OpenLines(o.tgtPath)
+	if err != nil {
+		return err
 	}
-	if len(src) != len(tgt) {
-		return nil, nil, errors.Errorf("%s has %d lines but %s has %d", o.srcPath, len(src), o.tgtPath, len(tgt))
+	defer tgt.Close()
+	w := bufio.NewWriter(stdout)
+	for {
+		srcs, err := readIDs(src, o.batch, c.Vocab, b, false)
+		if err != nil {
+			return err
+		}
+		tgts, err := readIDs(tgt, o.batch, c.Vocab, b, true)
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(srcs) < len(tgts):
+			return errors.Errorf("%s ends after %d lines, and %s has more", o.srcPath, src.Line(), o.tgtPath)
+		case len(tgts) < len(srcs):
+			return errors.Errorf("%s ends after %d lines, and %s has more", o.tgtPath, tgt.Line(), o.srcPath)
+		}
+		if len(srcs) == 0 {
+			return nil
+		}
+		scores, err := model.ScorePairs(m, params, srcs, tgts, o.batch)
+		if err != nil {
+			return errors.Wrapf(err, "lines %d to %d", src.Line()-len(srcs)+1, src.Line())
+		}
+		for _, s := range scores {
+			fmt.Fprintf(w, "%.6f\n", s)
+		}
+		if err := w.Flush(); err != nil {
+			return errors.Wrap(err, "writing the scores")
+		}
 	}
-	return src, tgt, nil
 }
 
 // load reads the model, of any kind that generates, and its weights.
@@ -149,17 +173,21 @@ func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 	return m, params, err
 }
 
-// readIDs reads one sequence of ids in [1, vocab) per line (plain or
-// gzip-compressed): sources within the bound b (cut if it truncates them),
-// or with target targets, each starting with the start token and at most
-// the model's max_len ids.
-func readIDs(path string, vocab int, b model.SourceBound, target bool) ([][]int, error) {
+// readIDs reads the next n sequences of lr (fewer at its end), one a
+// line of ids in [1, vocab): sources within the bound b (cut if it
+// truncates them), or with target targets, each starting with the start
+// token and at most the model's max_len ids.
+func readIDs(lr *data.LineReader, n, vocab int, b model.SourceBound, target bool) ([][]int, error) {
 	var seqs [][]int
-	err := data.ReadLines(path, func(line string, n int) error {
-		where := fmt.Sprintf("%s:%d", path, n)
+	for len(seqs) < n {
+		line, ok, err := lr.Next()
+		if err != nil || !ok {
+			return seqs, err
+		}
+		where := fmt.Sprintf("%s:%d", lr.Name(), lr.Line())
 		seq, err := parseIDs(line, vocab)
 		if err != nil {
-			return errors.Wrap(err, where)
+			return nil, errors.Wrap(err, where)
 		}
 		if target {
 			err = checkTarget(b, where, seq)
@@ -167,12 +195,11 @@ func readIDs(path string, vocab int, b model.SourceBound, target bool) ([][]int,
 			seq, err = cutSource(b, where, seq)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		seqs = append(seqs, seq)
-		return nil
-	})
-	return seqs, err
+	}
+	return seqs, nil
 }
 
 // checkTarget refuses a target that does not start with the start token

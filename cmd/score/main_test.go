@@ -13,6 +13,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
 	"github.com/transformer-go/transformer/model"
@@ -74,7 +75,12 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := readIDs(bad, 100, model.SourceBound{Max: 50, MaxLen: 50}, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
+	lr, err := data.OpenLines(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lr.Close()
+	if _, err := readIDs(lr, 10, 100, model.SourceBound{Max: 50, MaxLen: 50}, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
 		t.Errorf("bad id: %v", err)
 	}
 }

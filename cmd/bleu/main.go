@@ -17,6 +17,9 @@
 // With -chrf, the chrF2 line and its signature follow. The -lc, -tok and
 // -smooth flags affect BLEU only; chrF is always sacreBLEU's default chrF2.
 //
+// The inputs are read a line of each at a time, so they may be of any
+// length: bleu keeps only the scores' statistics.
+//
 // On an error, such as inputs with different numbers of lines, an empty
 // reference line or a line that is not valid UTF-8, bleu prints one line
 // to standard error and exits with status 1; bad flags exit with status 2.
@@ -31,6 +34,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/trainer/bleu"
 )
 
@@ -109,56 +113,83 @@ Flags:
 	fs.SetOutput(io.Discard)
 }
 
-// score reads the inputs, scores them and writes the result to stdout.
+// score reads the inputs a pair of lines at a time, adding each pair to
+// the scores' statistics, so that inputs of any length take bounded
+// memory, and writes the result to stdout.
 func (c config) score(stdin io.Reader, stdout io.Writer) error {
-	refs, err := bleu.ReadFile(c.ref)
+	refs, err := data.OpenLines(c.ref)
 	if err != nil {
 		return err
 	}
-	hyps, hypName, err := c.readHyps(stdin)
+	defer refs.Close()
+	hyps, err := c.openHyps(stdin)
 	if err != nil {
 		return err
 	}
-	if len(hyps) != len(refs) {
-		return errors.Errorf("hypotheses (%s) have %d lines but references (%s) have %d",
-			hypName, len(hyps), c.ref, len(refs))
+	defer hyps.Close()
+	var chrf *bleu.ChrFOptions
+	if c.chrf {
+		chrf = &bleu.ChrFOptions{}
 	}
-	out, err := c.report(hyps, refs)
+	acc, err := bleu.NewAccumulator(c.opt, chrf)
 	if err != nil {
-		return errors.Wrapf(err, "scoring %s against %s", hypName, c.ref)
+		return err
+	}
+	if err := addPairs(acc, hyps, refs); err != nil {
+		return err
+	}
+	out, err := c.report(acc)
+	if err != nil {
+		return errors.Wrapf(err, "scoring %s against %s", hyps.Name(), c.ref)
 	}
 	_, err = io.WriteString(stdout, out)
 	return errors.Wrap(err, "writing the result")
 }
 
-// readHyps reads the hypotheses and returns them with the name of their
-// source.
-func (c config) readHyps(stdin io.Reader) ([]string, string, error) {
-	if c.hyp == "" {
-		hyps, err := bleu.ReadLines(stdin, "stdin")
-		return hyps, "stdin", err
+// addPairs adds every pair of lines of hyps and refs to acc; inputs of
+// different lengths are an error. Errors name the file and line.
+func addPairs(acc *bleu.Accumulator, hyps, refs *data.LineReader) error {
+	for {
+		h, hok, err := bleu.NextLine(hyps)
+		if err != nil {
+			return err
+		}
+		r, rok, err := bleu.NextLine(refs)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !hok && !rok:
+			return nil
+		case !hok:
+			return errors.Errorf("hypotheses (%s) have %d lines but references (%s) have more", hyps.Name(), acc.Pairs(), refs.Name())
+		case !rok:
+			return errors.Errorf("hypotheses (%s) have more lines than the %d of the references (%s)", hyps.Name(), acc.Pairs(), refs.Name())
+		}
+		if err := acc.Add(h, r); err != nil {
+			return errors.Wrapf(err, "scoring %s against %s", hyps.Name(), refs.Name())
+		}
 	}
-	hyps, err := bleu.ReadFile(c.hyp)
-	return hyps, c.hyp, err
 }
 
-// report computes the requested scores and formats them with their
-// signatures.
-func (c config) report(hyps, refs []string) (string, error) {
-	s, err := bleu.Corpus(hyps, refs, c.opt)
+// openHyps opens the hypotheses: -hyp, or standard input ("stdin").
+func (c config) openHyps(stdin io.Reader) (*data.LineReader, error) {
+	if c.hyp == "" {
+		return data.NewLineReader("stdin", stdin)
+	}
+	return data.OpenLines(c.hyp)
+}
+
+// report formats the requested scores with their signatures.
+func (c config) report(acc *bleu.Accumulator) (string, error) {
+	s, err := acc.BLEU()
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v\n%s\n", s, c.opt.Signature())
-	if !c.chrf {
-		return b.String(), nil
+	if c.chrf {
+		fmt.Fprintf(&b, "%v\n%s\n", acc.ChrF(), bleu.ChrFOptions{}.Signature())
 	}
-	var chrfOpt bleu.ChrFOptions
-	cs, err := bleu.ChrF(hyps, refs, chrfOpt)
-	if err != nil {
-		return "", err
-	}
-	fmt.Fprintf(&b, "%v\n%s\n", cs, chrfOpt.Signature())
 	return b.String(), nil
 }

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pkg/errors"
 )
@@ -180,54 +179,34 @@ func (s Score) String() string {
 // for a reference to be empty (sacreBLEU rejects that too), for a sentence
 // to be invalid UTF-8, and for opt to name an unknown method.
 func Corpus(hyps, refs []string, opt Options) (Score, error) {
-	if err := opt.Validate(); err != nil {
+	a, err := accumulate(hyps, refs, opt, nil)
+	if err != nil {
 		return Score{}, err
 	}
-	opt = opt.withDefaults()
-	if err := checkPairs(hyps, refs); err != nil {
-		return Score{}, err
-	}
-	var st stats
-	for i := range hyps {
-		st.add(opt.tokens(hyps[i]), opt.tokens(refs[i]))
-	}
-	return st.score(opt).finite()
+	return a.BLEU()
 }
 
-// finite refuses a score with a number that is not finite, which no
-// sentences give with valid options: a result is never +Inf or NaN.
-func (s Score) finite() (Score, error) {
-	for _, v := range append([]float64{s.Score, s.BP, s.Ratio}, s.Precisions[:]...) {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Score{}, errors.Errorf("BLEU is not finite: %v", s)
+// accumulate adds the pairs of hyps and refs to a new Accumulator.
+func accumulate(hyps, refs []string, opt Options, chrf *ChrFOptions) (*Accumulator, error) {
+	a, err := NewAccumulator(opt, chrf)
+	if err != nil {
+		return nil, err
+	}
+	if len(hyps) != len(refs) {
+		return nil, errors.Errorf("%d hypotheses but %d references", len(hyps), len(refs))
+	}
+	for i := range hyps {
+		if err := a.Add(hyps[i], refs[i]); err != nil {
+			return nil, err
 		}
 	}
-	return s, nil
+	return a, nil
 }
 
 // Sentence returns the BLEU of one hypothesis against its reference. As
 // sacreBLEU advises, set opt.EffectiveOrder for sentence-level scores.
 func Sentence(hyp, ref string, opt Options) (Score, error) {
 	return Corpus([]string{hyp}, []string{ref}, opt)
-}
-
-// checkPairs checks that hyps and refs pair up and are valid UTF-8, and
-// that no reference is empty. Line numbers in its errors count from 1.
-func checkPairs(hyps, refs []string) error {
-	if len(hyps) != len(refs) {
-		return errors.Errorf("%d hypotheses but %d references", len(hyps), len(refs))
-	}
-	for i := range hyps {
-		switch {
-		case !utf8.ValidString(hyps[i]):
-			return errors.Errorf("hypothesis line %d: invalid UTF-8", i+1)
-		case !utf8.ValidString(refs[i]):
-			return errors.Errorf("reference line %d: invalid UTF-8", i+1)
-		case refs[i] == "":
-			return errors.Errorf("reference line %d is empty", i+1)
-		}
-	}
-	return nil
 }
 
 // tokens preprocesses a sentence as sacreBLEU's BLEU does: optional

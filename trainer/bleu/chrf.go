@@ -3,8 +3,6 @@ package bleu
 import (
 	"fmt"
 	"strings"
-
-	"github.com/pkg/errors"
 )
 
 // ChrFOptions selects the chrF variant (Popović, 2015). The zero value is
@@ -59,21 +57,11 @@ func (s ChrFScore) String() string {
 // ChrF returns the corpus chrF of hyps against refs, where refs[i] is the
 // reference of hyps[i]. Its errors are those of Corpus.
 func ChrF(hyps, refs []string, opt ChrFOptions) (ChrFScore, error) {
-	opt = opt.withDefaults()
-	if opt.CharOrder < 0 || opt.Beta < 0 {
-		return ChrFScore{}, errors.Errorf("chrF order %d and beta %d must not be negative", opt.CharOrder, opt.Beta)
-	}
-	if err := checkPairs(hyps, refs); err != nil {
+	a, err := accumulate(hyps, refs, Options{}, &opt)
+	if err != nil {
 		return ChrFScore{}, err
 	}
-	st := make([]chrFStat, opt.CharOrder)
-	for i := range hyps {
-		hyp, ref := opt.chars(hyps[i]), opt.chars(refs[i])
-		for n := range st {
-			st[n].add(charNgrams(hyp, n+1), charNgrams(ref, n+1))
-		}
-	}
-	return ChrFScore{Score: fScore(st, opt.Beta), Beta: opt.Beta, CharOrder: opt.CharOrder}, nil
+	return a.ChrF(), nil
 }
 
 // chars preprocesses a sentence for chrF: optional lowercasing and removal

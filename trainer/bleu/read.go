@@ -33,10 +33,17 @@ func ReadFile(path string) ([]string, error) {
 func readAll(lr *data.LineReader) ([]string, error) {
 	var lines []string
 	for {
-		line, ok, err := lr.Next()
+		line, ok, err := NextLine(lr)
 		if err != nil || !ok {
 			return lines, err
 		}
-		lines = append(lines, pyTrimRight(line))
+		lines = append(lines, line)
 	}
+}
+
+// NextLine reads the next line of lr as ReadLines does, its trailing
+// whitespace removed; false at the end.
+func NextLine(lr *data.LineReader) (string, bool, error) {
+	line, ok, err := lr.Next()
+	return pyTrimRight(line), ok, err
 }

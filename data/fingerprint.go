@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 )
 
 // The metadata keys under which a checkpoint records the fingerprints of
@@ -11,7 +12,25 @@ import (
 const (
 	BPEFingerprintKey   = "bpe_sha256"
 	VocabFingerprintKey = "vocab_sha256"
+	// DataFingerprintKey records the fingerprint of the pairs a run trains
+	// and validates on (PairsFingerprint), so that a resume on data that
+	// changed since is refused.
+	DataFingerprintKey = "data_sha256"
 )
+
+// PairsFingerprint is the SHA-256, in hex, of the pairs of the given sets
+// in order: the fingerprint of a run's data.
+func PairsFingerprint(sets ...[]Pair) string {
+	return fingerprint(func(w *bufio.Writer) error {
+		for i, set := range sets {
+			fmt.Fprintf(w, "set %d: %d pairs\n", i, len(set))
+			for _, p := range set {
+				fmt.Fprintf(w, "%d %s\x00%d %s\n", len(p.Src), p.Src, len(p.Tgt), p.Tgt)
+			}
+		}
+		return nil
+	})
+}
 
 // fingerprint is the SHA-256, in hex, of what encode writes.
 func fingerprint(encode func(w *bufio.Writer) error) string {

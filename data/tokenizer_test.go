@@ -43,3 +43,21 @@ func TestTokenizer(t *testing.T) {
 		t.Errorf("EncodePairs = %v", ex)
 	}
 }
+
+func TestPairsFingerprint(t *testing.T) {
+	a := []Pair{{Src: "ein Hund", Tgt: "a dog"}}
+	b := []Pair{{Src: "ein", Tgt: "Hund a dog"}}
+	seen := map[string]string{}
+	for name, sets := range map[string][][]Pair{
+		"a": {a}, "b": {b}, "a, b": {a, b}, "b, a": {b, a}, "a, none": {a, nil}, "none, a": {nil, a},
+	} {
+		fp := PairsFingerprint(sets...)
+		if other, ok := seen[fp]; ok {
+			t.Errorf("%s and %s have one fingerprint", name, other)
+		}
+		seen[fp] = name
+	}
+	if PairsFingerprint(a) != PairsFingerprint([]Pair{{Src: "ein Hund", Tgt: "a dog"}}) {
+		t.Error("equal pairs, different fingerprints")
+	}
+}

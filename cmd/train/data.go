@@ -138,7 +138,8 @@ func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
 		return corpus{}, err
 	}
 	c.data.BLEU = bleuSample(s, tok, valid)
-	c.meta = map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint()}
+	c.meta = map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint(),
+		data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
 	c.tok = &tok
 	return c, nil
 }

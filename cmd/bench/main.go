@@ -88,6 +88,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("unexpected arguments %q (flags start with -)", fs.Args())
+	}
+	if err := o.checkCounts(); err != nil {
+		return err
+	}
 	switch {
 	case o.child != "":
 		return measureChild(o.child, o.warmup, o.runs, stdout)
@@ -101,16 +107,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return o.table(rows, stdout)
 }
 
+// checkCounts checks the counts of runs, every mode's, before any work.
+func (o options) checkCounts() error {
+	switch {
+	case o.runs < 1 || o.runs > 1e6 || o.warmup < 0 || o.warmup > 1e6:
+		return errors.Errorf("-warmup %d -runs %d: want 0 to 1000000 and 1 to 1000000", o.warmup, o.runs)
+	case o.rounds < 1 || o.rounds > 1000:
+		return errors.Errorf("-rounds %d: want 1 to 1000", o.rounds)
+	}
+	return nil
+}
+
 // rows are the measurements the flags ask for.
 func (o options) rows() ([]row, error) {
 	vs, err := ints(o.vocabs)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case o.runs < 1 || o.runs > 1e6 || o.warmup < 0 || o.warmup > 1e6:
-		return nil, errors.Errorf("-warmup %d -runs %d: want 0 to 1000000 and 1 to 1000000", o.warmup, o.runs)
-	case o.rounds < 1 || o.rounds > 1000:
-		return nil, errors.Errorf("-rounds %d: want 1 to 1000", o.rounds)
 	}
 	var rows []row
 	for _, preset := range strings.Split(o.presets, ",") {

@@ -111,3 +111,18 @@ func TestBenchScaling(t *testing.T) {
 		t.Errorf("-scaling at GOMAXPROCS 1: %v", err)
 	}
 }
+
+// FuzzParseChild parses -child specs: an error or rows that are checked,
+// never a panic.
+func FuzzParseChild(f *testing.F) {
+	for _, s := range []string{`[{"kind":"train","preset":"tiny","vocab":1000},{"kind":"forward","preset":"tiny","vocab":1000}]`,
+		`[{"kind":"greedy","preset":"tiny","vocab":8000,"batch":32}]`, `[{"kind":"train","preset":"tiny","vocab":1000000000000}]`, `[]`, `{`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		rows, err := parseChild(spec)
+		if err == nil && (len(rows) == 0 || len(rows) > 2) {
+			t.Fatalf("%q: %d rows without an error", spec, len(rows))
+		}
+	})
+}

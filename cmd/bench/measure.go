@@ -123,14 +123,40 @@ func (o options) measureOurs(rows []row) error {
 
 // measureChild is the child's side of measureOurs.
 func measureChild(spec string, warmup, runs int, stdout io.Writer) error {
-	var rows []row
-	if err := json.Unmarshal([]byte(spec), &rows); err != nil || len(rows) == 0 {
-		return errors.Errorf("-child %q: not a measurement", spec)
+	rows, err := parseChild(spec)
+	if err != nil {
+		return err
 	}
 	if err := ours(rows, warmup, runs); err != nil {
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(rows)
+}
+
+// parseChild parses and checks the rows of -child: one or two rows
+// (train and forward, or one of decoding) of a preset and vocabulary that
+// fit in memory, as rows makes them.
+func parseChild(spec string) ([]row, error) {
+	var rows []row
+	if err := json.Unmarshal([]byte(spec), &rows); err != nil || len(rows) == 0 || len(rows) > 2 {
+		return nil, errors.Errorf("-child %q: not a measurement", spec)
+	}
+	for _, r := range rows {
+		switch {
+		case r.Kind != "train" && r.Kind != "forward" && r.Kind != "greedy" && r.Kind != "beam4":
+			return nil, errors.Errorf("-child: unknown kind %q", r.Kind)
+		case r.Batch < 0 || r.Batch > 1024:
+			return nil, errors.Errorf("-child: batch %d: want 0 to 1024", r.Batch)
+		}
+		cfg, err := model.Preset(r.Preset, r.Vocab)
+		if err == nil {
+			err = cfg.CheckMemory(true, 32*32)
+		}
+		if err != nil {
+			return nil, errors.Wrap(err, "-child")
+		}
+	}
+	return rows, nil
 }
 
 // ours measures the rows in this process.

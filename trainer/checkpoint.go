@@ -121,11 +121,20 @@ func (t *Trainer) checkFinite() error {
 			}
 		}
 		if bad != 0 {
-			return errors.Errorf("step %d: parameter %s holds %v; stopping. The last good checkpoint is in %s",
-				t.adam.Step, name, bad, t.checkpointDir())
+			return errors.Errorf("step %d: parameter %s holds %v; stopping. %s", t.adam.Step, name, bad, t.lastGood())
 		}
 	}
 	return nil
+}
+
+// lastGood names the newest checkpoint, which a run that diverged keeps,
+// for its message.
+func (t *Trainer) lastGood() string {
+	paths, err := Checkpoints(t.opt.OutDir)
+	if err != nil || len(paths) == 0 {
+		return "No checkpoint was saved before it."
+	}
+	return "The last good checkpoint is " + paths[len(paths)-1] + "."
 }
 
 // saveState writes Adam's moments and the run's state.

@@ -52,8 +52,7 @@ func (t *Trainer) evaluateAndLog() error {
 		return err
 	}
 	if l := sc.Loss(); math.IsNaN(l) || math.IsInf(l, 0) {
-		return errors.Errorf("step %d: the validation loss is %v; stopping. The last good checkpoint is in %s",
-			t.adam.Step, l, t.checkpointDir())
+		return errors.Errorf("step %d: the validation loss is %v; stopping. %s", t.adam.Step, l, t.lastGood())
 	}
 	now := time.Now()
 	t.elapsed += now.Sub(t.window.start)

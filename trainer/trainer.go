@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"time"
 
 	"github.com/pkg/errors"
@@ -242,8 +241,7 @@ func (t *Trainer) update(stop bool) (bool, error) {
 		return false, errors.Errorf("step %d: the batches hold no target tokens", t.adam.Step+1)
 	}
 	if l := s.loss / s.tokens; math.IsNaN(l) || math.IsInf(l, 0) {
-		return false, errors.Errorf("step %d: the loss is %v; stopping. The last good checkpoint is in %s",
-			t.adam.Step+1, l, filepath.Join(t.opt.OutDir, "checkpoints"))
+		return false, errors.Errorf("step %d: the loss is %v; stopping. %s", t.adam.Step+1, l, t.lastGood())
 	}
 	scale := gradScale(t.params.Names(), grads, unit/s.tokens, t.opt.ClipNorm)
 	t.window.loss += s.loss / s.tokens

@@ -41,8 +41,11 @@ func load(dir, checkpoint string) (*translator, error) {
 		return nil, errors.Errorf("%s holds a model of kind %s, which does not generate", path, m.Config().Kind)
 	}
 	bpe, err := data.ReadBPEFile(filepath.Join(dir, "bpe.txt"))
-	if err != nil {
+	if os.IsNotExist(errors.Cause(err)) {
 		return nil, errors.Wrap(err, "-model needs the output directory of a run on files")
+	}
+	if err != nil {
+		return nil, err
 	}
 	vocab, err := data.ReadVocabFile(filepath.Join(dir, "vocab.txt"))
 	if err != nil {

@@ -160,7 +160,7 @@ func TestRunDirectoryIsProtected(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir}, &out, &errb); err == nil ||
-		!strings.Contains(err.Error(), "run.json: -train-size -1") {
+		!strings.Contains(err.Error(), "run.json: field train_size: -train-size -1") {
 		t.Fatalf("resume of a run.json with train_size -1: %v", err)
 	}
 	if err := run(context.Background(), dist.Alone(), append(args, "-seed", "7", "-overwrite"), &out, &errb); err != nil {
@@ -188,11 +188,11 @@ func TestResumeChecksTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ old, new, want string }{
-		{`"keep_best": "loss"`, `"keep_best": "lost"`, `-keep-best "lost": want loss or bleu`},
-		{`"task": "copy"`, `"task": "files"`, "-task files: want train_src, train_tgt, valid_src and valid_tgt"},
-		{`"task": "copy"`, `"task": "copi"`, `-task: unknown task "copi"`},
-		{`"preset": "tiny"`, `"preset": "tiny "`, `-preset: unknown preset "tiny "`},
-		{`"keep_best": "loss"`, `"keep_best": "loss", "bleu_every": -1`, "-bleu-every and -bleu-sample must not be negative"},
+		{`"keep_best": "loss"`, `"keep_best": "lost"`, `field keep_best: -keep-best "lost": want loss or bleu`},
+		{`"task": "copy"`, `"task": "files"`, "field task: -task files: want train_src, train_tgt, valid_src and valid_tgt"},
+		{`"task": "copy"`, `"task": "copi"`, `field task: -task: unknown task "copi"`},
+		{`"preset": "tiny"`, `"preset": "tiny "`, `field preset: -preset: unknown preset "tiny "`},
+		{`"keep_best": "loss"`, `"keep_best": "loss", "bleu_every": -1`, "field bleu_every: -bleu-every and -bleu-sample must not be negative"},
 		{"}\n", "}\n{}\n", "more after the JSON object"},
 	} {
 		bad := bytes.Replace(good, []byte(tc.old), []byte(tc.new), 1)

@@ -400,10 +400,29 @@ func loadSettings(dir string) (settings, error) {
 	if err == nil {
 		err = s.checkSaved()
 	}
-	if err == nil {
+	if err != nil {
+		err = fieldError(err)
+	} else {
 		err = s.checkInputs()
 	}
 	return s, errors.Wrapf(err, "%s", filepath.Join(dir, rundir.Settings))
+}
+
+// fieldError names the run.json field of an error of check or checkSaved,
+// which name the flag: "-train-size -1: ..." becomes "field train_size:
+// -train-size -1: ...".
+func fieldError(err error) error {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "-") {
+		return err
+	}
+	flag, _, _ := strings.Cut(msg[1:], " ")
+	flag = strings.TrimSuffix(flag, ":")
+	field, ok := map[string]string{"bpe": "bpe_file", "config": "config_file"}[flag]
+	if !ok {
+		field = strings.ReplaceAll(flag, "-", "_")
+	}
+	return errors.Wrapf(err, "field %s", field)
 }
 
 // checkSaved checks what check leaves to complete, which fills in the

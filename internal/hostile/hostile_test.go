@@ -154,7 +154,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "resume with -steps past the range", script: `$BIN/train -resume $COPY -steps 2000000000`, code: 1, stderr: "-steps 2000000000: want a number from 1 to"},
 		{name: "resume to fewer steps than done", script: `$BIN/train -resume $COPY -steps 1`, code: 1, stderr: "past this run's last step 1"},
 		{name: "run.json with a field out of range", setup: `sed -i 's/"train_size": 50/"train_size": -1/' $COPY/run.json`,
-			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "run.json: -train-size -1"},
+			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "run.json: field train_size: -train-size -1"},
 		{name: "run.json of 2 MB", setup: `truncate -s 2M $COPY/run.json`,
 			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "has 2097152 bytes, more than the 1048576"},
 		{name: "run.json naming data that is gone", setup: `rm $DATA/val.en`,

@@ -46,7 +46,9 @@ func TestKilledRunResumesExactly(t *testing.T) {
 		kills++
 		cmd = exec.Command(bin, "-resume", killed)
 		if _, err := os.Stat(filepath.Join(killed, "run.json")); err != nil {
-			cmd = exec.Command(bin, append(args, "-out", killed)...) // killed before it started
+			// Killed before it started: the run's first files, if any, are
+			// not a run to resume, and only -overwrite replaces them.
+			cmd = exec.Command(bin, append(args, "-out", killed, "-overwrite")...)
 		}
 	}
 	a, errA := os.ReadFile(filepath.Join(whole, "final.safetensors"))

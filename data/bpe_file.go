@@ -36,9 +36,13 @@ func (b *BPE) Fingerprint() string {
 
 // ReadBPEFile loads merges saved by WriteFile (optionally gzip-compressed).
 // Errors name the file and line; see NewBPE for what makes a merge valid.
+// A file of more than MaxFileLines lines is refused.
 func ReadBPEFile(path string) (*BPE, error) {
 	var merges []Merge
 	err := ReadLines(path, func(line string, n int) error {
+		if n > MaxFileLines {
+			return errors.Errorf("%s:%d: more than %d merges", path, n, MaxFileLines)
+		}
 		left, right, ok := strings.Cut(line, " ")
 		if !ok || left == "" || right == "" || strings.Contains(right, " ") {
 			return errors.Errorf("%s:%d: want two symbols separated by one space, got %q", path, n, line)

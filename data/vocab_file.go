@@ -31,15 +31,24 @@ func (v *Vocab) Fingerprint() string {
 	return fingerprint(v.encode)
 }
 
+// MaxFileLines bounds the lines of a vocabulary or merges file (16.7M,
+// the largest vocabulary a model takes), so that reading one takes bounded
+// memory.
+const MaxFileLines = 1 << 24
+
 // ReadVocabFile loads a vocabulary saved by WriteFile (optionally
 // gzip-compressed). The first lines must be the reserved tokens in id order,
-// and every token must be distinct; errors name the file and line.
+// and every token must be distinct; errors name the file and line. A file
+// of more than MaxFileLines lines is refused.
 func ReadVocabFile(path string) (*Vocab, error) {
 	var toks []string
 	seen := make(map[string]int) // token -> line
 	lines := 0
 	err := ReadLines(path, func(tok string, n int) error {
 		lines = n
+		if n > MaxFileLines {
+			return errors.Errorf("%s:%d: more than %d tokens", path, n, MaxFileLines)
+		}
 		if n <= NumReserved && tok != reservedTokens[n-1] {
 			return errors.Errorf("%s:%d: want reserved token %q, got %q", path, n, reservedTokens[n-1], tok)
 		}

@@ -98,6 +98,11 @@ func run(ctx context.Context, world *dist.World, args []string, stdout, stderr i
 	if s, err = shareSettings(world, s, err); err != nil {
 		return err
 	}
+	for _, p := range [][2]string{{"-cpuprofile", f.cpuProfile}, {"-memprofile", f.memProfile}} {
+		if err := outsideRun(p[0], p[1], s.Out); err != nil {
+			return err
+		}
+	}
 	return profiled(f, func() error { return train(ctx, world, s, f, stderr) })
 }
 

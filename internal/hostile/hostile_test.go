@@ -163,6 +163,10 @@ func TestHostileInputs(t *testing.T) {
 		// Late checks: found before any work or file.
 		{name: "-memprofile in a missing directory", script: `$BIN/train -out $T/new -steps 2 -memprofile $T/none/mem.prof`,
 			code: 1, stderr: "-memprofile: open", absent: []string{"new/run.json"}},
+		{name: "-memprofile over a run's weights", script: `$BIN/train -resume $COPY -steps 3 -memprofile $COPY/final.safetensors`,
+			code: 1, stderr: "-memprofile $T/copy/final.safetensors is inside the run directory"},
+		{name: "-cpuprofile into a new run's directory", script: `$BIN/train -out $T/new -steps 2 -cpuprofile $T/new/cpu.prof`,
+			code: 1, stderr: "-cpuprofile $T/new/cpu.prof is inside the run directory", absent: []string{"new"}},
 		{name: "max_len shorter than the data", setup: `echo '{"max_len": 8}' > $T/short.json`,
 			script: `$BIN/train -config $T/short.json -out $T/new -steps 2`, code: 1, stderr: "the data needs 12 positions",
 			absent: []string{"new/run.json", "new/config.json"}},

@@ -46,6 +46,10 @@ var layout = []string{Settings, Config, Metrics, Checkpoints, Best, Final, Avera
 type Dir struct {
 	path string
 	lock *os.File
+	// created is true when Create made the directory, cleared once Clear
+	// ran: a directory made for a run that failed before it wrote
+	// anything is removed again by Close.
+	created, cleared bool
 }
 
 // Create opens path for a new run, creating it if needed. A directory that
@@ -54,6 +58,8 @@ type Dir struct {
 // checked. Files that are not a run's are never removed, and their
 // presence is an error.
 func Create(path string, overwrite bool) (*Dir, error) {
+	_, err := os.Stat(path)
+	created := os.IsNotExist(err)
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, errors.Wrap(err, "run directory")
 	}
@@ -64,6 +70,7 @@ func Create(path string, overwrite bool) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.created = created
 	if overwrite {
 		return d, nil
 	}
@@ -135,6 +142,7 @@ func checkForeign(path string) error {
 // Clear removes the files of an earlier run, the lock excepted: a new run
 // calls it once its settings and inputs are checked, before it writes.
 func (d *Dir) Clear() error {
+	d.cleared = true
 	for _, name := range layout {
 		if name == Lock {
 			continue
@@ -152,12 +160,20 @@ func (d *Dir) Path(name string) string { return filepath.Join(d.path, name) }
 // Root is the directory's path.
 func (d *Dir) Root() string { return d.path }
 
-// Close releases the lock. A nil Dir has nothing to release.
+// Close releases the lock. A directory that Create made for a run that
+// never cleared it (it failed before writing) is removed, if it holds
+// nothing but the lock. A nil Dir has nothing to release.
 func (d *Dir) Close() error {
 	if d == nil || d.lock == nil {
 		return nil
 	}
 	err := unlockDir(d.lock)
 	d.lock = nil
+	if d.created && !d.cleared {
+		if entries, rerr := os.ReadDir(d.path); rerr == nil && len(entries) == 1 && entries[0].Name() == Lock {
+			os.Remove(d.Path(Lock))
+			os.Remove(d.path)
+		}
+	}
 	return err
 }

@@ -127,3 +127,39 @@ func TestOneProcessAtATime(t *testing.T) {
 	}
 	d2.Close()
 }
+
+// TestCloseRemovesWhatCreateMade closes a new directory before its run
+// wrote anything: Close removes it; a directory that existed, or one a run
+// cleared, stays.
+func TestCloseRemovesWhatCreateMade(t *testing.T) {
+	made := filepath.Join(t.TempDir(), "new")
+	d, err := Create(made, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(made) {
+		t.Error("Close left the directory of a run that wrote nothing")
+	}
+	existing := t.TempDir()
+	if d, err = Create(existing, false); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if !exists(existing) {
+		t.Error("Close removed a directory it did not make")
+	}
+	cleared := filepath.Join(t.TempDir(), "cleared")
+	if d, err = Create(cleared, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if !exists(cleared) {
+		t.Error("Close removed the directory of a run that started")
+	}
+}

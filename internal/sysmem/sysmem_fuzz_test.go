@@ -1,10 +1,6 @@
 package sysmem
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // FuzzLimits reads arbitrary /proc/self/cgroup and limit files: the limit
 // found is never negative, and never a panic.
@@ -14,20 +10,11 @@ func FuzzLimits(f *testing.F) {
 	f.Add("0::../../etc\n", "max\n", "")
 	f.Add("0::/a/b/c\n", "-5\n", "99999999999999999999")
 	f.Fuzz(func(t *testing.T, groups, limit, usage string) {
-		root := t.TempDir()
-		for name, text := range map[string]string{
+		root := writeTree(t, map[string]string{
 			"proc/self/cgroup": groups, "proc/meminfo": "MemAvailable: 1000 kB\n",
 			"sys/fs/cgroup/memory.max": limit, "sys/fs/cgroup/memory.current": usage,
 			"sys/fs/cgroup/memory/memory.limit_in_bytes": limit, "sys/fs/cgroup/memory/memory.usage_in_bytes": usage,
-		} {
-			p := filepath.Join(root, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		})
 		l, ok := lowest(root)
 		if !ok || l.Bytes < 0 || l.Bytes > 1000<<10 || l.Source == "" {
 			t.Fatalf("lowest = %+v, %v", l, ok)

@@ -76,17 +76,7 @@ func TestLowest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			for name, text := range tt.files {
-				p := filepath.Join(root, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			l, ok := lowest(root)
+			l, ok := lowest(writeTree(t, tt.files))
 			if !ok || l.Bytes != tt.bytes || l.Source != tt.source {
 				t.Errorf("lowest = %+v, %v; want %d bytes from %s", l, ok, tt.bytes, tt.source)
 			}
@@ -95,4 +85,21 @@ func TestLowest(t *testing.T) {
 	if _, ok := lowest(t.TempDir()); ok {
 		t.Error("a system that reports nothing has a limit")
 	}
+}
+
+// writeTree writes files (path under the root: text) under a new root and
+// returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }

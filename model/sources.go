@@ -15,6 +15,11 @@ import (
 // as MaxMaxLen.
 const SinusoidalSourceLimit = 1024
 
+// MaxBatch bounds the -batch of the commands that read sentences for a
+// model (cmd/translate, cmd/score), which read their input a batch at a
+// time: a batch is held in memory whole.
+const MaxBatch = 1 << 16
+
 // SourceLimit is the most tokens a source (or prompt) may have by default:
 // c.MaxLen, and with sinusoidal positions at most SinusoidalSourceLimit.
 func (c Config) SourceLimit() int {

@@ -82,8 +82,8 @@ func (o *options) check() error {
 		return errors.Errorf("-from %q: the only other format is torch", o.from)
 	case o.from == "torch" && o.heads <= 0:
 		return errors.New("-from torch needs -heads")
-	case o.batch <= 0:
-		return errors.New("-batch must be positive")
+	case o.batch <= 0 || o.batch > model.MaxBatch:
+		return errors.Errorf("-batch %d: want 1 to %d (the files are read a batch at a time)", o.batch, model.MaxBatch)
 	}
 	return o.src.Check()
 }

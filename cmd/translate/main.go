@@ -236,8 +236,8 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.search.MaxLen < 0 {
 		return errors.Errorf("-max-len %d: want 0 (the source's length + %d) or more", o.search.MaxLen, model.DefaultExtraLen)
 	}
-	if o.search.Batch < 1 {
-		return errors.Errorf("-batch %d: want 1 or more", o.search.Batch)
+	if o.search.Batch < 1 || o.search.Batch > model.MaxBatch {
+		return errors.Errorf("-batch %d: want 1 to %d (the input is read a batch at a time)", o.search.Batch, model.MaxBatch)
 	}
 	if o.attention != "" && o.attentionLine < 1 {
 		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)

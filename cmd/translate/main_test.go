@@ -218,7 +218,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-input", huge}, "huge.de:1: "},
 		{[]string{"-model", dir, "-input", in, "-max-len", "1000000000"}, "-max-len 1000000000: the model takes at most 24 tokens (its max_len)"},
 		{[]string{"-model", dir, "-input", in, "-max-len", "-1"}, "-max-len -1: want 0 (the source's length + 50) or more"},
-		{[]string{"-model", dir, "-input", in, "-batch", "0"}, "-batch 0: want 1 or more"},
+		{[]string{"-model", dir, "-input", in, "-batch", "0"}, "-batch 0: want 1 to 65536"},
 		{[]string{"-model", dir, "-input", in, "-max-src-len", "100"}, "-max-src-len 100: the model takes at most 24"},
 		{[]string{"-model", dir, "-input", in, "-alpha", "NaN"}, "length penalty"},
 		{[]string{"-model", dir, "-input", in, "-beam", "1000000000000"}, "1000000000000 rows a source"},

@@ -202,6 +202,10 @@ func TestHostileInputs(t *testing.T) {
 			script: `yes 'a b' | $BIN/bleu -ref $T/ref`, code: 1, stderr: "have more lines than the 4 of the references"},
 		{name: "bleu streams 300,000 lines", script: `$BIN/bleu -ref <(yes 'a man runs here .' | head -n 300000) -hyp <(yes 'a man runs here .' | head -n 300000)`,
 			code: 0, stdout: "BLEU = 100.00"},
+		{name: "translate -batch of a billion lines", script: `yes 'ein Hund' | $BIN/translate -model $RUN -batch 1000000000`,
+			code: 1, stderr: "-batch 1000000000: want 1 to 65536"},
+		{name: "score -batch of a billion lines", setup: `echo '5 2' > $T/s && echo '1 5 2' > $T/g`,
+			script: `$BIN/score -checkpoint $RUN/final.safetensors -src $T/s -tgt $T/g -batch 1000000000`, code: 2, stderr: "-batch 1000000000: want 1 to 65536"},
 		{name: "translate -score with more targets than lines", setup: `printf 'ein Hund .\n' > $T/in && printf 'a dog .\na cat .\n' > $T/tgt`,
 			script: `$BIN/translate -model $RUN -checkpoint final -input $T/in -score $T/tgt`, code: 1, stderr: "tgt has more lines than the 1 of"},
 

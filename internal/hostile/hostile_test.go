@@ -18,7 +18,7 @@ import (
 )
 
 // memoryKB bounds every command's address space (ulimit -v): a command
-// that read a whole device, an endless input or a terabyte file into
+// that read a whole device, an endless input or a 64 GB sparse file into
 // memory would die with "fatal error: out of memory" (a training run of
 // the tiny model needs less than 3 GB of address space).
 const memoryKB = 4 << 20
@@ -128,12 +128,12 @@ type hostileCase struct {
 // table's classes: data loss (a run's files changed or removed by a
 // failed or mistaken command), silent wrong answers (weights used with
 // another tokenizer or data, non-finite results), unbounded memory (a
-// device, a terabyte sparse file or an endless input read whole), late
+// device, a 64 GB sparse file or an endless input read whole), late
 // checks (an error found after the work), and errors that do not say
 // what and where.
 func TestHostileInputs(t *testing.T) {
 	const swapVocab = `sed -i '10{h;d};11{G}' $RUN/vocab.txt` // two tokens change places: same size, other ids
-	const sparseHeader = `printf '\x00\x00\x00\x00\x00\x01\x00\x00' > $T/huge.safetensors && truncate -s 1T $T/huge.safetensors`
+	const sparseHeader = `printf '\x00\x00\x00\x00\x00\x01\x00\x00' > $T/huge.safetensors && truncate -s 64G $T/huge.safetensors`
 	cases := []hostileCase{
 		// Data loss: a failed or mistaken command never changes a run.
 		{name: "resume on training data that changed", setup: `sed -i 's/dog/cat/' $DATA/train.en`,
@@ -180,19 +180,19 @@ func TestHostileInputs(t *testing.T) {
 		// Bounded memory: loaders check before they read.
 		{name: "-config /dev/zero", script: `$BIN/train -config /dev/zero -out $T/new`, code: 1, stderr: "/dev/zero is not a regular file",
 			absent: []string{"new"}},
-		{name: "-config a terabyte sparse file", setup: `truncate -s 1T $T/huge.json`,
-			script: `$BIN/train -config $T/huge.json -out $T/new`, code: 1, stderr: "has 1099511627776 bytes, more than the 1048576 a JSON settings file may have"},
+		{name: "-config a 64 GB sparse file", setup: `truncate -s 64G $T/huge.json`,
+			script: `$BIN/train -config $T/huge.json -out $T/new`, code: 1, stderr: "has 68719476736 bytes, more than the 1048576 a JSON settings file may have"},
 		{name: "-train-src /dev/zero", script: `$BIN/train -task files -train-src /dev/zero -train-tgt $DATA/train.en -valid-src $DATA/val.de -valid-tgt $DATA/val.en -steps 2 -out $T/new`,
 			code: 1, stderr: "/dev/zero:1: line longer than", absent: []string{"new"}},
 		{name: "-bpe /dev/zero", script: `$BIN/train -task files -data $DATA -bpe /dev/zero -steps 2 -out $T/new`, code: 1, stderr: "/dev/zero:1: line longer than",
 			absent: []string{"new"}},
 		{name: "translate weights from /dev/zero", script: `echo hi | $BIN/translate -model $RUN -checkpoint /dev/zero`,
 			code: 1, stderr: "not a regular file"},
-		{name: "translate weights of a terabyte sparse file", setup: sparseHeader,
+		{name: "translate weights of a 64 GB sparse file", setup: sparseHeader,
 			script: `echo hi | $BIN/translate -model $RUN -checkpoint $T/huge.safetensors`, code: 1, stderr: "header size 1099511627776 is more than the 104857600"},
 		{name: "score weights from /dev/zero", setup: `echo '5 2' > $T/s && echo '1 5 2' > $T/g`,
 			script: `$BIN/score -checkpoint /dev/zero -src $T/s -tgt $T/g`, code: 2, stderr: "not a regular file"},
-		{name: "score -from torch of a terabyte sparse file", setup: sparseHeader + ` && echo '5 2' > $T/s && echo '1 5 2' > $T/g`,
+		{name: "score -from torch of a 64 GB sparse file", setup: sparseHeader + ` && echo '5 2' > $T/s && echo '1 5 2' > $T/g`,
 			script: `$BIN/score -checkpoint $T/huge.safetensors -from torch -heads 2 -src $T/s -tgt $T/g`, code: 2, stderr: "header size 1099511627776"},
 		{name: "translate streams endless input", script: `set +o pipefail; yes 'ein Hund läuft hier .' | $BIN/translate -model $RUN -checkpoint final -method greedy -max-len 3 -batch 4 | head -n 9 | wc -l`,
 			code: 0, stdout: "9"},

@@ -49,27 +49,27 @@ type settings struct {
 	Dropout        float64 `json:"dropout"`
 	LabelSmoothing float64 `json:"label_smoothing"`
 
-	Steps      int     `json:"steps"`
-	Epochs     float64 `json:"epochs"`
-	MaxTokens  int     `json:"max_tokens"`
-	Warmup     int     `json:"warmup"`
-	LRFactor   float64 `json:"lr_factor"`
+	Steps     int     `json:"steps"`
+	Epochs    float64 `json:"epochs"`
+	MaxTokens int     `json:"max_tokens"`
+	Warmup    int     `json:"warmup"`
+	LRFactor  float64 `json:"lr_factor"`
 	// Optimizer, WeightDecay, Schedule and LR are empty or 0 in the
 	// run.json of a run older than them: Adam with the paper's schedule.
 	Optimizer   string  `json:"optimizer,omitempty"`
 	WeightDecay float64 `json:"weight_decay,omitempty"`
 	Schedule    string  `json:"schedule,omitempty"`
 	LR          float64 `json:"lr,omitempty"`
-	Cooldown   float64 `json:"cooldown,omitempty"`
-	Clip       float64 `json:"clip"`
-	Accumulate int     `json:"accumulate"`
-	Seed       uint64  `json:"seed"`
-	EvalEvery  int     `json:"eval_every"`
-	SaveEvery  int     `json:"save_every"`
-	CheckEvery int     `json:"check_every,omitempty"`
-	Keep       int     `json:"keep"`
-	Average    int     `json:"average"`
-	Out        string  `json:"out"`
+	Cooldown    float64 `json:"cooldown,omitempty"`
+	Clip        float64 `json:"clip"`
+	Accumulate  int     `json:"accumulate"`
+	Seed        uint64  `json:"seed"`
+	EvalEvery   int     `json:"eval_every"`
+	SaveEvery   int     `json:"save_every"`
+	CheckEvery  int     `json:"check_every,omitempty"`
+	Keep        int     `json:"keep"`
+	Average     int     `json:"average"`
+	Out         string  `json:"out"`
 }
 
 // flags defines the command's flags over s and the ones that are not settings.

@@ -1,0 +1,130 @@
+package trainer_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer"
+)
+
+// numbers is a toy German→English corpus: one to five number words,
+// translated word by word.
+func numbers(n int, seed uint64) []data.Pair {
+	de := strings.Fields("eins zwei drei vier fünf sechs sieben acht neun")
+	en := strings.Fields("one two three four five six seven eight nine")
+	rng := rand.New(rand.NewPCG(seed, 1))
+	pairs := make([]data.Pair, n)
+	for i := range pairs {
+		var src, tgt []string
+		for range 1 + rng.IntN(4) {
+			w := rng.IntN(len(de))
+			src, tgt = append(src, de[w]), append(tgt, en[w])
+		}
+		pairs[i] = data.Pair{Src: strings.Join(src, " "), Tgt: strings.Join(tgt, " ")}
+	}
+	return pairs
+}
+
+// numbersRun is a run on numbers in dir, ready to New: an encoder-decoder,
+// its data, and its tokenizer written to dir (bpe.txt and vocab.txt, with
+// their fingerprints in opt.Meta) as cmd/train writes them.
+func numbersRun(dir string, opt *trainer.Options) (model.Model, *graph.Params, trainer.Data) {
+	pairs := numbers(600, 1)
+	var text []string
+	for _, p := range pairs {
+		text = append(text, p.Src, p.Tgt)
+	}
+	bpe, err := data.LearnBPE(text, 10)
+	check(err)
+	var seqs [][]string
+	for _, s := range text {
+		seqs = append(seqs, bpe.Encode(s))
+	}
+	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
+	check(err)
+	check(os.MkdirAll(dir, 0o755))
+	check(bpe.WriteFile(filepath.Join(dir, "bpe.txt")))
+	check(vocab.WriteFile(filepath.Join(dir, "vocab.txt")))
+	opt.Meta = map[string]string{data.BPEFingerprintKey: bpe.Fingerprint(), data.VocabFingerprintKey: vocab.Fingerprint()}
+	tok := data.Tokenizer{BPE: bpe, Vocab: vocab}
+	batches, err := data.NewBatcher(tok.EncodePairs(pairs[:500]), data.BatchConfig{MaxTokens: 256, Seed: 2})
+	check(err)
+	valid, err := batches.EvalBatches(tok.EncodePairs(pairs[500:]))
+	check(err)
+	cfg, err := model.Preset("tiny", vocab.Len())
+	check(err)
+	cfg.DModel, cfg.Heads, cfg.DFF, cfg.Dropout = 64, 4, 128, 0
+	m, err := model.FromConfig(cfg, nil)
+	check(err)
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(3, 3)))
+	check(err)
+	return m, params, trainer.Data{Train: batches, Valid: valid}
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// stopAfter cancels a run after the given step, as Ctrl-C would.
+type stopAfter struct {
+	trainer.Reporter
+	step   int
+	cancel context.CancelFunc
+}
+
+func (s stopAfter) Step(i trainer.StepInfo) {
+	if i.Step == s.step {
+		s.cancel()
+	}
+}
+
+// Train with AdamW and a cosine schedule, stop the run (as Ctrl-C would),
+// resume it (to the very weights of a run never stopped, as
+// TestResumeIsExactForEachOptimizerAndSchedule checks), then load the run
+// directory in one call and translate sentences.
+func Example_adamWCosineResumeAndLoad() {
+	dir, err := os.MkdirTemp("", "run")
+	check(err)
+	defer os.RemoveAll(dir)
+	opt := trainer.Options{Steps: 300, OutDir: dir,
+		Optimizer: trainer.OptimizerAdamW, Schedule: trainer.ScheduleCosine, LR: 2e-3, Warmup: 30}
+
+	// The first run stops after 60 updates, checkpointing them.
+	m, params, d := numbersRun(dir, &opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	t, err := trainer.New(m, params, d, opt, stopAfter{trainer.Quiet, 60, cancel})
+	check(err)
+	fmt.Println("stopped:", t.Run(ctx))
+
+	// A new process's worth of objects resumes it.
+	m, params, d = numbersRun(dir, &opt)
+	t, err = trainer.New(m, params, d, opt, trainer.Quiet)
+	check(err)
+	r, err := t.Resume(dir)
+	check(err)
+	fmt.Println("resumed at step", r.Step)
+	check(t.Run(context.Background()))
+
+	run, err := trainer.LoadRun(dir, "final")
+	check(err)
+	out, err := run.Translate([]string{"drei eins vier", "neun acht"}, model.DefaultSearch())
+	check(err)
+	fmt.Printf("%q\n", out)
+	// Output:
+	// stopped: training interrupted
+	// resumed at step 60
+	// ["three one four" "nine eight"]
+}

@@ -7,18 +7,18 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gorgonia.org/tensor"
 
-	"github.com/transformer-go/transformer/graph"
-
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 )
 
-// numbers is a toy German→English corpus: one to five number words,
+// numbers is a toy German→English corpus: one to four number words,
 // translated word by word.
 func numbers(n int, seed uint64) []data.Pair {
 	de := strings.Fields("eins zwei drei vier fünf sechs sieben acht neun")
@@ -45,7 +45,7 @@ func numbersRun(dir string, opt *trainer.Options) (model.Model, *graph.Params, t
 	for _, p := range pairs {
 		text = append(text, p.Src, p.Tgt)
 	}
-	bpe, err := data.LearnBPE(text, 10)
+	bpe, err := data.LearnBPE(text, 100)
 	check(err)
 	var seqs [][]string
 	for _, s := range text {
@@ -123,8 +123,33 @@ func Example_adamWCosineResumeAndLoad() {
 	out, err := run.Translate([]string{"drei eins vier", "neun acht"}, model.DefaultSearch())
 	check(err)
 	fmt.Printf("%q\n", out)
+
+	// A saliency map: which source token sways the target token "one"?
+	src, tgt := run.Tokenizer.Encode("drei eins vier"), run.Tokenizer.Encode("three one four")
+	t1 := slices.Index(tgt, run.Tokenizer.Encode("one")[0])
+	grad, err := model.Saliency(run.Model, run.Params, src, tgt, t1)
+	check(err)
+	fmt.Println(`"one" is swayed most by`, run.Tokenizer.Decode(src[mostSalient(grad):][:1]))
 	// Output:
 	// stopped: training interrupted
 	// resumed at step 60
 	// ["three one four" "nine eight"]
+	// "one" is swayed most by eins
+}
+
+// mostSalient is the source position whose row of the saliency map grad
+// [lenS, dModel] has the largest norm.
+func mostSalient(grad *tensor.Dense) int {
+	g, d := graph.Float64s(grad), grad.Shape()[1]
+	best, bestNorm := 0, 0.0
+	for i := range grad.Shape()[0] {
+		var sq float64
+		for _, v := range g[i*d : (i+1)*d] {
+			sq += v * v
+		}
+		if sq > bestNorm {
+			best, bestNorm = i, sq
+		}
+	}
+	return best
 }

@@ -58,7 +58,7 @@ func LoadRun(dir, checkpoint string) (*Trained, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckFingerprints(ck.Meta, dir, bpe, vocab); err != nil {
+	if err := checkFingerprints(ck.Meta, dir, bpe, vocab); err != nil {
 		return nil, err
 	}
 	if vocab.Len() != m.Config().Vocab {
@@ -69,11 +69,11 @@ func LoadRun(dir, checkpoint string) (*Trained, error) {
 	return r, nil
 }
 
-// CheckFingerprints refuses a bpe.txt or vocab.txt of dir that is not the
+// checkFingerprints refuses a bpe.txt or vocab.txt of dir that is not the
 // one the checkpoint whose metadata is meta was trained with (edited,
 // emptied or reordered since), when the checkpoint records their
 // fingerprints.
-func CheckFingerprints(meta map[string]string, dir string, bpe *data.BPE, vocab *data.Vocab) error {
+func checkFingerprints(meta map[string]string, dir string, bpe *data.BPE, vocab *data.Vocab) error {
 	for _, f := range []struct{ key, file, have string }{
 		{data.BPEFingerprintKey, rundir.BPE, bpe.Fingerprint()},
 		{data.VocabFingerprintKey, rundir.Vocab, vocab.Fingerprint()},

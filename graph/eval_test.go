@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -12,16 +11,6 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 )
-
-// Evaluate a small graph in one call: the sum of squares of each row.
-func ExampleEval() {
-	v, err := graph.Eval(nil, func(s *graph.Scope) *G.Node {
-		x := s.Constant("x", tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float64{1, 2, 3, 4})))
-		return s.Sum(s.Mul(x, x), 1, false)
-	})
-	fmt.Println(v.Shape(), v.Data(), err)
-	// Output: (2) [5 25] <nil>
-}
 
 func TestEval(t *testing.T) {
 	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 2)))

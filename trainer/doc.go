@@ -24,10 +24,11 @@
 // decoder-only model (continuing the prompt "source EOS", as joined
 // batches train it), and by the most probable token at every position with
 // an encoder-only model; a BLEU sample is translated by a model that
-// generates. New refuses data the model's kind cannot be trained or
-// evaluated on: batches laid out for another kind (joined batches,
-// data.BatchConfig.Join, have no sources and are for a decoder-only model,
-// which needs them to learn to continue the prompts of held-out examples
-// and BLEU samples), and held-out examples or a BLEU sample for a model
-// that cannot decode (model.Generates).
+// generates. New refuses data the model cannot be trained or evaluated
+// on: batches longer than its max_len, batches laid out for another kind
+// (joined batches, data.BatchConfig.Join, have no sources and are for a
+// decoder-only model, which needs them to learn to continue the prompts of
+// held-out examples and BLEU samples), a BLEU sample for a model that
+// cannot decode (model.Generates), and held-out examples for one that
+// neither decodes nor is encoder-only.
 package trainer

@@ -103,8 +103,8 @@ func newFlags(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.score, "score", "", "score the translations in this file (line i translates input line i) instead of translating")
 	fs.StringVar(&o.attention, "attention", "", "draw the cross-attention of one sentence into this PNG file")
 	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
-	cliflag.Int(fs, &o.layer, "layer", "with -attention: decoder layer from 0 (default, or -1: the last)")
-	cliflag.Int(fs, &o.head, "head", "with -attention: head from 0 (default, or -1: the average of the heads)")
+	cliflag.Int(fs, &o.layer, "layer", "with -attention: decoder `layer` from 0 (default, or -1: the last)")
+	cliflag.Int(fs, &o.head, "head", "with -attention: `head` from 0 (default, or -1: the average of the heads)")
 	fs.BoolVar(&o.prompt, "prompt", false, "the lines are prompts for a decoder-only model: print each with its continuation")
 	return o
 }

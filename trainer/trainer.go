@@ -163,12 +163,13 @@ func (o Options) Validate() error {
 	if o.Schedule != SchedulePaper && o.LRFactor != 0 {
 		add("LRFactor %g is the paper's schedule's; the %s schedule takes LR", o.LRFactor, o.Schedule)
 	}
-	if o.Steps > 0 && o.LR >= 0 && o.LRFactor >= 0 {
+	switch {
+	case !(o.LR >= 0) || !(o.LRFactor >= 0):
+		add("LR and LRFactor must be numbers, not negative, have %g and %g", o.LR, o.LRFactor)
+	case o.Steps > 0:
 		if err := o.schedule(1).Validate(); err != nil {
 			add("%v", err)
 		}
-	} else if o.LR < 0 || o.LRFactor < 0 {
-		add("learning rate and factor must not be negative, have %g and %g", o.LR, o.LRFactor)
 	}
 	if !(o.ClipNorm >= 0) || math.IsInf(o.ClipNorm, 0) {
 		add("ClipNorm must be finite and not negative, have %g", o.ClipNorm)

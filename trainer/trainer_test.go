@@ -429,6 +429,9 @@ func TestOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleLinear, 0, 0, 10 }, "warm-up (10) must be shorter than the run"},
 		{func(o *Options) { o.Schedule, o.LRFactor, o.LR = ScheduleConstant, 0, math.Inf(1) }, "peak rate must be positive and finite"},
 		{func(o *Options) { o.ClipNorm = math.NaN() }, "ClipNorm"},
+		{func(o *Options) { o.LRFactor, o.LR = 0, math.NaN() }, "LR and LRFactor must be numbers"},
+		{func(o *Options) { o.LRFactor = -1 }, "LR and LRFactor must be numbers"},
+		{func(o *Options) { o.LRFactor, o.LR = 0, math.Inf(1) }, "peak rate must be positive and finite"},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)

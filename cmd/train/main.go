@@ -22,8 +22,10 @@
 // -resume OUT continues exactly where the run stopped, from the newest
 // checkpoint that loads. An OUT that holds a run is refused unless -resume or
 // -overwrite, and OUT is locked while a run uses it (see trainer/rundir).
-// -summary prints the parameter summary of the model and exits. See -h for
-// every flag.
+// -optimizer adamw -weight-decay 0.01 -schedule cosine -lr 5e-4 trains with
+// AdamW and a cosine learning rate (see trainer.Options), recorded in
+// run.json like every setting. -summary prints the parameter summary of
+// the model and exits. See -h for every flag.
 package main
 
 import (

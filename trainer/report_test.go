@@ -45,3 +45,21 @@ func TestReporters(t *testing.T) {
 		t.Errorf("bar %q, log %q", bar.String(), barLog.String())
 	}
 }
+
+// TestNilReporterShowsProgress checks that New gives a nil Reporter the
+// one NewReporter makes for standard error, and Quiet stays quiet.
+func TestNilReporterShowsProgress(t *testing.T) {
+	fx := newFixture(t)
+	tr, err := New(fx.m, fx.params, fx.data, Options{Steps: 1, OutDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch tr.rep.(type) {
+	case *logReporter, *barReporter:
+	default:
+		t.Errorf("a nil Reporter became %T", tr.rep)
+	}
+	if tr, _ = New(fx.m, fx.params, fx.data, Options{Steps: 1, OutDir: t.TempDir()}, Quiet); tr.rep != Quiet {
+		t.Errorf("Quiet became %T", tr.rep)
+	}
+}

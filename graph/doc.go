@@ -44,6 +44,13 @@
 // allocate nothing, even the first, and a program per batch shape costs the
 // memory of the largest.
 //
+// A program differentiates its loss with respect to every parameter, and
+// with respect to the inputs and marked nodes that the scope's GradWRT
+// option names (Scope.Differentiable marks a node, such as a model's
+// source embeddings; Program.InputGrad reads the gradient): saliency maps,
+// probing. Eval builds, runs and reads a small graph in one call, for
+// notebooks and tests.
+//
 // # Cores
 //
 // Kernels split their work over GOMAXPROCS goroutines when there is enough

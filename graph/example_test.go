@@ -103,3 +103,13 @@ func ExampleOp() {
 	// first loss above 0.1: true
 	// last loss below 0.001: true
 }
+
+// Evaluate a small graph in one call: the sum of squares of each row.
+func ExampleEval() {
+	v, err := graph.Eval(nil, func(s *graph.Scope) *G.Node {
+		x := s.Constant("x", tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float64{1, 2, 3, 4})))
+		return s.Sum(s.Mul(x, x), 1, false)
+	})
+	fmt.Println(v.Shape(), v.Data(), err)
+	// Output: (2) [5 25] <nil>
+}

@@ -23,7 +23,10 @@ type Program struct {
 	vm     G.VM
 	inputs map[string]*G.Node
 	params []string
-	grads  []*G.Node
+	// wrt names the inputs and marked nodes (GradWRT) whose gradients
+	// follow the parameters' in grads.
+	wrt   []string
+	grads []*G.Node
 	// outputs are read after a run; ran says a run has filled them since
 	// the program last became active.
 	outputs map[string]output
@@ -46,6 +49,9 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 		return nil, errors.Wrap(err, "building the graph")
 	}
 	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]output{}}
+	if loss == nil && len(s.b.gradWRT) > 0 {
+		return nil, errors.Errorf("gradients with respect to %v need a loss", s.b.gradWRT)
+	}
 	if loss != nil {
 		if err := p.differentiate(s, loss); err != nil {
 			return nil, err
@@ -115,7 +121,12 @@ func (p *Program) differentiate(s *Scope, loss *G.Node) error {
 			wrt = append(wrt, n)
 		}
 	}
-	grads, err := G.Grad(loss, wrt...)
+	extra, err := s.b.wrtNodes()
+	if err != nil {
+		return err
+	}
+	p.wrt = s.b.gradWRT
+	grads, err := G.Grad(loss, append(wrt, extra...)...)
 	if err != nil {
 		return errors.Wrap(err, "differentiating the loss")
 	}

@@ -33,7 +33,11 @@ type builder struct {
 	dropouts int
 	scoring  bool
 	kept     map[string]*G.Node
-	err      error
+	// marked are the nodes marked Differentiable, and gradWRT the names
+	// of those and of inputs a program differentiates the loss by.
+	marked  map[string]*G.Node
+	gradWRT []string
+	err     error
 }
 
 // Option configures a new Scope.
@@ -56,6 +60,7 @@ func NewScope(params *Params, opts ...Option) *Scope {
 		nodes:  map[string]*G.Node{},
 		inputs: map[string]*G.Node{},
 		kept:   map[string]*G.Node{},
+		marked: map[string]*G.Node{},
 	}
 	for _, o := range opts {
 		o(b)

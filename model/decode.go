@@ -149,13 +149,18 @@ func (s Search) Validate() error {
 // Decode decodes every source as s says and returns, for each, its
 // hypotheses best first: NBest for beam search (fewer if the search
 // finished fewer), one otherwise. For an encoder-decoder a source is the
-// ids of a sentence ending with EOSID; for a decoder-only model it is a
-// prompt, ids without BOSID (possibly none), and each hypothesis is its
-// continuation. Sources are sorted by length and decoded in batches of
-// s.Batch.
+// ids of a sentence, ending with EOSID as the model was trained on them:
+// Decode adds EOSID to a source that lacks it (so [8 8 6] and
+// [8 8 6 EOSID] decode alike); an empty source is an error. For a decoder-only model a source is a
+// prompt, ids without BOSID (possibly none), taken as it is, and each
+// hypothesis is its continuation. Sources are sorted by length and decoded
+// in batches of s.Batch.
 func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if _, ok := d.m.(*Transformer); ok {
+		srcs = endedSources(srcs)
 	}
 	if s.MaxLen > d.cfg.MaxLen {
 		return nil, errors.Errorf("max length %d is above the model's max_len %d", s.MaxLen, d.cfg.MaxLen)
@@ -187,6 +192,19 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 		}
 	}
 	return out, nil
+}
+
+// endedSources is srcs with EOSID appended to each source that does not
+// end with it (copies; srcs is left as it is). An empty source stays
+// empty, and is refused.
+func endedSources(srcs [][]int) [][]int {
+	out := slices.Clone(srcs)
+	for i, src := range out {
+		if len(src) > 0 && src[len(src)-1] != EOSID {
+			out[i] = append(slices.Clip(src), EOSID)
+		}
+	}
+	return out
 }
 
 // OutputTokens counts the tokens of the best hypotheses of each source, EOS

@@ -57,7 +57,7 @@ func (m *Transformer) Config() Config { return m.cfg }
 // Encode maps source ids [batch, lenS] to the encoder's output
 // [batch, lenS, dModel]; srcMask is PaddingMask of the sources.
 func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
-	x := m.embed.Apply(s.In("embed"), src)
+	x := s.Differentiable(SrcEmbeddings, m.embed.Apply(s.In("embed"), src))
 	x = s.Dropout(m.pos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
 	return m.encoder.Apply(s.In("encoder"), x, srcMask)
 }

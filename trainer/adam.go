@@ -19,10 +19,19 @@ import (
 //	m = β1·m + (1-β1)·g,   v = β2·v + (1-β2)·g²
 //	θ = θ - lr · m̂ / (sqrt(v̂) + ε),   m̂ = m / (1-β1^t),  v̂ = v / (1-β2^t)
 //
+// With WeightDecay λ > 0 it is AdamW (Loshchilov & Hutter, 2019): the
+// decay is decoupled from the gradient's moments, applied before the step
+// to every parameter of two or more dimensions (weight matrices and
+// embeddings; biases and norm gains are not decayed):
+//
+//	θ = θ · (1 - lr·λ)
+//
 // The moments have the parameters' names and element type, so they are
 // checkpointed like parameters.
 type Adam struct {
 	Beta1, Beta2, Eps float64
+	// WeightDecay is AdamW's λ; 0 is Adam.
+	WeightDecay float64
 	// Step is the number of updates made.
 	Step int
 	m, v *graph.Params
@@ -39,6 +48,19 @@ func NewAdam(params *graph.Params) (*Adam, error) {
 		return nil, err
 	}
 	return &Adam{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9, m: m, v: v}, nil
+}
+
+// NewAdamW returns AdamW for params: the paper's Adam with decoupled
+// weight decay λ.
+func NewAdamW(params *graph.Params, weightDecay float64) (*Adam, error) {
+	if !(weightDecay >= 0) || math.IsInf(weightDecay, 0) {
+		return nil, errors.Errorf("adamw: weight decay must be finite and not negative, have %g", weightDecay)
+	}
+	a, err := NewAdam(params)
+	if a != nil {
+		a.WeightDecay = weightDecay
+	}
+	return a, err
 }
 
 // zerosLike is a store with a zero tensor for each parameter of params.
@@ -79,6 +101,9 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 			return errors.Errorf("adam: gradient of %s has shape %v, parameter %v", name, g.Shape(), theta.Shape())
 		}
 		k := adamKernel{beta1: a.Beta1, beta2: a.Beta2, eps: a.Eps, lr: lr, c1: c1, c2: c2, scale: scale}
+		if len(theta.Shape()) >= 2 {
+			k.decay = a.WeightDecay
+		}
 		switch th := theta.Data().(type) {
 		case []float32:
 			jobs = appendChunks(jobs, len(th), func(lo, hi int) {
@@ -97,6 +122,8 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 // adamKernel holds the constants of one step.
 type adamKernel struct {
 	beta1, beta2, eps, lr, c1, c2, scale float64
+	// decay is AdamW's λ for this parameter, 0 for none.
+	decay float64
 }
 
 // adamChunk is the number of elements a worker updates at a time.
@@ -129,11 +156,18 @@ func parallel(jobs []func()) {
 
 // adamStep updates one chunk. With the bias corrections folded into two
 // constants, θ -= (lr/c1)·m / (sqrt(v)·(1/sqrt(c2)) + ε) costs one square
-// root and one division per element.
+// root and one division per element. AdamW's decay, θ ·= 1 - lr·λ, comes
+// first.
 func adamStep[T float32 | float64](theta, g, m, v []T, k adamKernel) {
 	b1, b2, scale := T(k.beta1), T(k.beta2), T(k.scale)
 	step, rc2 := k.lr/k.c1, 1/math.Sqrt(k.c2)
 	g, m, v = g[:len(theta)], m[:len(theta)], v[:len(theta)]
+	if k.decay != 0 {
+		keep := T(1 - k.lr*k.decay)
+		for i := range theta {
+			theta[i] *= keep
+		}
+	}
 	for i, gi := range g {
 		gi *= scale
 		m[i] = b1*m[i] + (1-b1)*gi

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -109,4 +111,140 @@ func Example_ownSublayer() {
 	// gradients: <nil>
 	// rebuilt: *model.DecoderOnly, ffn nobias, 17216 parameters
 	// continuations: 1
+}
+
+// numbers is a toy German→English corpus: one to four number words,
+// translated word by word.
+func numbers(n int, seed uint64) []data.Pair {
+	de := strings.Fields("eins zwei drei vier fünf sechs sieben acht neun")
+	en := strings.Fields("one two three four five six seven eight nine")
+	rng := rand.New(rand.NewPCG(seed, 1))
+	pairs := make([]data.Pair, n)
+	for i := range pairs {
+		var src, tgt []string
+		for range 1 + rng.IntN(4) {
+			w := rng.IntN(len(de))
+			src, tgt = append(src, de[w]), append(tgt, en[w])
+		}
+		pairs[i] = data.Pair{Src: strings.Join(src, " "), Tgt: strings.Join(tgt, " ")}
+	}
+	return pairs
+}
+
+// numbersRun is a run on numbers in dir, ready to New: an encoder-decoder,
+// its data, and its tokenizer written to dir (bpe.txt and vocab.txt, with
+// their fingerprints in opt.Meta) as cmd/train writes them.
+func numbersRun(dir string, opt *trainer.Options) (model.Model, *graph.Params, trainer.Data) {
+	pairs := numbers(600, 1)
+	var text []string
+	for _, p := range pairs {
+		text = append(text, p.Src, p.Tgt)
+	}
+	bpe, err := data.LearnBPE(text, 100)
+	check(err)
+	var seqs [][]string
+	for _, s := range text {
+		seqs = append(seqs, bpe.Encode(s))
+	}
+	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
+	check(err)
+	check(os.MkdirAll(dir, 0o755))
+	check(bpe.WriteFile(filepath.Join(dir, "bpe.txt")))
+	check(vocab.WriteFile(filepath.Join(dir, "vocab.txt")))
+	opt.Meta = map[string]string{data.BPEFingerprintKey: bpe.Fingerprint(), data.VocabFingerprintKey: vocab.Fingerprint()}
+	tok := data.Tokenizer{BPE: bpe, Vocab: vocab}
+	batches, err := data.NewBatcher(tok.EncodePairs(pairs[:500]), data.BatchConfig{MaxTokens: 256, Seed: 2})
+	check(err)
+	valid, err := batches.EvalBatches(tok.EncodePairs(pairs[500:]))
+	check(err)
+	cfg, err := model.Preset("tiny", vocab.Len())
+	check(err)
+	cfg.DModel, cfg.Heads, cfg.DFF, cfg.Dropout = 64, 4, 128, 0
+	m, err := model.FromConfig(cfg, nil)
+	check(err)
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(3, 3)))
+	check(err)
+	return m, params, trainer.Data{Train: batches, Valid: valid}
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// stopAfter cancels a run after the given step, as Ctrl-C would.
+type stopAfter struct {
+	trainer.Reporter
+	step   int
+	cancel context.CancelFunc
+}
+
+func (s stopAfter) Step(i trainer.StepInfo) {
+	if i.Step == s.step {
+		s.cancel()
+	}
+}
+
+// Train with AdamW and a cosine schedule, stop the run (as Ctrl-C would),
+// resume it (to the very weights of a run never stopped, as
+// TestResumeIsExactForEachOptimizerAndSchedule checks), then load the run
+// directory in one call and translate sentences.
+func Example_adamWCosineResumeAndLoad() {
+	dir, err := os.MkdirTemp("", "run")
+	check(err)
+	defer os.RemoveAll(dir)
+	opt := trainer.Options{Steps: 300, OutDir: dir,
+		Optimizer: trainer.OptimizerAdamW, Schedule: trainer.ScheduleCosine, LR: 2e-3, Warmup: 30}
+
+	// The first run stops after 60 updates, checkpointing them.
+	m, params, d := numbersRun(dir, &opt)
+	ctx, cancel := context.WithCancel(context.Background())
+	t, err := trainer.New(m, params, d, opt, stopAfter{trainer.Quiet, 60, cancel})
+	check(err)
+	fmt.Println("stopped:", t.Run(ctx))
+
+	// A new process's worth of objects resumes it.
+	m, params, d = numbersRun(dir, &opt)
+	t, err = trainer.New(m, params, d, opt, trainer.Quiet)
+	check(err)
+	r, err := t.Resume(dir)
+	check(err)
+	fmt.Println("resumed at step", r.Step)
+	check(t.Run(context.Background()))
+
+	run, err := trainer.LoadRun(dir, "final")
+	check(err)
+	out, err := run.Translate([]string{"drei eins vier", "neun acht"}, model.DefaultSearch())
+	check(err)
+	fmt.Printf("%q\n", out)
+
+	// A saliency map: which source token sways the target token "one"?
+	src, tgt := run.Tokenizer.Encode("drei eins vier"), run.Tokenizer.Encode("three one four")
+	t1 := slices.Index(tgt, run.Tokenizer.Encode("one")[0])
+	grad, err := model.Saliency(run.Model, run.Params, src, tgt, t1)
+	check(err)
+	fmt.Println(`"one" is swayed most by`, run.Tokenizer.Decode(src[mostSalient(grad):][:1]))
+	// Output:
+	// stopped: training interrupted
+	// resumed at step 60
+	// ["three one four" "nine eight"]
+	// "one" is swayed most by eins
+}
+
+// mostSalient is the source position whose row of the saliency map grad
+// [lenS, dModel] has the largest norm.
+func mostSalient(grad *tensor.Dense) int {
+	g, d := graph.Float64s(grad), grad.Shape()[1]
+	best, bestNorm := 0, 0.0
+	for i := range grad.Shape()[0] {
+		var sq float64
+		for _, v := range g[i*d : (i+1)*d] {
+			sq += v * v
+		}
+		if sq > bestNorm {
+			best, bestNorm = i, sq
+		}
+	}
+	return best
 }

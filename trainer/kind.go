@@ -45,7 +45,8 @@ func notGenerating(m model.Model, need string) error {
 	return errors.New(msg)
 }
 
-// checkLayout refuses batches laid out for another kind of model than m,
+// checkLayout refuses batches longer than m's max_len, and batches laid
+// out for another kind of model than m,
 // one of the built-in kinds: joined batches (data.BatchConfig.Join, no
 // sources) are a decoder-only model's, which reads no sources; an
 // encoder-decoder reads sources, and an encoder-only model sources as long
@@ -57,19 +58,23 @@ func checkLayout(m model.Model, d Data) error {
 	for _, b := range d.Valid {
 		shapes = append(shapes, b.Shape())
 	}
+	maxLen := m.Config().MaxLen
 	for _, sh := range shapes {
 		var err error
+		if sh.SrcLen > maxLen || sh.TgtLen > maxLen {
+			err = errors.Errorf("the model's max_len is %d", maxLen)
+		}
 		switch m.(type) {
 		case *model.Transformer:
-			if sh.SrcLen == 0 {
+			if err == nil && sh.SrcLen == 0 {
 				err = errors.New("an encoder-decoder reads sources: joined batches (data.BatchConfig.Join) are for a decoder-only model")
 			}
 		case *model.EncoderOnly:
-			if sh.SrcLen != sh.TgtLen {
+			if err == nil && sh.SrcLen != sh.TgtLen {
 				err = errors.New("an encoder-only model needs sources as long as targets: batches without Join (data.BatchConfig.Join is for a decoder-only model)")
 			}
 		case *model.DecoderOnly:
-			if sh.SrcLen > 0 && (len(d.HeldOut) > 0 || d.BLEU != nil) {
+			if err == nil && sh.SrcLen > 0 && (len(d.HeldOut) > 0 || d.BLEU != nil) {
 				err = errors.New("a decoder-only model continues the prompt \"source EOS\" when it is evaluated, which it learns from joined batches (data.BatchConfig.Join): batches with sources train it on the targets alone")
 			}
 		}

@@ -123,6 +123,12 @@ func TestNewChecksTheKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shortCfg := seq2seq.m.Config()
+	shortCfg.MaxLen = 5
+	short, err := model.FromConfig(shortCfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		m    model.Model
@@ -134,6 +140,7 @@ func TestNewChecksTheKind(t *testing.T) {
 		{"held out with an attention without a cached step", trainOnly, lm.data, "have a model of kind decoder-only (*model.DecoderOnly): incremental decoding with a model of kind decoder-only: attention trainer.trainOnlyAttention cannot decode incrementally"},
 		{"joined batches for an encoder-decoder", seq2seq.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-decoder reads sources"},
 		{"joined batches for an encoder-only model", enc.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-only model needs sources as long as targets"},
+		{"batches longer than max_len", short, seq2seq.data, "sources of length 8 and targets of length 8: the model's max_len is 5"},
 		{"held out with a decoder-only model on batches with sources", lm.m, Data{Train: enc.data.Train, Valid: enc.data.Valid, HeldOut: lm.data.HeldOut}, "a decoder-only model continues the prompt \"source EOS\""},
 	}
 	for _, tc := range tests {

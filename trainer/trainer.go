@@ -2,8 +2,12 @@ package trainer
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pkg/errors"
@@ -15,31 +19,56 @@ import (
 	"github.com/transformer-go/transformer/trainer/dist"
 )
 
-// Options configures a training run.
+// Options configures a training run. Steps and OutDir are required; every
+// other zero value means the default its field documents (WithDefaults
+// fills them in).
 type Options struct {
 	// Steps is the number of optimizer updates of the whole run.
 	Steps int
-	// Warmup, LRFactor and Cooldown (updates at the end of the run over
-	// which the rate decays; 0 for none) set the Schedule.
-	Warmup   int
+	// Optimizer is OptimizerAdam (the default) or OptimizerAdamW.
+	Optimizer string
+	// WeightDecay is AdamW's decoupled weight decay λ (default 0.01); Adam
+	// has none, and refuses one.
+	WeightDecay float64
+	// Schedule names the learning-rate schedule (see Schedule): "paper"
+	// (the default), "constant", "linear" or "cosine".
+	Schedule string
+	// LR is the peak learning rate, reached at the end of warm-up. For the
+	// paper's schedule it may be left 0 and LRFactor given instead; for
+	// the others it defaults to 1e-3.
+	LR float64
+	// LRFactor is the paper's schedule's factor (default 1, when LR is
+	// not given either); the other schedules refuse one.
 	LRFactor float64
+	// Warmup is the number of warm-up updates. Default: 4,000 (the
+	// paper's) or a tenth of Steps (at least 1), whichever is fewer; none
+	// for the constant schedule.
+	Warmup int
+	// Cooldown, for the paper's and the constant schedule, is the number
+	// of updates at the end of the run over which the rate decays
+	// linearly (default 0: none).
 	Cooldown int
-	// ClipNorm, if positive, rescales the gradient to at most this global norm.
+	// ClipNorm, if positive, rescales the gradient to at most this global
+	// norm (default 0: no clipping).
 	ClipNorm float64
-	// Accumulate is the number of batches whose gradients make one update.
+	// Accumulate is the number of batches whose gradients make one update
+	// (default 1).
 	Accumulate int
-	// EvalEvery and SaveEvery are in updates; the last step always does both.
+	// EvalEvery (default: a tenth of Steps, at least 1) and SaveEvery
+	// (default: EvalEvery) are in updates; the last step always does both.
 	EvalEvery, SaveEvery int
 	// CheckEvery is how often, in updates, the ranks of a data-parallel run
 	// compare a checksum of their parameters, beside every evaluation; 0
 	// means at evaluations only. A difference stops every rank with an error.
 	CheckEvery int
-	// KeepLast is how many step checkpoints to keep (the best one is kept apart).
+	// KeepLast is how many step checkpoints to keep (default 5; the best
+	// one is kept apart).
 	KeepLast int
 	// Seed seeds dropout.
 	Seed uint64
 	// OutDir receives metrics.jsonl, checkpoints/, best.safetensors,
-	// final.safetensors and loss.png.
+	// final.safetensors and loss.png. New creates it (with its parents)
+	// if it does not exist, and refuses one it cannot write to.
 	OutDir string
 	// Meta is recorded in the metadata of every checkpoint, beside the
 	// step: say, the fingerprints of the tokenizer's files.
@@ -50,31 +79,119 @@ type Options struct {
 	World *dist.World
 }
 
-// Validate reports the first bad option.
-func (o Options) Validate() error {
-	switch {
-	case o.Steps <= 0:
-		return errors.Errorf("steps must be positive, have %d", o.Steps)
-	case o.Warmup <= 0:
-		return errors.Errorf("warmup must be positive, have %d", o.Warmup)
-	case o.Cooldown < 0 || o.Cooldown > o.Steps:
-		return errors.Errorf("cooldown must be from 0 to the %d steps, have %d", o.Steps, o.Cooldown)
-	case !(o.LRFactor > 0) || math.IsInf(o.LRFactor, 0):
-		return errors.Errorf("learning-rate factor must be positive and finite, have %g", o.LRFactor)
-	case !(o.ClipNorm >= 0) || math.IsInf(o.ClipNorm, 0):
-		return errors.Errorf("clip norm must be finite and not negative, have %g", o.ClipNorm)
-	case o.Accumulate <= 0:
-		return errors.Errorf("accumulation must be at least 1 batch, have %d", o.Accumulate)
-	case o.EvalEvery <= 0 || o.SaveEvery <= 0:
-		return errors.Errorf("evaluation and checkpoint intervals must be positive, have %d and %d", o.EvalEvery, o.SaveEvery)
-	case o.CheckEvery < 0:
-		return errors.Errorf("the checksum interval must not be negative, have %d", o.CheckEvery)
-	case o.KeepLast <= 0:
-		return errors.Errorf("keep-last must be at least 1, have %d", o.KeepLast)
-	case o.OutDir == "":
-		return errors.New("no output directory")
+// The optimizers (Options.Optimizer).
+const (
+	OptimizerAdam  = "adam"  // the paper's Adam
+	OptimizerAdamW = "adamw" // Adam with decoupled weight decay
+)
+
+// Optimizers lists the optimizers' names.
+func Optimizers() []string { return []string{OptimizerAdam, OptimizerAdamW} }
+
+// The defaults of Options that are not the zero value.
+const (
+	DefaultWarmup      = 4000 // or a tenth of Steps, whichever is fewer
+	DefaultLR          = 1e-3 // the peak rate of the schedules other than the paper's
+	DefaultWeightDecay = 0.01 // AdamW's
+	DefaultKeepLast    = 5
+)
+
+// WithDefaults is o with every zero field that has a default set to it.
+func (o Options) WithDefaults() Options {
+	if o.Optimizer == "" {
+		o.Optimizer = OptimizerAdam
 	}
-	return nil
+	if o.Optimizer == OptimizerAdamW && o.WeightDecay == 0 {
+		o.WeightDecay = DefaultWeightDecay
+	}
+	if o.Schedule == "" {
+		o.Schedule = SchedulePaper
+	}
+	switch {
+	case o.Schedule == SchedulePaper && o.LR == 0 && o.LRFactor == 0:
+		o.LRFactor = 1
+	case o.Schedule != SchedulePaper && o.LR == 0:
+		o.LR = DefaultLR
+	}
+	if o.Warmup == 0 && o.Schedule != ScheduleConstant {
+		o.Warmup = max(1, min(DefaultWarmup, o.Steps/10))
+	}
+	if o.Accumulate == 0 {
+		o.Accumulate = 1
+	}
+	if o.EvalEvery == 0 {
+		o.EvalEvery = max(1, o.Steps/10)
+	}
+	if o.SaveEvery == 0 {
+		o.SaveEvery = o.EvalEvery
+	}
+	if o.KeepLast == 0 {
+		o.KeepLast = DefaultKeepLast
+	}
+	return o
+}
+
+// schedule is the learning-rate schedule of options with defaults, for a
+// model of width dModel.
+func (o Options) schedule(dModel int) Schedule {
+	return Schedule{Kind: o.Schedule, DModel: dModel, Warmup: o.Warmup, Factor: o.LRFactor, Peak: o.LR,
+		Steps: o.Steps, Cooldown: o.Cooldown}
+}
+
+// Validate checks the options, zero values standing for their defaults,
+// and reports every bad one in one error.
+func (o Options) Validate() error {
+	o = o.WithDefaults()
+	var bad []string
+	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	if o.Steps <= 0 {
+		add("Steps must be positive, have %d", o.Steps)
+	}
+	if !slices.Contains(Optimizers(), o.Optimizer) {
+		add("Optimizer %q: want one of %v", o.Optimizer, Optimizers())
+	}
+	switch {
+	case !(o.WeightDecay >= 0) || math.IsInf(o.WeightDecay, 0):
+		add("WeightDecay must be finite and not negative, have %g", o.WeightDecay)
+	case o.WeightDecay != 0 && o.Optimizer == OptimizerAdam:
+		add("WeightDecay %g needs Optimizer %q (Adam has no decoupled weight decay)", o.WeightDecay, OptimizerAdamW)
+	}
+	if o.LR != 0 && o.LRFactor != 0 {
+		add("give LR (the peak rate) or LRFactor (the paper's factor), not both: have %g and %g", o.LR, o.LRFactor)
+	}
+	if o.Schedule != SchedulePaper && o.LRFactor != 0 {
+		add("LRFactor %g is the paper's schedule's; the %s schedule takes LR", o.LRFactor, o.Schedule)
+	}
+	switch {
+	case !(o.LR >= 0) || !(o.LRFactor >= 0):
+		add("LR and LRFactor must be numbers, not negative, have %g and %g", o.LR, o.LRFactor)
+	case o.Steps > 0:
+		if err := o.schedule(1).Validate(); err != nil {
+			add("%v", err)
+		}
+	}
+	if !(o.ClipNorm >= 0) || math.IsInf(o.ClipNorm, 0) {
+		add("ClipNorm must be finite and not negative, have %g", o.ClipNorm)
+	}
+	if o.Accumulate <= 0 {
+		add("Accumulate must be at least 1 batch, have %d", o.Accumulate)
+	}
+	if o.EvalEvery <= 0 || o.SaveEvery <= 0 {
+		add("EvalEvery and SaveEvery must be positive, have %d and %d", o.EvalEvery, o.SaveEvery)
+	}
+	if o.CheckEvery < 0 {
+		add("CheckEvery must not be negative, have %d", o.CheckEvery)
+	}
+	if o.KeepLast <= 0 {
+		add("KeepLast must be at least 1, have %d", o.KeepLast)
+	}
+	if o.OutDir == "" {
+		add("OutDir is required")
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return errors.Errorf("bad training options: %s", strings.Join(bad, "; "))
 }
 
 // Data is what a run trains and evaluates on.
@@ -120,31 +237,65 @@ type window struct {
 	start  time.Time
 }
 
-// New returns a trainer of m's parameters params on d. rep may be nil.
+// New returns a trainer of m's parameters params on d, with rep showing
+// its progress (nil: NewReporter(os.Stderr, nil), a progress bar on a
+// terminal and log lines elsewhere; Quiet shows nothing). It checks
+// everything the run will need before any work, and reports all bad
+// options in one error: the options (zero values meaning their
+// defaults), the data against the model's kind, and the output
+// directory, which it creates if it does not exist (rank 0 of a
+// data-parallel run alone).
 func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter) (*Trainer, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	opt = opt.WithDefaults()
 	if d.Train == nil || len(d.Valid) == 0 {
 		return nil, errors.New("training needs training batches and validation batches")
 	}
 	if err := checkKind(m, d); err != nil {
 		return nil, err
 	}
-	adam, err := NewAdam(params)
+	sched := opt.schedule(m.Config().DModel)
+	if err := sched.Validate(); err != nil {
+		return nil, err
+	}
+	adam, err := NewAdamW(params, opt.WeightDecay)
 	if err != nil {
 		return nil, err
 	}
-	if rep == nil || opt.World != nil && !opt.World.Root() {
-		rep = quiet{}
+	root := opt.World == nil || opt.World.Root()
+	if root {
+		if err := prepareOutDir(opt.OutDir); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case !root:
+		rep = Quiet
+	case rep == nil:
+		rep = NewReporter(os.Stderr, nil)
 	}
 	pcg := rand.NewPCG(opt.Seed, 0x7472616e73666f72)
 	return &Trainer{
-		m: m, params: params, adam: adam, pcg: pcg, rng: rand.New(pcg),
-		sched: Schedule{DModel: m.Config().DModel, Warmup: opt.Warmup, Factor: opt.LRFactor, Steps: opt.Steps, Cooldown: opt.Cooldown},
+		m: m, params: params, adam: adam, pcg: pcg, rng: rand.New(pcg), sched: sched,
 		train: graph.NewPrograms(), eval: graph.NewPrograms(),
 		data: d, opt: opt, rep: rep, best: math.Inf(1),
 	}, nil
+}
+
+// prepareOutDir creates dir (with its parents) if it does not exist and
+// checks that files can be written in it.
+func prepareOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return errors.Wrapf(err, "output directory %s", dir)
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return errors.Wrapf(err, "output directory %s is not writable", dir)
+	}
+	f.Close()
+	return errors.Wrapf(os.Remove(f.Name()), "output directory %s", dir)
 }
 
 // Step is the number of updates made so far.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -146,8 +147,14 @@ func (s stopAt) Step(i StepInfo) {
 // wholeRun trains a fixture straight through for steps updates.
 func wholeRun(t *testing.T, steps int) fixture {
 	t.Helper()
+	return wholeRunWith(t, options(t.TempDir(), steps))
+}
+
+// wholeRunWith trains a fixture straight through with opt.
+func wholeRunWith(t *testing.T, opt Options) fixture {
+	t.Helper()
 	whole := newFixture(t)
-	tr, err := New(whole.m, whole.params, whole.data, options(t.TempDir(), steps), nil)
+	tr, err := New(whole.m, whole.params, whole.data, opt, Quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,9 +168,18 @@ func wholeRun(t *testing.T, steps int) fixture {
 // Ctrl-C would (which saves a checkpoint).
 func interruptedRun(t *testing.T, dir string, steps, stop int) {
 	t.Helper()
+	interruptedRunWith(t, options(dir, steps), stop)
+}
+
+// interruptedRunWith trains a fixture with opt and stops it after step stop.
+func interruptedRunWith(t *testing.T, opt Options, stop int) {
+	t.Helper()
 	first := newFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	tr1, _ := New(first.m, first.params, first.data, options(dir, steps), stopAt{step: stop, cancel: cancel})
+	tr1, err := New(first.m, first.params, first.data, opt, stopAt{step: stop, cancel: cancel})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := tr1.Run(ctx); err != ErrInterrupted {
 		t.Fatalf("interrupted run: %v", err)
 	}
@@ -189,7 +205,7 @@ func TestResumeIsExact(t *testing.T) {
 	interruptedRun(t, dir, steps, 5)
 	// Resumed by a new process's worth of objects.
 	second := newFixture(t)
-	tr2, _ := New(second.m, second.params, second.data, options(dir, steps), nil)
+	tr2, _ := New(second.m, second.params, second.data, options(dir, steps), Quiet)
 	r, err := tr2.Resume(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +250,7 @@ func TestResumeFallsBackAndRepairs(t *testing.T) {
 	f.WriteString(`{"step": 6, "train_lo`)
 	f.Close()
 	second := newFixture(t)
-	tr2, _ := New(second.m, second.params, second.data, options(dir, steps), nil)
+	tr2, _ := New(second.m, second.params, second.data, options(dir, steps), Quiet)
 	r, err := tr2.Resume(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -402,23 +418,54 @@ func TestAverage(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	good := options("out", 10)
-	bad := []func(o *Options){
-		func(o *Options) { o.Steps = 0 },
-		func(o *Options) { o.Warmup = -1 },
-		func(o *Options) { o.Accumulate = 0 },
-		func(o *Options) { o.KeepLast = 0 },
-		func(o *Options) { o.OutDir = "" },
-		func(o *Options) { o.Cooldown = -1 },
-		func(o *Options) { o.Cooldown = o.Steps + 1 },
+	bad := []struct {
+		change func(o *Options)
+		want   string
+	}{
+		{func(o *Options) { o.Steps = 0 }, "Steps must be positive"},
+		{func(o *Options) { o.Warmup = -1 }, "warm-up and d_model must be positive"},
+		{func(o *Options) { o.Accumulate = -1 }, "Accumulate must be at least 1"},
+		{func(o *Options) { o.KeepLast = -1 }, "KeepLast must be at least 1"},
+		{func(o *Options) { o.OutDir = "" }, "OutDir is required"},
+		{func(o *Options) { o.Cooldown = -1 }, "cooldown must be from 0"},
+		{func(o *Options) { o.Cooldown = o.Steps + 1 }, "cooldown must be from 0"},
+		{func(o *Options) { o.Optimizer = "sgd" }, `Optimizer "sgd"`},
+		{func(o *Options) { o.WeightDecay = 0.1 }, "WeightDecay 0.1 needs Optimizer \"adamw\""},
+		{func(o *Options) { o.Optimizer, o.WeightDecay = OptimizerAdamW, math.NaN() }, "WeightDecay must be finite"},
+		{func(o *Options) { o.Schedule = "step" }, `schedule "step"`},
+		{func(o *Options) { o.LR = 1e-3 }, "give LR (the peak rate) or LRFactor"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleCosine, 0, 0, 2 }, ""},
+		{func(o *Options) { o.Schedule, o.Cooldown = ScheduleCosine, 0 }, "LRFactor 1 is the paper's schedule's"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Warmup = ScheduleLinear, 0, 2 }, "decays to the end of the run already"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleLinear, 0, 0, 10 }, "warm-up (10) must be shorter than the run"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.LR = ScheduleConstant, 0, math.Inf(1) }, "peak rate must be positive and finite"},
+		{func(o *Options) { o.ClipNorm = math.NaN() }, "ClipNorm"},
+		{func(o *Options) { o.LRFactor, o.LR = 0, math.NaN() }, "LR and LRFactor must be numbers"},
+		{func(o *Options) { o.LRFactor = -1 }, "LR and LRFactor must be numbers"},
+		{func(o *Options) { o.LRFactor, o.LR = 0, math.Inf(1) }, "peak rate must be positive and finite"},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for i, change := range bad {
+	for i, tc := range bad {
 		o := good
-		change(&o)
-		if o.Validate() == nil {
-			t.Errorf("case %d: no error", i)
+		tc.change(&o)
+		err := o.Validate()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("case %d: %v", i, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("case %d: error %v, want one saying %q", i, err, tc.want)
+		}
+	}
+	// Every bad option in one error.
+	err := Options{Steps: -1, Optimizer: "sgd", Accumulate: -2, KeepLast: -1}.Validate()
+	for _, want := range []string{"Steps must be positive", `Optimizer "sgd"`, "Accumulate must be", "KeepLast must be", "OutDir is required"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("all bad options at once: %v, want it to say %q", err, want)
 		}
 	}
 }
@@ -452,5 +499,173 @@ func TestPerplexityIsFinite(t *testing.T) {
 		if got := perplexity(tc.loss); math.Abs(got-tc.want) > 1e-9*tc.want {
 			t.Errorf("perplexity(%v) = %v, want %v", tc.loss, got, tc.want)
 		}
+	}
+}
+
+// TestOptionsDefaults checks that zero values mean the documented defaults.
+func TestOptionsDefaults(t *testing.T) {
+	got := Options{Steps: 100, OutDir: "out"}.WithDefaults()
+	want := Options{Steps: 100, OutDir: "out", Optimizer: OptimizerAdam, Schedule: SchedulePaper, LRFactor: 1, Warmup: 10,
+		Accumulate: 1, EvalEvery: 10, SaveEvery: 10, KeepLast: DefaultKeepLast}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults %+v, want %+v", got, want)
+	}
+	if w := (Options{Steps: 100000}).WithDefaults().Warmup; w != DefaultWarmup {
+		t.Errorf("warm-up of a long run %d, want the paper's %d", w, DefaultWarmup)
+	}
+	aw := Options{Steps: 100, Optimizer: OptimizerAdamW, Schedule: ScheduleConstant}.WithDefaults()
+	if aw.WeightDecay != DefaultWeightDecay || aw.LR != DefaultLR || aw.Warmup != 0 || aw.LRFactor != 0 {
+		t.Errorf("AdamW with a constant rate: %+v", aw)
+	}
+	if err := (Options{Steps: 3, OutDir: "out"}).Validate(); err != nil {
+		t.Errorf("only the required options: %v", err)
+	}
+}
+
+// TestNewPreparesOutDir checks that New creates a missing output directory
+// and refuses one it cannot use, before any work.
+func TestNewPreparesOutDir(t *testing.T) {
+	fx := newFixture(t)
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	if _, err := New(fx.m, fx.params, fx.data, Options{Steps: 1, OutDir: dir}, Quiet); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("New did not create %s: %v", dir, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("New left files in %s: %v", dir, entries)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, out := range []string{file, filepath.Join(file, "sub")} {
+		if _, err := New(fx.m, fx.params, fx.data, Options{Steps: 1, OutDir: out}, Quiet); err == nil || !strings.Contains(err.Error(), "output directory "+out) {
+			t.Errorf("OutDir %s: error %v", out, err)
+		}
+	}
+}
+
+// TestSchedules checks each schedule's rate against its formula at
+// warm-up, its peak, the middle of the decay and the last step.
+func TestSchedules(t *testing.T) {
+	const peak = 5e-4
+	tests := []struct {
+		s    Schedule
+		step int
+		want float64
+	}{
+		{Schedule{Kind: ScheduleConstant, Peak: peak, Steps: 100}, 1, peak},
+		{Schedule{Kind: ScheduleConstant, Peak: peak, Steps: 100, Warmup: 10}, 5, peak / 2},
+		{Schedule{Kind: ScheduleConstant, Peak: peak, Steps: 100, Warmup: 10}, 100, peak},
+		{Schedule{Kind: ScheduleConstant, Peak: peak, Steps: 100, Cooldown: 50}, 100, peak / 50},
+		{Schedule{Kind: ScheduleLinear, Peak: peak, Steps: 110, Warmup: 10}, 5, peak / 2},
+		{Schedule{Kind: ScheduleLinear, Peak: peak, Steps: 110, Warmup: 10}, 10, peak},
+		{Schedule{Kind: ScheduleLinear, Peak: peak, Steps: 110, Warmup: 10}, 11, peak},
+		{Schedule{Kind: ScheduleLinear, Peak: peak, Steps: 110, Warmup: 10}, 61, peak / 2},
+		{Schedule{Kind: ScheduleLinear, Peak: peak, Steps: 110, Warmup: 10}, 110, peak / 100},
+		{Schedule{Kind: ScheduleCosine, Peak: peak, Steps: 110, Warmup: 10}, 10, peak},
+		{Schedule{Kind: ScheduleCosine, Peak: peak, Steps: 110, Warmup: 10}, 11, peak},
+		{Schedule{Kind: ScheduleCosine, Peak: peak, Steps: 110, Warmup: 10}, 61, peak / 2},
+		{Schedule{Kind: ScheduleCosine, Peak: peak, Steps: 110, Warmup: 10}, 36, peak * (1 + math.Sqrt(0.5)) / 2},
+		{Schedule{Kind: ScheduleCosine, Peak: peak, Steps: 110, Warmup: 10}, 110, peak * (1 + math.Cos(math.Pi*0.99)) / 2},
+		// The paper's with its peak given directly: the same curve as its factor gives.
+		{Schedule{DModel: 512, Warmup: 4000, Peak: peak}, 4000, peak},
+		{Schedule{DModel: 512, Warmup: 4000, Peak: peak}, 16000, peak / 2},
+		{Schedule{DModel: 512, Warmup: 4000, Peak: math.Pow(512*4000, -0.5)}, 77, Schedule{DModel: 512, Warmup: 4000, Factor: 1}.At(77)},
+	}
+	for _, tc := range tests {
+		if err := tc.s.Validate(); err != nil {
+			t.Errorf("%+v: %v", tc.s, err)
+		}
+		if got := tc.s.At(tc.step); math.Abs(got-tc.want) > 1e-12*tc.want {
+			t.Errorf("%s lr(%d) = %g, want %g", tc.s.Kind, tc.step, got, tc.want)
+		}
+	}
+}
+
+// TestAdamWMatchesItsFormula checks AdamW's decoupled decay: matrices are
+// decayed, θ·(1 - lr·λ) before Adam's step, vectors (biases, gains) not.
+func TestAdamWMatchesItsFormula(t *testing.T) {
+	params, _ := graph.NewParams(tensor.Float64, rand.New(rand.NewPCG(1, 1)))
+	w, _ := params.Get("w", tensor.Shape{1, 2}, graph.Zeros)
+	b, _ := params.Get("b", tensor.Shape{2}, graph.Zeros)
+	copy(w.Data().([]float64), []float64{1, -2})
+	copy(b.Data().([]float64), []float64{1, -2})
+	const decay = 0.1
+	adam, err := NewAdamW(params, decay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantW, wantB := []float64{1, -2}, []float64{1, -2}
+	m, v := []float64{0, 0}, []float64{0, 0}
+	for step, g := range [][]float64{{0.5, -3}, {-1, 2}} {
+		lr := 0.1 * float64(step+1)
+		grads := map[string]*tensor.Dense{
+			"w": tensor.New(tensor.WithShape(1, 2), tensor.WithBacking(append([]float64(nil), g...))),
+			"b": tensor.New(tensor.WithBacking(append([]float64(nil), g...))),
+		}
+		if err := adam.Update(params, grads, lr); err != nil {
+			t.Fatal(err)
+		}
+		tt := float64(step + 1)
+		for i := range wantW {
+			m[i] = 0.9*m[i] + 0.1*g[i]
+			v[i] = 0.98*v[i] + 0.02*g[i]*g[i]
+			adamStep := lr * (m[i] / (1 - math.Pow(0.9, tt))) / (math.Sqrt(v[i]/(1-math.Pow(0.98, tt))) + 1e-9)
+			wantW[i] = wantW[i]*(1-lr*decay) - adamStep
+			wantB[i] -= adamStep
+		}
+	}
+	for i := range wantW {
+		if got := w.Data().([]float64)[i]; math.Abs(got-wantW[i]) > 1e-12 {
+			t.Errorf("w[%d] = %.15g, want %.15g", i, got, wantW[i])
+		}
+		if got := b.Data().([]float64)[i]; math.Abs(got-wantB[i]) > 1e-12 {
+			t.Errorf("b[%d] = %.15g, want %.15g (biases are not decayed)", i, got, wantB[i])
+		}
+	}
+	if _, err := NewAdamW(params, -1); err == nil {
+		t.Error("NewAdamW took a negative decay")
+	}
+}
+
+// TestResumeIsExactForEachOptimizerAndSchedule stops and resumes a run of
+// each optimizer and schedule, and checks its weights are those of a run
+// never interrupted (and differ from the other settings' runs, so that
+// the settings are in effect).
+func TestResumeIsExactForEachOptimizerAndSchedule(t *testing.T) {
+	const steps = 8
+	var runs []fixture
+	for _, opt := range []Options{
+		{Optimizer: OptimizerAdam, Schedule: SchedulePaper, LR: 3e-3, Warmup: 3, Cooldown: 2},
+		{Optimizer: OptimizerAdamW, WeightDecay: 0.5, Schedule: ScheduleConstant, LR: 3e-3},
+		{Optimizer: OptimizerAdamW, WeightDecay: 0.5, Schedule: ScheduleLinear, LR: 3e-3, Warmup: 2},
+		{Optimizer: OptimizerAdamW, Schedule: ScheduleCosine, LR: 3e-3, Warmup: 2},
+	} {
+		t.Run(opt.Optimizer+"-"+opt.Schedule, func(t *testing.T) {
+			opt.Steps, opt.Accumulate, opt.EvalEvery, opt.SaveEvery, opt.KeepLast, opt.Seed = steps, 2, 4, 3, 2, 9
+			opt.OutDir = t.TempDir()
+			whole := wholeRunWith(t, opt)
+			opt.OutDir = t.TempDir()
+			interruptedRunWith(t, opt, 5)
+			second := newFixture(t)
+			tr, err := New(second.m, second.params, second.data, opt, Quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, err := tr.Resume(opt.OutDir); err != nil || r.Step != 5 {
+				t.Fatalf("resumed at %+v: %v", r, err)
+			}
+			if err := tr.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			assertSameWeights(t, whole, second)
+			for _, other := range runs {
+				if reflect.DeepEqual(snapshot(other.params), snapshot(whole.params)) {
+					t.Errorf("the same weights as another optimizer's or schedule's run")
+				}
+			}
+			runs = append(runs, whole)
+		})
 	}
 }

@@ -46,10 +46,8 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "score:", err)
-		}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
+		fmt.Fprintln(os.Stderr, "score:", err)
 		os.Exit(2)
 	}
 }

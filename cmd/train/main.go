@@ -22,8 +22,10 @@
 // -resume OUT continues exactly where the run stopped, from the newest
 // checkpoint that loads. An OUT that holds a run is refused unless -resume or
 // -overwrite, and OUT is locked while a run uses it (see trainer/rundir).
-// -summary prints the parameter summary of the model and exits. See -h for
-// every flag.
+// -optimizer adamw -weight-decay 0.01 -schedule cosine -lr 5e-4 trains with
+// AdamW and a cosine learning rate (see trainer.Options), recorded in
+// run.json like every setting. -summary prints the parameter summary of
+// the model and exits. See -h for every flag.
 package main
 
 import (
@@ -36,9 +38,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/pkg/errors"
@@ -60,10 +64,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	err = run(ctx, world, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(os.Stderr, "train%s: %v\n", rankTag(world), err)
-		}
+	if err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
+		fmt.Fprintf(os.Stderr, "train%s: %v\n", rankTag(world), err)
 		os.Exit(1) // under mpirun, without Leave: mpirun then stops every rank
 	}
 	world.Leave()
@@ -156,7 +158,7 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		}
 		s.Steps, s.Epochs = f.s.Steps, 0
 	}
-	return s, nil
+	return s, s.checkOptions()
 }
 
 // summary prints the parameter summary of the configured model.
@@ -267,13 +269,46 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 	return finish(s, log)
 }
 
-// resumeCommand is the command that continues the run in out: under
-// mpirun, the same binary on as many ranks (any number would do).
+// resumeCommand is the command that continues the run in out, from the
+// directory the user is in: this command (see self); under mpirun, on as
+// many ranks (any number would do).
 func resumeCommand(world *dist.World, out string) string {
+	cmd := fmt.Sprintf("%s -resume %s", self(os.Args[0]), out)
 	if world.Size() > 1 {
-		return fmt.Sprintf("mpirun -np %d %s -resume %s", world.Size(), os.Args[0], out)
+		return fmt.Sprintf("mpirun -np %d %s", world.Size(), cmd)
 	}
-	return "go run ./cmd/train -resume " + out
+	return cmd
+}
+
+// self is how to run this command again from the working directory,
+// given the path it was run by: a binary that "go run" built in a
+// temporary directory is run again by its package path (which works from
+// anywhere in the module); an installed binary found on $PATH by its
+// name; any other by its path.
+func self(arg0 string) string {
+	switch {
+	case strings.Contains(filepath.ToSlash(arg0), "/go-build"):
+		return "go run " + modulePath + "/cmd/train"
+	case !strings.ContainsRune(arg0, filepath.Separator):
+		return arg0
+	}
+	if p, err := exec.LookPath(filepath.Base(arg0)); err == nil && sameFile(p, arg0) {
+		return filepath.Base(arg0)
+	}
+	return arg0
+}
+
+// modulePath is this module's path.
+const modulePath = "github.com/transformer-go/transformer"
+
+// sameFile reports whether the paths a and b name the same file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // logger logs at info level on rank 0 and only errors on the others.
@@ -323,7 +358,7 @@ func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.L
 		"out", s.Out, "ranks", world.Size())
 	opt := s.options()
 	opt.Meta, opt.World = c.meta, world
-	t, err := trainer.New(m, params, c.data, opt, newReporter(stderr, log))
+	t, err := trainer.New(m, params, c.data, opt, trainer.NewReporter(stderr, log))
 	if err != nil || !world.Root() {
 		return t, params, err
 	}
@@ -407,7 +442,8 @@ func (s settings) options() trainer.Options {
 		save = eval
 	}
 	return trainer.Options{
-		Steps: s.Steps, Warmup: s.Warmup, LRFactor: s.LRFactor, Cooldown: int(math.Round(s.Cooldown * float64(s.Steps))), ClipNorm: s.Clip, Accumulate: s.Accumulate,
+		Steps: s.Steps, Optimizer: s.Optimizer, WeightDecay: s.WeightDecay, Schedule: s.Schedule, LR: s.LR,
+		Warmup: s.Warmup, LRFactor: s.LRFactor, Cooldown: int(math.Round(s.Cooldown * float64(s.Steps))), ClipNorm: s.Clip, Accumulate: s.Accumulate,
 		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
 	}
 }

@@ -13,8 +13,10 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/internal/atomicfile"
+	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/internal/strictjson"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
@@ -47,21 +49,27 @@ type settings struct {
 	Dropout        float64 `json:"dropout"`
 	LabelSmoothing float64 `json:"label_smoothing"`
 
-	Steps      int     `json:"steps"`
-	Epochs     float64 `json:"epochs"`
-	MaxTokens  int     `json:"max_tokens"`
-	Warmup     int     `json:"warmup"`
-	LRFactor   float64 `json:"lr_factor"`
-	Cooldown   float64 `json:"cooldown,omitempty"`
-	Clip       float64 `json:"clip"`
-	Accumulate int     `json:"accumulate"`
-	Seed       uint64  `json:"seed"`
-	EvalEvery  int     `json:"eval_every"`
-	SaveEvery  int     `json:"save_every"`
-	CheckEvery int     `json:"check_every,omitempty"`
-	Keep       int     `json:"keep"`
-	Average    int     `json:"average"`
-	Out        string  `json:"out"`
+	Steps     int     `json:"steps"`
+	Epochs    float64 `json:"epochs"`
+	MaxTokens int     `json:"max_tokens"`
+	Warmup    int     `json:"warmup"`
+	LRFactor  float64 `json:"lr_factor"`
+	// Optimizer, WeightDecay, Schedule and LR are empty or 0 in the
+	// run.json of a run older than them: Adam with the paper's schedule.
+	Optimizer   string  `json:"optimizer,omitempty"`
+	WeightDecay float64 `json:"weight_decay,omitempty"`
+	Schedule    string  `json:"schedule,omitempty"`
+	LR          float64 `json:"lr,omitempty"`
+	Cooldown    float64 `json:"cooldown,omitempty"`
+	Clip        float64 `json:"clip"`
+	Accumulate  int     `json:"accumulate"`
+	Seed        uint64  `json:"seed"`
+	EvalEvery   int     `json:"eval_every"`
+	SaveEvery   int     `json:"save_every"`
+	CheckEvery  int     `json:"check_every,omitempty"`
+	Keep        int     `json:"keep"`
+	Average     int     `json:"average"`
+	Out         string  `json:"out"`
 }
 
 // flags defines the command's flags over s and the ones that are not settings.
@@ -103,15 +111,19 @@ func newFlags(fs *flag.FlagSet) *flags {
 		"; a decoder-only model learns source EOS target as one sequence, or with -task files and no sources (-train-tgt and -valid-tgt, or -data with -src-lang \"\") the target text alone")
 	fs.StringVar(&s.Preset, "preset", "tiny", "model preset: "+presetList())
 	fs.StringVar(&s.ConfigFile, "config", "", "JSON file of model config fields overriding the preset")
-	fs.Float64Var(&s.Dropout, "dropout", -1, "dropout (default: the preset's; 0 for synthetic tasks, which do not overfit)")
-	fs.Float64Var(&s.LabelSmoothing, "label-smoothing", -1, "label smoothing ε (default: the preset's, 0.1)")
+	cliflag.Float(fs, &s.Dropout, "dropout", "`rate` of dropout (default: the preset's; 0 for synthetic tasks, which do not overfit)")
+	cliflag.Float(fs, &s.LabelSmoothing, "label-smoothing", "label smoothing `ε` (default: the preset's, 0.1)")
 	fs.IntVar(&s.Steps, "steps", 0, "optimizer updates (default 450 for synthetic tasks, or from -epochs)")
 	fs.Float64Var(&s.Epochs, "epochs", 0, "train this many passes over the data instead of -steps")
 	fs.IntVar(&s.MaxTokens, "max-tokens", 0, "token budget of a batch (default 2048 for synthetic tasks, 4096 for files)")
-	fs.IntVar(&s.Warmup, "warmup", 0, "learning-rate warmup updates (default 4000; 100 for synthetic tasks)")
-	fs.Float64Var(&s.Cooldown, "cooldown", -1, "decay the learning rate linearly towards zero over this fraction of the run's last updates (default: 0, the paper's schedule; 1/3 for synthetic tasks)")
-	fs.Float64Var(&s.LRFactor, "lr-factor", 0, "learning-rate factor of the schedule (default 1; 0.5 for synthetic tasks)")
-	fs.Float64Var(&s.Clip, "clip", -1, "clip gradients to this global norm (0: off; default off for files, 1 for synthetic tasks)")
+	fs.StringVar(&s.Optimizer, "optimizer", trainer.OptimizerAdam, "optimizer: adam (the paper's) or adamw (decoupled weight decay)")
+	fs.Float64Var(&s.WeightDecay, "weight-decay", 0, "with -optimizer adamw: weight decay λ of weight matrices and embeddings (default 0.01)")
+	fs.StringVar(&s.Schedule, "schedule", trainer.SchedulePaper, "learning-rate schedule: paper (warm-up, then inverse square root), constant, linear or cosine (warm-up, then decay to zero at the end)")
+	fs.Float64Var(&s.LR, "lr", 0, "peak learning rate, at the end of warm-up (default: from -lr-factor with -schedule paper, 0.001 with the others)")
+	fs.IntVar(&s.Warmup, "warmup", 0, "learning-rate warm-up updates (default 4000; 100 for synthetic tasks)")
+	cliflag.Float(fs, &s.Cooldown, "cooldown", "with -schedule paper or constant: decay the learning rate linearly towards zero over this `fraction` of the run's last updates (default: 0; 1/3 for synthetic tasks with -schedule paper)")
+	fs.Float64Var(&s.LRFactor, "lr-factor", 0, "-schedule paper: the rate's factor, unless -lr gives the peak (default 1; 0.5 for synthetic tasks)")
+	cliflag.Float(fs, &s.Clip, "clip", "clip gradients to this global `norm` (0: off; default off for files, 1 for synthetic tasks)")
 	fs.IntVar(&s.Accumulate, "accumulate", 1, "batches per update (gradient accumulation)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "random seed (initialisation, data order, dropout)")
 	fs.IntVar(&s.EvalEvery, "eval-every", 0, "evaluate every N updates (default: 10 times a run)")
@@ -169,8 +181,10 @@ func (s *settings) complete() error {
 		}
 		setDefault(&s.MaxTokens, 2048)
 		setDefault(&s.Warmup, 100)
-		setDefaultFloat(&s.LRFactor, 0.5)
-		if s.Cooldown < 0 {
+		if s.paper() && s.LR == 0 {
+			setDefaultFloat(&s.LRFactor, 0.5)
+		}
+		if s.Cooldown < 0 && s.paper() {
 			s.Cooldown = 1.0 / 3
 		}
 		if s.Dropout < 0 {
@@ -188,10 +202,13 @@ func (s *settings) complete() error {
 		}
 		setDefault(&s.MaxTokens, 4096)
 		setDefault(&s.Warmup, 4000)
-		setDefaultFloat(&s.LRFactor, 1)
+		if s.paper() && s.LR == 0 {
+			setDefaultFloat(&s.LRFactor, 1)
+		}
 		s.Clip = max(s.Clip, 0)
-		s.Cooldown = max(s.Cooldown, 0)
 	}
+	s.Cooldown = max(s.Cooldown, 0)
+	s.completeOptimizer()
 	if err := s.checkBLEU(); err != nil {
 		return err
 	}
@@ -209,7 +226,35 @@ func (s *settings) complete() error {
 	if err := s.absPaths(); err != nil {
 		return err
 	}
-	return s.check()
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.checkOptions()
+}
+
+// paper reports whether the run uses the paper's schedule.
+func (s settings) paper() bool { return s.Schedule == "" || s.Schedule == trainer.SchedulePaper }
+
+// completeOptimizer names the optimizer and schedule and sets the defaults
+// the trainer would, so that run.json holds the values a resume needs
+// whatever later defaults become.
+func (s *settings) completeOptimizer() {
+	if s.Optimizer == trainer.OptimizerAdamW && s.WeightDecay == 0 {
+		s.WeightDecay = trainer.DefaultWeightDecay
+	}
+	if !s.paper() && s.LR == 0 {
+		s.LR = trainer.DefaultLR
+	}
+}
+
+// checkOptions checks the trainer's options the settings make, naming
+// the flags, when the number of steps is known (with -epochs, the
+// trainer checks them once the data are read).
+func (s settings) checkOptions() error {
+	if s.Steps == 0 {
+		return nil
+	}
+	return errors.Wrap(s.options().Validate(), "-optimizer, -weight-decay, -schedule, -lr, -lr-factor, -warmup, -cooldown")
 }
 
 // inputs are the run's input paths with their run.json fields.
@@ -281,6 +326,7 @@ func (s settings) check() error {
 	}{
 		{"dropout", s.Dropout, 1, true}, {"label-smoothing", s.LabelSmoothing, 1, true},
 		{"epochs", s.Epochs, maxSetting, false}, {"lr-factor", s.LRFactor, maxSetting, false}, {"clip", s.Clip, maxSetting, true},
+		{"lr", s.LR, maxSetting, false}, {"weight-decay", s.WeightDecay, maxSetting, false},
 		{"cooldown", s.Cooldown, 1, true},
 	}
 	for _, c := range floats {
@@ -290,6 +336,20 @@ func (s settings) check() error {
 	}
 	if !slices.Contains(model.Kinds(), s.kind()) {
 		return errors.Errorf("-model %q: want one of %s", s.Model, strings.Join(model.Kinds(), ", "))
+	}
+	switch {
+	case s.Optimizer != "" && !slices.Contains(trainer.Optimizers(), s.Optimizer):
+		return errors.Errorf("-optimizer %q: want one of %s", s.Optimizer, strings.Join(trainer.Optimizers(), ", "))
+	case s.Schedule != "" && !slices.Contains(trainer.Schedules(), s.Schedule):
+		return errors.Errorf("-schedule %q: want one of %s", s.Schedule, strings.Join(trainer.Schedules(), ", "))
+	case s.WeightDecay != 0 && s.Optimizer != trainer.OptimizerAdamW:
+		return errors.Errorf("-weight-decay %v needs -optimizer adamw", s.WeightDecay)
+	case s.LR != 0 && s.LRFactor != 0:
+		return errors.Errorf("give -lr (the peak rate) or -lr-factor (the paper's schedule's factor), not both: have %v and %v", s.LR, s.LRFactor)
+	case !s.paper() && s.LRFactor != 0:
+		return errors.Errorf("-lr-factor is the paper's schedule's; -schedule %s takes -lr", s.Schedule)
+	case !s.paper() && s.Schedule != trainer.ScheduleConstant && s.Cooldown > 0:
+		return errors.Errorf("-schedule %s decays to the end of the run already: -cooldown must be 0, have %v", s.Schedule, s.Cooldown)
 	}
 	return nil
 }

@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 
 	"github.com/pkg/errors"
-	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer"
+	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 // translator is a trained model with its tokenizer.
@@ -24,62 +25,17 @@ type translator struct {
 // load reads the checkpoint (best, final, averaged or a file) and the
 // tokenizer of the training output directory dir.
 func load(dir, checkpoint string) (*translator, error) {
-	path := checkpoint
-	switch checkpoint {
-	case "best", "final", "averaged":
-		path = filepath.Join(dir, checkpoint+".safetensors")
-	}
-	ck, err := model.LoadCheckpoint(path)
+	r, err := trainer.LoadRun(dir, checkpoint)
 	if err != nil {
-		return nil, errors.Wrap(err, "-checkpoint")
+		return nil, errors.Wrap(err, "-model, -checkpoint")
 	}
-	m, params, err := ck.Model(tensor.Float32, nil)
-	if err != nil {
-		return nil, err
+	if !model.Generates(r.Model) {
+		return nil, errors.Errorf("%s holds a model of kind %s, which does not generate", r.Path, r.Model.Config().Kind)
 	}
-	if !model.Generates(m) {
-		return nil, errors.Errorf("%s holds a model of kind %s, which does not generate", path, m.Config().Kind)
+	if r.Tokenizer == nil {
+		return nil, errors.Errorf("-model needs the output directory of a run on files, with %s", filepath.Join(dir, rundir.BPE))
 	}
-	bpe, err := data.ReadBPEFile(filepath.Join(dir, "bpe.txt"))
-	if os.IsNotExist(errors.Cause(err)) {
-		return nil, errors.Wrap(err, "-model needs the output directory of a run on files")
-	}
-	if err != nil {
-		return nil, err
-	}
-	vocab, err := data.ReadVocabFile(filepath.Join(dir, "vocab.txt"))
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFingerprints(ck.Meta, path, dir, bpe, vocab); err != nil {
-		return nil, err
-	}
-	if vocab.Len() != m.Config().Vocab {
-		return nil, errors.Errorf("%s holds %d tokens but the model of %s has %d",
-			filepath.Join(dir, "vocab.txt"), vocab.Len(), path, m.Config().Vocab)
-	}
-	return &translator{m: m, params: params, tok: data.Tokenizer{BPE: bpe, Vocab: vocab}}, nil
-}
-
-// checkFingerprints refuses a bpe.txt or vocab.txt that is not the one
-// the checkpoint was trained with (edited, emptied or reordered since),
-// and a checkpoint that records no fingerprints, whose tokenizer cannot be
-// checked.
-func checkFingerprints(meta map[string]string, path, dir string, bpe *data.BPE, vocab *data.Vocab) error {
-	for _, f := range []struct{ key, file, have string }{
-		{data.BPEFingerprintKey, "bpe.txt", bpe.Fingerprint()},
-		{data.VocabFingerprintKey, "vocab.txt", vocab.Fingerprint()},
-	} {
-		want, ok := meta[f.key]
-		if !ok {
-			return errors.Errorf("%s records no %s (the fingerprint of the %s it was trained with), so %s cannot be checked against it",
-				path, f.key, f.file, filepath.Join(dir, f.file))
-		}
-		if want != f.have {
-			return errors.Errorf("%s is not the file the model was trained with (its SHA-256 differs from the checkpoint's)", filepath.Join(dir, f.file))
-		}
-	}
-	return nil
+	return &translator{m: r.Model, params: r.Params, tok: *r.Tokenizer}, nil
 }
 
 // lines are consecutive lines of a file, or of standard input, the first

@@ -65,14 +65,13 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "translate:", err)
-		}
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
+		fmt.Fprintln(os.Stderr, "translate:", err)
 		os.Exit(1)
 	}
 }
@@ -109,8 +108,8 @@ func newFlags(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.score, "score", "", "score the translations in this file (line i translates input line i) instead of translating")
 	fs.StringVar(&o.attention, "attention", "", "draw the cross-attention of one sentence into this PNG file")
 	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
-	fs.IntVar(&o.layer, "layer", -1, "with -attention: decoder layer from 0 (-1: the last)")
-	fs.IntVar(&o.head, "head", -1, "with -attention: head from 0 (-1: the average of the heads)")
+	cliflag.Int(fs, &o.layer, "layer", "with -attention: decoder `layer` from 0 (default, or -1: the last)")
+	cliflag.Int(fs, &o.head, "head", "with -attention: `head` from 0 (default, or -1: the average of the heads)")
 	fs.BoolVar(&o.prompt, "prompt", false, "the lines are prompts for a decoder-only model: print each with its continuation")
 	return o
 }

@@ -1,0 +1,62 @@
+package model
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// SrcEmbeddings names an encoder-decoder's source embeddings
+// [batch, lenS, dModel] (the embedding of each source token, before the
+// positions are added), which a graph built with graph.GradWRT(SrcEmbeddings)
+// differentiates its loss by (graph.Program.InputGrad).
+const SrcEmbeddings = "src_embed"
+
+// saliencyTarget names the input that picks the scored target token.
+const saliencyTarget = "saliency_target"
+
+// Saliency is a saliency map: the gradient of log p(y_t | y_<t, x), the
+// log-probability an encoder-decoder m gives target token t, with respect
+// to the embeddings of the source x, [len(src), dModel]. Each row says
+// how that source position's embedding sways the token; its norm, or its
+// dot product with the embedding (gradient × input), ranks the source
+// tokens. src is the source's ids (EOSID is added if it lacks it, as
+// Decode does), tgt the target's ids without BOSID or EOSID, and t counts
+// from 0, len(tgt) being the final EOSID.
+func Saliency(m Model, params *graph.Params, src, tgt []int, t int) (*tensor.Dense, error) {
+	if _, ok := m.(*Transformer); !ok {
+		return nil, errors.Errorf("a saliency map needs an encoder-decoder, whose sources are embedded; have a model of kind %s", m.Config().Kind)
+	}
+	src = endedSources([][]int{src})[0]
+	if t < 0 || t > len(tgt) {
+		return nil, errors.Errorf("target position %d: want 0 to %d", t, len(tgt))
+	}
+	sh := Shape{Batch: 1, SrcLen: len(src), TgtLen: len(tgt) + 1}
+	s := graph.NewScope(params, graph.GradWRT(SrcEmbeddings))
+	_, logp := m.Build(s, sh)
+	pick := s.Input(saliencyTarget, tensor.Int, 1, sh.TgtLen)
+	nll := s.SmoothedCrossEntropy(logp, pick, 0, PadID) // −log p(y_t): every other position is padding
+	p, err := graph.Compile(s, nll, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	b := Batch{Shape: sh, Src: src, TgtIn: append([]int{BOSID}, tgt...), TgtOut: append(append([]int(nil), tgt...), EOSID)}
+	picked := make([]int, sh.TgtLen)
+	picked[t] = b.TgtOut[t]
+	if err := m.Feed(p, params.Dtype(), b); err != nil {
+		return nil, err
+	}
+	if err := p.Set(saliencyTarget, picked); err != nil {
+		return nil, err
+	}
+	if err := p.Run(); err != nil {
+		return nil, err
+	}
+	g := graph.Float64s(p.InputGrad(SrcEmbeddings))
+	for i := range g {
+		g[i] = -g[i] // ∂ log p = −∂ nll
+	}
+	return graph.FromFloat64s(params.Dtype(), g, sh.SrcLen, m.Config().DModel), nil
+}

@@ -1,0 +1,77 @@
+package model
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// TestSaliency checks the saliency map against finite differences: with
+// learned positions, source position i's embedding and encoder position
+// row i are added, so the gradient of log p(y_t) with respect to one is
+// its gradient with respect to the other, a parameter that can be
+// perturbed.
+func TestSaliency(t *testing.T) {
+	cfg := decodeConfigs()["pre-norm, rms, learned positions"]
+	m, params := decodeModel(t, cfg, 5, 1)
+	sharpen(params, 2)
+	src, tgt := []int{5, 9, 7, 12}, []int{6, 8, 11}
+	pos := params.Value("encoder.pos.weight").Data().([]float64)
+	logp := func(step int) float64 {
+		p, err := CompileEval(m, params, Shape{Batch: 1, SrcLen: len(src) + 1, TgtLen: len(tgt) + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		b := Batch{Shape: Shape{1, len(src) + 1, len(tgt) + 1}, Src: append(append([]int(nil), src...), EOSID),
+			TgtIn: append([]int{BOSID}, tgt...), TgtOut: append(append([]int(nil), tgt...), EOSID)}
+		if err := m.Feed(p, params.Dtype(), b); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return graph.Float64s(p.Output(LogProbs))[step*cfg.Vocab+b.TgtOut[step]]
+	}
+	for _, step := range []int{0, 2, 3} {
+		sal, err := Saliency(m, params, src, tgt, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sal.Shape().Eq([]int{len(src) + 1, cfg.DModel}) {
+			t.Fatalf("shape %v", sal.Shape())
+		}
+		g := graph.Float64s(sal)
+		const h = 1e-6
+		for _, i := range []int{0, 3, 4} { // source positions, the last one EOS
+			for _, j := range []int{0, 7, cfg.DModel - 1} {
+				k := i*cfg.DModel + j
+				orig := pos[k]
+				pos[k] = orig + h
+				up := logp(step)
+				pos[k] = orig - h
+				down := logp(step)
+				pos[k] = orig
+				fd := (up - down) / (2 * h)
+				if math.Abs(fd-g[k]) > 1e-6*(1+math.Abs(fd)) {
+					t.Errorf("step %d, source position %d, dim %d: saliency %.10g, finite differences %.10g", step, i, j, g[k], fd)
+				}
+			}
+		}
+	}
+	withEOS, err := Saliency(m, params, append(src, EOSID), tgt, 1)
+	without, err2 := Saliency(m, params, src, tgt, 1)
+	if err != nil || err2 != nil || !slices.Equal(graph.Float64s(withEOS), graph.Float64s(without)) {
+		t.Errorf("a source with and without EOS: %v, %v", err, err2)
+	}
+	if _, err := Saliency(m, params, src, tgt, 4); err == nil || !strings.Contains(err.Error(), "target position 4: want 0 to 3") {
+		t.Errorf("a position past the target: %v", err)
+	}
+	lm, lmParams := decodeModel(t, decodeConfigs()["decoder-only, post-norm"], 5, 1)
+	if _, err := Saliency(lm, lmParams, src, tgt, 0); err == nil || !strings.Contains(err.Error(), "needs an encoder-decoder") {
+		t.Errorf("a decoder-only model: %v", err)
+	}
+}

@@ -1,0 +1,50 @@
+package trainer
+
+import (
+	"testing"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
+)
+
+// TestTagIDs checks that tagging gives an encoder-only model's most
+// probable token at each position up to the first EOS: scored with those
+// tokens as targets (EOS, then padding, after them), each source is
+// exactly right, and with one token changed it is not.
+func TestTagIDs(t *testing.T) {
+	f := kindFixture(t, model.KindEncoderOnly, "copy")
+	r := &Trained{Model: f.m, Params: f.params}
+	progs := graph.NewPrograms()
+	defer progs.Close()
+	for _, src := range [][]int{{5, 6, 7, model.EOSID}, {8, model.EOSID}, {4, 4, 9, 9, 5, model.EOSID}} {
+		ids, err := r.tagIDs(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(src)
+		if len(ids) >= n {
+			t.Fatalf("%v tagged %v", src, ids)
+		}
+		score := func(tags []int) bool {
+			tgt := make([]int, n)
+			copy(tgt, append(tags, model.EOSID))
+			sh := model.Shape{Batch: 1, SrcLen: n, TgtLen: n}
+			sc, err := model.ScoreBatch(progs, f.m, f.params, model.Batch{Shape: sh, Src: src, TgtIn: make([]int, n), TgtOut: tgt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sc.Exact[0]
+		}
+		if !score(ids) {
+			t.Errorf("%v tagged %v, which are not the most probable tokens", src, ids)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		vocab := f.m.Config().Vocab
+		wrong := append([]int{(ids[0]-3+1)%(vocab-3) + 3}, ids[1:]...)
+		if score(wrong) {
+			t.Errorf("%v: %v scores as exact too", src, wrong)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func run(ctx context.Context, world *dist.World, args []string, stdout, stderr i
 		return err
 	}
 	for _, p := range [][2]string{{"-cpuprofile", f.cpuProfile}, {"-memprofile", f.memProfile}} {
-		if err := outsideRun(p[0], p[1], s.Out); err != nil {
+		if err := rundir.Outside(p[0], p[1], s.Out); err != nil {
 			return err
 		}
 	}

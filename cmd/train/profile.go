@@ -2,10 +2,8 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strings"
 
 	"github.com/pkg/errors"
 )
@@ -25,25 +23,6 @@ func profiled(f *flags, fn func() error) error {
 	}
 	defer pprof.StopCPUProfile()
 	return fn()
-}
-
-// outsideRun refuses a profile path (of flag) inside the run directory
-// out, where it would overwrite a run's file or be a file no run writes.
-func outsideRun(flag, path, out string) error {
-	if path == "" {
-		return nil
-	}
-	absPath, err := filepath.Abs(path)
-	if err == nil {
-		out, err = filepath.Abs(out)
-	}
-	if err != nil {
-		return errors.Wrap(err, flag)
-	}
-	if rel, err := filepath.Rel(out, absPath); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return errors.Errorf("%s %s is inside the run directory %s: write it elsewhere", flag, path, out)
-	}
-	return nil
 }
 
 // createProfile creates the profile file path of flag before the work, so

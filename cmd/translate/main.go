@@ -67,6 +67,7 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 func main() {
@@ -242,6 +243,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)
 	}
 	if err := checkOutput("-attention", o.attention); err != nil {
+		return err
+	}
+	if err := rundir.Outside("-attention", o.attention, o.dir); err != nil {
 		return err
 	}
 	if o.prompt && o.score != "" {

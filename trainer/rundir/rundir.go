@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -176,4 +177,72 @@ func (d *Dir) Close() error {
 		}
 	}
 	return err
+}
+
+// Outside refuses an output path (of flag) that would write into a run: a
+// path inside any run directory (one that holds run.json, at any depth
+// above the path, symbolic links resolved) or inside one of dirs (a run
+// that may not have its run.json yet), or a file that is one of dirs'
+// run files under another name (a hard or symbolic link). A command's
+// output file could otherwise replace a run's weights.
+func Outside(flag, path string, dirs ...string) error {
+	if path == "" {
+		return nil
+	}
+	abs, err := resolve(path)
+	if err != nil {
+		return errors.Wrap(err, flag)
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if IsRun(d) {
+			return errors.Errorf("%s %s is inside the run directory %s: write it elsewhere", flag, path, d)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	out, outErr := os.Stat(abs)
+	for _, dir := range dirs {
+		absDir, err := resolve(dir)
+		if err != nil {
+			return errors.Wrap(err, flag)
+		}
+		if rel, err := filepath.Rel(absDir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return errors.Errorf("%s %s is inside the run directory %s: write it elsewhere", flag, path, dir)
+		}
+		if outErr != nil {
+			continue
+		}
+		names, _ := filepath.Glob(filepath.Join(absDir, Checkpoints, "*"))
+		for _, name := range layout {
+			names = append(names, filepath.Join(absDir, name))
+		}
+		for _, name := range names {
+			if st, err := os.Stat(name); err == nil && os.SameFile(st, out) {
+				return errors.Errorf("%s %s is the run's file %s: write it elsewhere", flag, path, name)
+			}
+		}
+	}
+	return nil
+}
+
+// resolve makes path absolute with its symbolic links resolved, as far as
+// it exists (the missing tail is kept as it is).
+func resolve(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return filepath.Join(abs, rest), nil
+		}
+		rest = filepath.Join(filepath.Base(abs), rest)
+		abs = parent
+	}
 }

@@ -163,3 +163,42 @@ func TestCloseRemovesWhatCreateMade(t *testing.T) {
 		t.Error("Close removed the directory of a run that started")
 	}
 }
+
+func TestOutside(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	write(t, filepath.Join(run, Settings))
+	write(t, filepath.Join(run, Final))
+	write(t, filepath.Join(run, Checkpoints, "step-00000002.safetensors"))
+	if err := os.Link(filepath.Join(run, Final), filepath.Join(dir, "hard.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(run, Final), filepath.Join(dir, "soft.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(run, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	newRun := filepath.Join(dir, "new") // a run without its run.json yet
+	for _, c := range []struct {
+		path string
+		dirs []string
+		want string // "" for no error
+	}{
+		{filepath.Join(dir, "a.png"), []string{run}, ""},
+		{filepath.Join(dir, "none", "a.png"), nil, ""},
+		{"", []string{run}, ""},
+		{filepath.Join(run, Final), nil, "inside the run directory"},
+		{filepath.Join(run, Checkpoints, "step-00000002.safetensors"), nil, "inside the run directory"},
+		{filepath.Join(run, "missing", "a.png"), nil, "inside the run directory"},
+		{filepath.Join(dir, "link", "best.safetensors"), nil, "inside the run directory"},
+		{filepath.Join(dir, "soft.png"), nil, "inside the run directory"},
+		{filepath.Join(dir, "hard.png"), []string{run}, "is the run's file"},
+		{filepath.Join(newRun, "cpu.prof"), []string{newRun}, "inside the run directory"},
+	} {
+		err := Outside("-attention", c.path, c.dirs...)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "-attention")) {
+			t.Errorf("Outside(%s, %v) = %v, want %q", c.path, c.dirs, err, c.want)
+		}
+	}
+}

@@ -71,9 +71,14 @@ func newFlags(fs *flag.FlagSet) *options {
 	return o
 }
 
-// check reports missing flags and bad values.
-func (o *options) check() error {
+// check reports missing flags, bad values, stray arguments, and -heads
+// without -from torch (a checkpoint of cmd/train records its heads).
+func (o *options) check(fs *flag.FlagSet) error {
 	switch {
+	case fs.NArg() > 0:
+		return errors.Errorf("unexpected arguments %q (flags start with -)", fs.Args())
+	case o.from == "" && o.heads != 0:
+		return errors.Errorf("-heads %d has no effect without -from torch: a checkpoint of cmd/train records its heads", o.heads)
 	case o.ckpt == "" || o.srcPath == "" || o.tgtPath == "":
 		return errors.New("-checkpoint, -src and -tgt are required")
 	case o.from != "" && o.from != "torch":
@@ -93,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := o.check(); err != nil {
+	if err := o.check(fs); err != nil {
 		return err
 	}
 	m, params, err := load(o.ckpt, o.from, o.heads)

@@ -67,6 +67,8 @@ func TestErrors(t *testing.T) {
 		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-from", "torch"}, "-heads"},
 		{[]string{"-checkpoint", filepath.Join(dir, "none.safetensors"), "-src", src, "-tgt", src}, "none.safetensors"},
 		{[]string{"-checkpoint", src, "-src", src, "-tgt", bad}, "src.txt"},
+		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-heads", "3"}, "-heads 3 has no effect without -from torch"},
+		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "extra"}, `unexpected arguments ["extra"]`},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer

@@ -132,6 +132,9 @@ func shareSettings(world *dist.World, s settings, err error) (settings, error) {
 // settings are the run's settings: from the flags, or from the run to resume.
 func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 	if f.resume == "" {
+		if err := f.unused(fs); err != nil {
+			return settings{}, err
+		}
 		s := f.s
 		return s, s.complete()
 	}
@@ -159,6 +162,32 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		s.Steps, s.Epochs = f.s.Steps, 0
 	}
 	return s, s.checkOptions()
+}
+
+// unused refuses a flag a fresh run would silently ignore: a synthetic
+// task's with -task files, a file task's with a synthetic one, and
+// -vocab-size without -summary.
+func (f *flags) unused(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		if err != nil {
+			return
+		}
+		switch fl.Name {
+		case "symbols", "min-len", "max-len", "train-size", "held-out":
+			if !f.s.synthetic() {
+				err = errors.Errorf("-%s has no effect with -task files (it is for the synthetic tasks)", fl.Name)
+			}
+		case "data", "src-lang", "tgt-lang", "train-src", "train-tgt", "valid-src", "valid-tgt",
+			"max-sentence-len", "bpe-merges", "bpe", "bleu-every", "bleu-sample":
+			if f.s.synthetic() {
+				err = errors.Errorf("-%s has no effect with -task %s (it is for -task files)", fl.Name, f.s.Task)
+			}
+		case "vocab-size":
+			err = errors.Errorf("-vocab-size %d has no effect without -summary (a run's vocabulary is its task's)", f.vocabSize)
+		}
+	})
+	return err
 }
 
 // summary prints the parameter summary of the configured model.

@@ -216,6 +216,43 @@ func derefPair(p *pair) pair {
 	return *p
 }
 
+// unused refuses a flag given where it has no effect (sampling's with
+// another method, beam search's with another, -attention's without it,
+// decoding's with -score), which would otherwise be silently ignored.
+func (o *options) unused(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		var need string
+		switch f.Name {
+		case "temperature", "top-k", "top-p", "seed":
+			if o.search.Method != model.MethodSample {
+				need = "-method sample"
+			}
+		case "beam", "alpha":
+			if o.search.Method != model.MethodBeam {
+				need = "-method beam"
+			}
+		case "attention-line", "layer", "head":
+			if o.attention == "" {
+				need = "-attention"
+			}
+		}
+		switch f.Name {
+		case "method", "beam", "alpha", "nbest", "temperature", "top-k", "top-p", "seed", "max-len":
+			if o.score != "" && need == "" {
+				err = errors.Errorf("-%s has no effect with -score, which scores the given translations instead of decoding", f.Name)
+			}
+		}
+		if need != "" && err == nil {
+			err = errors.Errorf("-%s has no effect without %s (have -method %s)", f.Name, need, o.search.Method)
+			if need == "-attention" {
+				err = errors.Errorf("-%s has no effect without -attention", f.Name)
+			}
+		}
+	})
+	return err
+}
+
 // check reports bad flag combinations.
 func (o *options) check(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
@@ -229,6 +266,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 	}
 	if o.search.Method != model.MethodBeam && o.search.NBest != 1 {
 		return errors.Errorf("-nbest %d needs -method beam", o.search.NBest)
+	}
+	if err := o.unused(fs); err != nil {
+		return err
 	}
 	if err := o.src.Check(); err != nil {
 		return err

@@ -225,6 +225,10 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-input", in, "-long", "drop"}, `-long "drop": want error or truncate`},
 		{[]string{"-model", dir, "-input", in, "-max-src-len", "-1"}, "-max-src-len -1: want 0 (the default) or more"},
 		{[]string{"-model", swapped, "-input", in}, "vocab.txt is not the file the model was trained with"},
+		{[]string{"-model", dir, "-input", in, "-temperature", "0.5"}, "-temperature has no effect without -method sample (have -method beam)"},
+		{[]string{"-model", dir, "-input", in, "-method", "greedy", "-beam", "8"}, "-beam has no effect without -method beam"},
+		{[]string{"-model", dir, "-input", in, "-head", "1"}, "-head has no effect without -attention"},
+		{[]string{"-model", dir, "-input", in, "-score", in, "-method", "greedy"}, "-method has no effect with -score"},
 		{[]string{"-model", emptied, "-input", in}, "bpe.txt is not the file the model was trained with"},
 	}
 	for _, tc := range tests {

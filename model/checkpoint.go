@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,7 +95,7 @@ func (c *Checkpoint) Fits(shapes *graph.Params) error {
 		switch {
 		case !ok:
 			problems = append(problems, "missing tensor "+name)
-		case !shapes.Shape(name).Eq(tensor.Shape(t.Shape)):
+		case !slices.Equal(shapes.Shape(name), tensor.Shape(t.Shape)): // Eq takes [n, 1] for [n]
 			problems = append(problems, fmt.Sprintf("tensor %s has shape %v, the model's is %v", name, t.Shape, shapes.Shape(name)))
 		}
 	}

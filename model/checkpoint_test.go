@@ -69,6 +69,12 @@ func TestHostileCheckpoints(t *testing.T) {
 	nan := func(p *graph.Params) {
 		p.Value("decoder.layers.0.norm2.weight").Data().([]float32)[3] = float32(math.NaN())
 	}
+	column := func(p *graph.Params) { // [n, 1] for [n]: the same elements, another shape
+		v := p.Value("decoder.layers.0.norm2.weight")
+		if err := v.Reshape(v.Shape()[0], 1); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name   string
 		change map[string]any
@@ -84,6 +90,7 @@ func TestHostileCheckpoints(t *testing.T) {
 		{"unknown field", map[string]any{"layerz": 3}, nil, `unknown field "layerz"`},
 		{"negative dropout", map[string]any{"dropout": -1}, nil, "dropout is -1"},
 		{"NaN weight", nil, nan, "tensor decoder.layers.0.norm2.weight holds NaN at element 3"},
+		{"a vector saved as a column", nil, column, "tensor decoder.layers.0.norm2.weight has shape [8 1], the model's is (8)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

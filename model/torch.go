@@ -181,7 +181,7 @@ func copyTensor(f *safetensors.File, params *graph.Params, name, src string, blo
 	if block >= 0 {
 		want[0] *= 3
 	}
-	if !t.Shape().Eq(want) {
+	if !slices.Equal(t.Shape(), want) { // Eq takes [n, 1] for [n]
 		return errors.Errorf("%s: %s has shape %v, want %v", name, src, t.Shape(), want)
 	}
 	vals := graph.Float64s(t)

@@ -3,6 +3,7 @@ package trainer
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 
 	"github.com/pkg/errors"
@@ -50,6 +51,36 @@ func appendMetrics(path string, m Metrics) error {
 	return errors.Wrapf(err, "writing %s", path)
 }
 
+// MaxMetricsBytes bounds a metrics.jsonl file (a run evaluating at each of
+// a million updates writes about 250 MB), so that reading a device or a
+// huge sparse file in its place takes bounded memory.
+const MaxMetricsBytes = 1 << 30
+
+// readBounded reads the regular file path, of at most max bytes: a device,
+// a directory or a larger file is refused before anything is read.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !st.Mode().IsRegular():
+		return nil, errors.Errorf("%s is not a regular file", path)
+	case st.Size() > max:
+		return nil, errors.Errorf("%s has %d bytes, more than the %d a run's metrics may have", path, st.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = errors.Errorf("%s has more than the %d bytes a run's metrics may have", path, max)
+	}
+	return data, err
+}
+
 // ReadMetrics reads a metrics.jsonl file; a missing file has no metrics.
 func ReadMetrics(path string) ([]Metrics, error) {
 	ms, _, err := readMetrics(path, false)
@@ -60,8 +91,8 @@ func ReadMetrics(path string) ([]Metrics, error) {
 // incomplete (a kill during its append) is dropped and reported as torn;
 // any other bad line is an error naming it.
 func readMetrics(path string, repair bool) (ms []Metrics, torn bool, err error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	data, err := readBounded(path, MaxMetricsBytes)
+	if os.IsNotExist(errors.Cause(err)) {
 		return nil, false, nil
 	}
 	if err != nil {

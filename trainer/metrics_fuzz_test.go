@@ -3,6 +3,7 @@ package trainer
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -24,4 +25,28 @@ func FuzzReadMetrics(f *testing.F) {
 			t.Fatalf("strict read of %d lines; repair: %d lines, torn %v, %v", len(strict), len(repaired), torn, err)
 		}
 	})
+}
+
+// TestReadMetricsBounded refuses a metrics.jsonl that is a device or
+// larger than MaxMetricsBytes before reading it (a 64 GB sparse file in
+// its place was read whole on resume).
+func TestReadMetricsBounded(t *testing.T) {
+	huge := filepath.Join(t.TempDir(), "metrics.jsonl")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 30); err != nil {
+		f.Close()
+		t.Skipf("no sparse files here: %v", err)
+	}
+	f.Close()
+	for path, want := range map[string]string{huge: "more than the 1073741824 a run's metrics may have", "/dev/zero": "is not a regular file"} {
+		if _, err := ReadMetrics(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadMetrics(%s): %v, want an error holding %q", path, err, want)
+		}
+		if _, err := truncateMetrics(path, 1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("truncateMetrics(%s): %v, want an error holding %q", path, err, want)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -213,6 +214,8 @@ func TestHostileInputs(t *testing.T) {
 			script: `$BIN/score -checkpoint /dev/zero -src $T/s -tgt $T/g`, code: 2, stderr: "not a regular file"},
 		{name: "score -from torch of a 64 GB sparse file", setup: sparseHeader + ` && echo '5 2' > $T/s && echo '1 5 2' > $T/g`,
 			script: `$BIN/score -checkpoint $T/huge.safetensors -from torch -heads 2 -src $T/s -tgt $T/g`, code: 2, stderr: "header size 1099511627776"},
+		{name: "resume with metrics.jsonl a 64 GB sparse file", setup: `truncate -s 64G $COPY/metrics.jsonl`,
+			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "metrics.jsonl has 68719476736 bytes, more than the"},
 		{name: "translate streams endless input", script: `set +o pipefail; yes 'ein Hund läuft hier .' | $BIN/translate -model $RUN -checkpoint final -method greedy -max-len 3 -batch 4 | head -n 9 | wc -l`,
 			code: 0, stdout: "9"},
 		{name: "score streams endless input", script: `set +o pipefail; $BIN/score -checkpoint $RUN/final.safetensors -src <(yes '5 6 2') -tgt <(yes '1 5 2') -batch 4 | head -n 9 | wc -l`,
@@ -344,6 +347,32 @@ func bashSplit(t *testing.T, env []string, script string) (stdout, stderr string
 // hashes are the SHA-256 of every file under the named directories of
 // dir, by path; the lock, which every command that opens a run takes, is
 // left out.
+// fileHash is the SHA-256 of a file's bytes; a symbolic link is its
+// target, and a file of more than 1 GB (a case's sparse file) its size and
+// time, so that hashing reads neither a device nor 64 GB of zeros.
+func fileHash(p string) (string, error) {
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		return "", err
+	case st.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		return "link to " + target, err
+	case !st.Mode().IsRegular() || st.Size() > 1<<30:
+		return fmt.Sprintf("%v, %d bytes, modified %v", st.Mode(), st.Size(), st.ModTime()), nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 func hashes(t *testing.T, dir string, names ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -353,14 +382,9 @@ func hashes(t *testing.T, dir string, names ...string) map[string]string {
 			if err != nil || d.IsDir() || d.Name() == ".lock" {
 				return err
 			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
 			rel, _ := filepath.Rel(dir, p)
-			out[rel] = hex.EncodeToString(sum[:])
-			return nil
+			out[rel], err = fileHash(p)
+			return err
 		})
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)

@@ -218,8 +218,15 @@ func summary(f *flags, w io.Writer) error {
 	return err
 }
 
-// modelConfig is the preset, overridden by the config file and flags.
+// modelConfig is the preset, overridden by the config file and flags, with
+// the vocabulary vocab (0: not known yet, and the least is taken). The
+// file's kind must be -model's, and its vocab, if it has one, the task's:
+// neither is silently replaced.
 func modelConfig(s settings, vocab int) (model.Config, error) {
+	known := vocab != 0
+	if !known {
+		vocab = model.MinVocab
+	}
 	cfg, err := model.Preset(s.Preset, model.MinVocab) // the vocabulary is checked below
 	if err != nil {
 		return cfg, errors.Wrap(err, "-preset")
@@ -228,6 +235,12 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 	if s.ConfigFile != "" {
 		if cfg, err = model.LoadConfig(s.ConfigFile, cfg); err != nil {
 			return cfg, err
+		}
+		if cfg.Kind != s.kind() {
+			return cfg, errors.Errorf("-config %s: field kind %q, but -model is %s: give the kind with -model", s.ConfigFile, cfg.Kind, s.kind())
+		}
+		if known && cfg.Vocab != vocab {
+			return cfg, errors.Errorf("-config %s: field vocab %d, but the task's vocabulary has %d tokens: leave the field out (a run's vocabulary is its data's)", s.ConfigFile, cfg.Vocab, vocab)
 		}
 		cfg.Vocab = vocab
 	}
@@ -244,7 +257,7 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 // vocabulary: its config, its variants, and the memory it needs with the
 // least vocabulary (the real one needs more).
 func checkModel(s settings) error {
-	cfg, err := modelConfig(s, model.MinVocab)
+	cfg, err := modelConfig(s, 0)
 	if err == nil {
 		_, err = model.FromConfig(cfg, nil)
 	}

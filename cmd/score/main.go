@@ -33,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -150,7 +151,12 @@ func (o *options) stream(m model.Model, params *graph.Params, stdout, warn io.Wr
 		if err != nil {
 			return errors.Wrapf(err, "lines %d to %d", src.Line()-len(srcs)+1, src.Line())
 		}
-		for _, s := range scores {
+		first := src.Line() - len(srcs) + 1
+		for i, s := range scores {
+			if math.IsNaN(s) || math.IsInf(s, 0) {
+				w.Flush()
+				return errors.Errorf("line %d: the score is %v, not a number a model with finite log-probabilities gives (are its weights too large?)", first+i, s)
+			}
 			fmt.Fprintf(w, "%.6f\n", s)
 		}
 		if err := w.Flush(); err != nil {

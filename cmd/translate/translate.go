@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -61,7 +62,10 @@ func (t *translator) score(srcs [][]int, in lines, targets *data.LineReader, bat
 	if err != nil {
 		return nil, errors.Wrapf(err, "scoring lines %d to %d of %s", in.first+1, in.first+len(in.text), tl.name)
 	}
-	for _, s := range scores {
+	for i, s := range scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, errors.Errorf("%s:%d: the score is %v, not a number a model with finite log-probabilities gives (are its weights too large?)", tl.name, in.first+i+1, s)
+		}
 		fmt.Fprintf(w, "%.6f\n", s)
 	}
 	return pairs, nil

@@ -22,7 +22,17 @@ type ReadOptions struct {
 	Length func(sentence string) int
 	// Strict makes an empty or too long pair an error instead of a skip.
 	Strict bool
+	// MaxBytes, when positive, bounds the memory the kept pairs take
+	// (their text and PairBytes each): a corpus that passes it, such as
+	// an endless input, is an error naming the file and line instead of
+	// a process that runs out of memory.
+	MaxBytes int64
+	// Limit names what MaxBytes comes from, for its error.
+	Limit string
 }
+
+// PairBytes is the memory a kept Pair takes beside its text.
+const PairBytes = 32
 
 // ReadStats counts what a corpus reader did. Read == Kept + SkippedEmpty +
 // SkippedLong.
@@ -38,6 +48,7 @@ type pairFilter struct {
 	opt   ReadOptions
 	stats ReadStats
 	pairs []Pair
+	bytes int64 // the memory the kept pairs take
 	// text: the pairs are lines of plain text, their sources empty.
 	text bool
 }
@@ -55,6 +66,11 @@ func (f *pairFilter) add(p Pair, where func() string) error {
 		f.stats.SkippedLong++
 		reason = fmt.Sprintf("sentence longer than %d tokens", f.opt.MaxLen)
 	default:
+		f.bytes += int64(len(p.Src)+len(p.Tgt)) + PairBytes
+		if f.opt.MaxBytes > 0 && f.bytes > f.opt.MaxBytes {
+			return errors.Errorf("%s: the %d pairs read so far take more than the %d bytes a corpus may take in memory (%s)",
+				where(), f.stats.Kept+1, f.opt.MaxBytes, f.opt.Limit)
+		}
 		f.stats.Kept++
 		f.pairs = append(f.pairs, p)
 		return nil

@@ -3,6 +3,7 @@ package data
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,24 @@ func TestReadTSVErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.file, err, tt.want)
 		}
+	}
+}
+
+// TestReadMaxBytes bounds the memory of the kept pairs: a corpus that
+// passes MaxBytes is an error naming the line where it did, and a bound it
+// fits changes nothing.
+func TestReadMaxBytes(t *testing.T) {
+	// "Ein Mann." "A man." (15 bytes) and "Zwei Hunde spielen." "Two dogs play." (33).
+	first2 := int64(15+33) + 2*PairBytes
+	if _, stats, err := ReadParallel(testdata("pairs.de"), testdata("pairs.en"), ReadOptions{MaxBytes: 1 << 20, Limit: "a test"}); err != nil || stats.Kept != 4 {
+		t.Fatalf("within the bound: %+v, %v", stats, err)
+	}
+	_, _, err := ReadParallel(testdata("pairs.de"), testdata("pairs.en"), ReadOptions{MaxBytes: first2, Limit: "a test"})
+	want := "pairs.de:4 and testdata/pairs.en:4: the 3 pairs read so far take more than the " + strconv.FormatInt(first2, 10) + " bytes a corpus may take in memory (a test)"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %v, want one ending %q", err, want)
+	}
+	if _, _, err := ReadText(testdata("pairs.en"), ReadOptions{MaxBytes: 10, Limit: "a test"}); err == nil || !strings.Contains(err.Error(), "pairs.en:1: the 1 pairs") {
+		t.Errorf("ReadText: %v", err)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/rundir"
@@ -144,10 +146,19 @@ func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
 	return c, nil
 }
 
+// corpusShare: a corpus's text may take 1/corpusShare of the memory the
+// process may allocate.
+const corpusShare = 8
+
 // readFiles reads the pairs of one split, or for a language model of text
 // (settings.text) its target sentences alone.
 func readFiles(s settings, split, src, tgt string, log *slog.Logger) ([]data.Pair, error) {
 	opt := data.ReadOptions{MaxLen: s.MaxSentLen}
+	if l, ok := sysmem.Lowest(); ok {
+		// The text is a fraction of what it becomes: token ids, BPE
+		// statistics, batches.
+		opt.MaxBytes, opt.Limit = l.Bytes/corpusShare, "1/"+strconv.Itoa(corpusShare)+" of "+l.String()
+	}
 	var pairs []data.Pair
 	var stats data.ReadStats
 	var err error

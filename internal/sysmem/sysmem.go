@@ -49,8 +49,16 @@ func Available() (int64, bool) {
 // cgroup v1 memory.limit_in_bytes less its memory.usage_in_bytes. In a
 // container with a memory limit, the limit is usually lowest: a process
 // that passed a check of MemAvailable alone was killed with no message.
-// It returns false where the system reports none of them.
-func Lowest() (Limit, bool) { return lowest("/") }
+// Under ulimit -v (RLIMIT_AS), the limit less the address space the
+// process has mapped is one more. It returns false where the system
+// reports none of them.
+func Lowest() (Limit, bool) {
+	l, ok := lowest("/")
+	if as, limited := addressSpace(); limited && (!ok || as.Bytes < l.Bytes) {
+		return as, true
+	}
+	return l, ok
+}
 
 // lowest is Lowest on the file system under root (for tests).
 func lowest(root string) (Limit, bool) {

@@ -104,6 +104,10 @@ func run(ctx context.Context, world *dist.World, args []string, stdout, stderr i
 		if err := rundir.Outside(p[0], p[1], s.Out); err != nil {
 			return err
 		}
+		if err := rundir.NotInput(p[0], p[1], "-train-src", s.TrainSrc, "-train-tgt", s.TrainTgt, "-valid-src", s.ValidSrc,
+			"-valid-tgt", s.ValidTgt, "-bpe", s.BPEFile, "-config", s.ConfigFile); err != nil {
+			return err
+		}
 	}
 	return profiled(f, func() error { return train(ctx, world, s, f, stderr) })
 }

@@ -288,6 +288,9 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if err := rundir.Outside("-attention", o.attention, o.dir); err != nil {
 		return err
 	}
+	if err := rundir.NotInput("-attention", o.attention, "-input", o.input, "-score", o.score, "-checkpoint", o.checkpoint); err != nil {
+		return err
+	}
 	if o.prompt && o.score != "" {
 		return errors.New("-prompt continues prompts; -score scores translations: give one")
 	}

@@ -246,3 +246,25 @@ func resolve(path string) (string, error) {
 		abs = parent
 	}
 }
+
+// NotInput refuses an output path (of flag) that is the same file as one
+// of inputs (flag names and paths, in pairs), under any name: a command
+// would truncate its own input, the user's data, before reading it.
+func NotInput(flag, path string, inputs ...string) error {
+	if path == "" {
+		return nil
+	}
+	out, err := os.Stat(path)
+	if err != nil {
+		return nil // a new file is no input
+	}
+	for i := 0; i+1 < len(inputs); i += 2 {
+		if inputs[i+1] == "" {
+			continue
+		}
+		if st, err := os.Stat(inputs[i+1]); err == nil && os.SameFile(st, out) {
+			return errors.Errorf("%s %s is the file of %s %s: write it elsewhere", flag, path, inputs[i], inputs[i+1])
+		}
+	}
+	return nil
+}

@@ -202,3 +202,23 @@ func TestOutside(t *testing.T) {
 		}
 	}
 }
+
+func TestNotInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "train.de")
+	write(t, in)
+	if err := os.Link(in, filepath.Join(dir, "link.prof")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{in, "-cpuprofile " + in + " is the file of -train-src " + in},
+		{filepath.Join(dir, "link.prof"), "is the file of -train-src"},
+		{filepath.Join(dir, "new.prof"), ""},
+		{"", ""},
+	} {
+		err := NotInput("-cpuprofile", c.path, "-bpe", "", "-train-src", in)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("NotInput(%s) = %v, want %q", c.path, err, c.want)
+		}
+	}
+}

@@ -93,7 +93,7 @@ type fixture struct {
 	data   Data
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	task, err := data.NewTask("copy", data.TaskConfig{Symbols: 6, MinLen: 1, MaxLen: 5})
 	if err != nil {

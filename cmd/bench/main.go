@@ -193,7 +193,7 @@ func ints(s string) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < model.MinVocab || v > model.MaxVocab {
-			return nil, errors.Errorf("vocabulary size %q: want an integer from %d to %d", f, model.MinVocab, model.MaxVocab)
+			return nil, errors.Errorf("-vocabs %s: vocabulary size %q: want an integer from %d to %d", s, f, model.MinVocab, model.MaxVocab)
 		}
 		out = append(out, v)
 	}

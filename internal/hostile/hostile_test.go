@@ -261,6 +261,7 @@ func TestHostileInputs(t *testing.T) {
 
 		// Errors that name what and where; flags checked in every mode.
 		{name: "bench with a stray argument", script: `$BIN/bench tiny`, code: 1, stderr: `unexpected arguments ["tiny"]`},
+		{name: "bench -vocabs with a word", script: `$BIN/bench -vocabs 1000,abc`, code: 1, stderr: `-vocabs 1000,abc: vocabulary size "abc"`},
 		{name: "bench -scaling -rounds 0", script: `$BIN/bench -scaling -rounds 0`, code: 1, stderr: "-rounds 0: want 1 to 1000"},
 		{name: "bench -child of a huge vocabulary", script: `$BIN/bench -child '[{"kind":"train","preset":"base","vocab":16000000}]'`,
 			code: 1, stderr: "model too large"},

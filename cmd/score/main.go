@@ -102,22 +102,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := o.check(fs); err != nil {
 		return err
 	}
-	m, params, err := load(o.ckpt, o.from, o.heads)
-	if err != nil {
-		return err
-	}
-	return o.stream(m, params, stdout, stderr)
-}
-
-// stream scores the pairs a batch at a time, writing each batch's scores,
-// in input order, as soon as it is done: in memory bounded by the batch,
-// however long the files. Warnings go to warn.
-func (o *options) stream(m model.Model, params *graph.Params, stdout, warn io.Writer) error {
-	c := m.Config()
-	b, err := o.src.Bound(c, "score", warn)
-	if err != nil {
-		return err
-	}
+	// The files are opened before the model is loaded, so that a missing
+	// one is found before that work.
 	src, err := data.OpenLines(o.srcPath)
 	if err != nil {
 		return err
@@ -128,6 +114,22 @@ func (o *options) stream(m model.Model, params *graph.Params, stdout, warn io.Wr
 		return err
 	}
 	defer tgt.Close()
+	m, params, err := load(o.ckpt, o.from, o.heads)
+	if err != nil {
+		return err
+	}
+	return o.stream(m, params, src, tgt, stdout, stderr)
+}
+
+// stream scores the pairs a batch at a time, writing each batch's scores,
+// in input order, as soon as it is done: in memory bounded by the batch,
+// however long the files. Warnings go to warn.
+func (o *options) stream(m model.Model, params *graph.Params, src, tgt *data.LineReader, stdout, warn io.Writer) error {
+	c := m.Config()
+	b, err := o.src.Bound(c, "score", warn)
+	if err != nil {
+		return err
+	}
 	w := bufio.NewWriter(stdout)
 	for {
 		srcs, err := readIDs(src, o.batch, c.Vocab, b, false)

@@ -126,6 +126,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := o.check(fs); err != nil {
 		return err
 	}
+	// The inputs are opened before the model is loaded, so that a missing
+	// one is found before that work.
+	in, err := openInput(o.input, stdin)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var targets *data.LineReader
+	if o.score != "" {
+		if targets, err = data.OpenLines(o.score); err != nil {
+			return errors.Wrap(err, "-score")
+		}
+		defer targets.Close()
+	}
 	t, err := load(o.dir, o.checkpoint)
 	if err != nil {
 		return err
@@ -133,12 +147,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := o.checkModel(t); err != nil {
 		return err
 	}
-	in, err := openInput(o.input, stdin)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	picked, err := o.stream(t, in, stdout)
+	picked, err := o.stream(t, in, targets, stdout)
 	if err != nil || o.attention == "" {
 		return err
 	}
@@ -147,19 +156,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // stream translates or scores the input a batch of lines at a time,
 // writing each batch's results, in input order, as soon as it is done: in
-// memory bounded by the batch, however long the input. It returns the
+// memory bounded by the batch, however long the input; targets (nil
+// without -score) are the translations to score. It returns the
 // pair of -attention-line.
-func (o *options) stream(t *translator, in *data.LineReader, stdout io.Writer) (pair, error) {
+func (o *options) stream(t *translator, in, targets *data.LineReader, stdout io.Writer) (pair, error) {
 	b, err := o.src.Bound(t.m.Config(), "translate", o.warn)
 	if err != nil {
 		return pair{}, err
-	}
-	var targets *data.LineReader
-	if o.score != "" {
-		if targets, err = data.OpenLines(o.score); err != nil {
-			return pair{}, errors.Wrap(err, "-score")
-		}
-		defer targets.Close()
 	}
 	d, err := model.NewDecoder(t.m, t.params)
 	if err != nil {

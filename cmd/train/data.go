@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -123,6 +124,9 @@ func longest(join bool, sets ...[]data.Example) int {
 }
 
 func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
+	if err := openable(s, resume); err != nil {
+		return corpus{}, err
+	}
 	train, err := readFiles(s, "training", s.TrainSrc, s.TrainTgt, log)
 	if err != nil {
 		return corpus{}, err
@@ -144,6 +148,40 @@ func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
 		data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
 	c.tok = &tok
 	return c, nil
+}
+
+// openable checks that every input file opens before any is read, so that
+// a mistyped -valid-tgt or -bpe is found before the training data are read
+// (and BPE learned).
+func openable(s settings, resume string) error {
+	paths := [][2]string{{"-train-src", s.TrainSrc}, {"-train-tgt", s.TrainTgt}, {"-valid-src", s.ValidSrc}, {"-valid-tgt", s.ValidTgt}}
+	if resume == "" {
+		paths = append(paths, [2]string{"-bpe", s.BPEFile})
+	}
+	for _, p := range paths {
+		if p[1] == "" {
+			continue
+		}
+		if err := canOpen(p[1]); err != nil {
+			return errors.Wrap(err, p[0])
+		}
+	}
+	return nil
+}
+
+// canOpen checks that path exists, and opens a regular file to check that
+// it may be read; a pipe or a device is not opened, which could take its
+// data.
+func canOpen(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return err
+	}
+	f, err := os.Open(path)
+	if err == nil {
+		f.Close()
+	}
+	return err
 }
 
 // corpusShare: a corpus's text may take 1/corpusShare of the memory the

@@ -205,6 +205,8 @@ func TestHostileInputs(t *testing.T) {
 			code: 1, stderr: "-score: open $T/none: no such file"},
 		{name: "score -tgt missing, found before the weights are read", setup: `echo '5 2' > $T/s`,
 			script: `$BIN/score -checkpoint /dev/zero -src $T/s -tgt $T/none`, code: -1, stderr: "open $T/none: no such file"},
+		{name: "-valid-tgt missing, found before the training data are read", script: `$BIN/train -task files -train-src <(yes 'ein Hund') -train-tgt <(yes 'a dog') -valid-src $DATA/val.de -valid-tgt $T/none -out $T/new -steps 2`,
+			code: 1, stderr: "-valid-tgt: stat $T/none: no such file", absent: []string{"new"}},
 		{name: "max_len shorter than the data", setup: `echo '{"max_len": 8}' > $T/short.json`,
 			script: `$BIN/train -config $T/short.json -out $T/new -steps 2`, code: 1, stderr: "the data needs 12 positions",
 			absent: []string{"new"}},

@@ -23,7 +23,51 @@ func Decode(raw []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.Errorf("more after the JSON object that ends at byte %d", end)
 	}
-	return nil
+	return duplicateField(raw)
+}
+
+// duplicateField refuses an object that names a field twice: encoding/json
+// keeps the last value and drops the first without a word. raw is valid
+// JSON.
+func duplicateField(raw []byte) error {
+	type frame struct {
+		object, wantKey bool
+		keys            map[string]bool
+	}
+	var stack []*frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end; Decode reported any other error
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+			if key, ok := tok.(string); ok {
+				if stack[n-1].keys[key] {
+					return errors.Errorf("field %q appears twice (before byte %d): the first value would be dropped", key, dec.InputOffset())
+				}
+				stack[n-1].keys[key], stack[n-1].wantKey = true, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, wantKey: true, keys: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
 }
 
 // MaxFile bounds the size of a JSON file that ReadFile reads: a model

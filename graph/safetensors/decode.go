@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/strictjson"
 )
 
 // prefixLen is the length of the header size prefix.
@@ -159,7 +161,7 @@ func addMember(f *File, name string, raw json.RawMessage) (*entry, error) {
 		if err := json.Unmarshal(raw, &f.Metadata); err != nil || f.Metadata == nil {
 			return nil, errors.Errorf("%s is not an object of strings: %s", metadataKey, raw)
 		}
-		return nil, nil
+		return nil, errors.Wrap(strictjson.NoDuplicateFields(raw), metadataKey)
 	}
 	var info headerInfo
 	if err := json.Unmarshal(raw, &info); err != nil {

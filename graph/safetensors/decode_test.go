@@ -92,6 +92,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"data after JSON", rawFile(`{} {}`, nil), []string{"data after its JSON object"}},
 		{"duplicate tensor", rawFile(`{"a":{`+f32("[]", "[0,4]")+`},"a":{`+f32("[]", "[4,8]")+`}}`, make([]byte, 8)), []string{`"a" twice`}},
 		{"duplicate metadata", rawFile(`{"__metadata__":{},"__metadata__":{}}`, nil), []string{`"__metadata__" twice`}},
+		{"metadata field twice", rawFile(`{"__metadata__":{"config":"a","config":"b"}}`, nil), []string{`__metadata__: field "config" appears twice`}},
 		{"metadata not strings", rawFile(`{"__metadata__":{"n":1}}`, nil), []string{"__metadata__ is not an object of strings"}},
 		{"metadata null", rawFile(`{"__metadata__":null}`, nil), []string{"__metadata__ is not an object of strings"}},
 		{"tensor not an object", rawFile(`{"w":3}`, nil), []string{`tensor "w"`, "cannot unmarshal"}},

@@ -26,6 +26,10 @@ func Decode(raw []byte, v any) error {
 	return duplicateField(raw)
 }
 
+// NoDuplicateFields refuses JSON with an object that names a field twice,
+// for callers that decode with encoding/json (Decode checks it itself).
+func NoDuplicateFields(raw []byte) error { return duplicateField(raw) }
+
 // duplicateField refuses an object that names a field twice: encoding/json
 // keeps the last value and drops the first without a word. raw is valid
 // JSON.

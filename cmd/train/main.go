@@ -42,6 +42,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -49,6 +50,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/strictjson"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/dist"
@@ -257,6 +259,35 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 	return cfg, errors.Wrap(cfg.Validate(), "model config")
 }
 
+// sameConfig refuses to resume the run in dir with a model config other
+// than its config.json's: run.json names the -config file, which may have
+// changed since the run started, and a changed dropout or norm_eps would
+// fit the checkpoint's shapes and continue a different run without a word.
+func sameConfig(cfg model.Config, dir string) error {
+	path := filepath.Join(dir, rundir.Config)
+	raw, err := strictjson.ReadFile(path)
+	if err != nil {
+		return errors.Wrap(err, "the run's model config")
+	}
+	var was, now map[string]any
+	js, _ := json.Marshal(cfg)
+	if err := json.Unmarshal(raw, &was); err != nil {
+		return errors.Wrapf(err, "%s", path)
+	}
+	json.Unmarshal(js, &now)
+	var changed []string
+	for k := range now {
+		if fmt.Sprint(was[k]) != fmt.Sprint(now[k]) {
+			changed = append(changed, fmt.Sprintf("%s %v, was %v", k, now[k], was[k]))
+		}
+	}
+	if len(changed) > 0 {
+		slices.Sort(changed)
+		return errors.Errorf("the model config is not the run's %s (%s): was its -config file changed since the run started?", path, strings.Join(changed, "; "))
+	}
+	return nil
+}
+
 // checkModel checks the model the settings describe, but for its
 // vocabulary: its config, its variants, and the memory it needs with the
 // least vocabulary (the real one needs more).
@@ -383,6 +414,9 @@ func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.L
 		s.Steps = max(1, int(steps))
 	}
 	cfg, err := modelConfig(s, c.vocab)
+	if err == nil && f.resume != "" {
+		err = sameConfig(cfg, f.resume)
+	}
 	if err == nil {
 		err = cfg.CheckMemory(true, s.MaxTokens)
 	}

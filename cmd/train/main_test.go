@@ -195,7 +195,8 @@ func TestResumeChecksTheRun(t *testing.T) {
 		{`"task": "copy"`, `"task": "files"`, "field task: -task files: want train_src, train_tgt, valid_src and valid_tgt"},
 		{`"task": "copy"`, `"task": "copi"`, `field task: -task: unknown task "copi"`},
 		{`"preset": "tiny"`, `"preset": "tiny "`, `field preset: -preset: unknown preset "tiny "`},
-		{`"keep_best": "loss"`, `"keep_best": "loss", "bleu_every": -1`, "field bleu_every: -bleu-every and -bleu-sample must not be negative"},
+		{`"bleu_every": 1`, `"bleu_every": -1`, "field bleu_every: -bleu-every and -bleu-sample must not be negative"},
+		{`"keep_best": "loss"`, `"keep_best": "loss", "seed": 2`, `field "seed" appears twice`},
 		{"}\n", "}\n{}\n", "more after the JSON object"},
 	} {
 		bad := bytes.Replace(good, []byte(tc.old), []byte(tc.new), 1)

@@ -187,8 +187,8 @@ func (s *settings) complete() error {
 		if s.Cooldown < 0 && s.paper() {
 			s.Cooldown = 1.0 / 3
 		}
-		if s.Dropout < 0 {
-			s.Dropout = 0
+		if s.Dropout < 0 && !configSets(s.ConfigFile, "dropout") {
+			s.Dropout = 0 // the synthetic tasks' default gives way to -config's
 		}
 		if s.Clip < 0 {
 			s.Clip = 1
@@ -503,4 +503,22 @@ func (s settings) checkSaved() error {
 		return errors.Wrap(err, "-preset")
 	}
 	return s.checkBLEU()
+}
+
+// configSets reports whether the -config file at path names field; an
+// unreadable file names none (modelConfig reports its error).
+func configSets(path, field string) bool {
+	if path == "" {
+		return false
+	}
+	raw, err := strictjson.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return false
+	}
+	_, ok := fields[field]
+	return ok
 }

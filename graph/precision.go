@@ -17,7 +17,8 @@ const (
 	// float64): the default.
 	Float32 Precision = "float32"
 	// BF16 rounds both operands of every matrix product (MatMul, Affine,
-	// AffineReLU and the gradients they make) to bfloat16, to nearest even,
+	// AffineReLU, BatchedMatMul, HeadScores, HeadMix and the products of
+	// their gradients) to bfloat16, to nearest even,
 	// and sums the products in float32, as PyTorch's autocast does on the
 	// CPU. Everything else (parameters, optimizer state, norms, softmax,
 	// the loss, reductions) stays float32. With AVX512_BF16 the products
@@ -117,5 +118,13 @@ func gemmBF16(transA, transB bool, m, n, k int, a, b, c []float32, beta float64)
 	if transB {
 		ldb = k
 	}
-	blas.SgemmBF16(transA, transB, m, n, k, a, lda, b, ldb, float32(beta), c, n, blas.Epilogue[float32]{})
+	gemmLDBF16(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
+}
+
+// gemmLDFunc is the signature of gemmLD.
+type gemmLDFunc[T Float] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int)
+
+// gemmLDBF16 is gemmLD with BF16 products, for float32 only.
+func gemmLDBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float64, c []float32, ldc int) {
+	blas.SgemmBF16(transA, transB, m, n, k, a, lda, b, ldb, float32(beta), c, ldc, blas.Epilogue[float32]{})
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -234,6 +235,77 @@ func TestPrecisionOptions(t *testing.T) {
 	for _, s := range []string{"bfloat16", "fp16", "BF16", "float64"} {
 		if _, err := ParsePrecision(s); err == nil {
 			t.Errorf("ParsePrecision(%q): no error", s)
+		}
+	}
+}
+
+// TestBF16Batched checks the attention products (HeadScores, HeadMix,
+// BatchedMatMul) and their gradients in a BF16 program against the float32
+// program of the same graph on operands rounded to bfloat16 beforehand:
+// equal up to the order of float32 sums. loss = Σ y⊙r with r rounded, so
+// that dy needs no rounding either.
+func TestBF16Batched(t *testing.T) {
+	const batch, lq, lk, heads, dk = 2, 5, 7, 3, 4
+	build := func(params *Params, op string) (*Scope, *G.Node) {
+		s := NewScope(params)
+		switch op {
+		case "head_scores":
+			q, k := s.Param("a", tensor.Shape{batch, lq, heads * dk}, Normal(1)), s.Param("b", tensor.Shape{batch, lk, heads * dk}, Normal(1))
+			return s, s.HeadScores(q, k, heads)
+		case "head_mix":
+			w, v := s.Param("a", tensor.Shape{batch, heads, lq, lk}, Normal(1)), s.Param("b", tensor.Shape{batch, lk, heads * dk}, Normal(1))
+			return s, s.HeadMix(w, v)
+		}
+		a, b := s.Param("a", tensor.Shape{batch, heads, lq, dk}, Normal(1)), s.Param("b", tensor.Shape{batch, heads, lk, dk}, Normal(1))
+		return s, s.BatchedMatMul(a, b, false, true)
+	}
+	for _, op := range []string{"head_scores", "head_mix", "batched"} {
+		var progs [2]*Program
+		for i, prec := range []Precision{BF16, Float32} {
+			params := newTestParams(t, tensor.Float32)
+			s, y := build(params, op)
+			r := s.Input("r", tensor.Float32, y.Shape()...)
+			loss := s.Sum(s.Reshape(s.Mul(y, r), y.Shape().TotalSize()), 0, false)
+			p, err := Compile(s, loss, map[string]*G.Node{"y": y}, WithPrecision(prec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			rs := make([]float32, y.Shape().TotalSize())
+			rng := newTestRNG(9)
+			for j := range rs {
+				rs[j] = blas.RoundBF16(float32(rng.NormFloat64()))
+			}
+			if err := p.Set("r", rs); err != nil {
+				t.Fatal(err)
+			}
+			if prec == Float32 { // the same values as the BF16 store's, rounded
+				for _, name := range []string{"a", "b"} {
+					v := params.Value(name).Float32s()
+					for j := range v {
+						v[j] = blas.RoundBF16(v[j])
+					}
+				}
+			}
+			progs[i] = p
+		}
+		for _, name := range []string{"y", "a", "b"} {
+			var got [2][]float32
+			for i, p := range progs {
+				if err := p.Run(); err != nil {
+					t.Fatal(err)
+				}
+				if name == "y" {
+					got[i] = slices.Clone(p.Output("y").Float32s())
+				} else {
+					got[i] = slices.Clone(p.Grad(name).Float32s())
+				}
+			}
+			for j := range got[0] {
+				if d := math.Abs(float64(got[0][j] - got[1][j])); d > 1e-5*(1+math.Abs(float64(got[1][j]))) {
+					t.Fatalf("%s: %s[%d] = %v with bf16 products, %v from rounded operands", op, name, j, got[0][j], got[1][j])
+				}
+			}
 		}
 	}
 }

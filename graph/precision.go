@@ -41,6 +41,19 @@ func ParsePrecision(s string) (Precision, error) {
 	return "", errors.Errorf("precision %q: want float32 or bf16", s)
 }
 
+// String implements flag.Value.
+func (p Precision) String() string { return string(p) }
+
+// Set implements flag.Value with ParsePrecision, so that a command's
+// -precision flag can be a Precision.
+func (p *Precision) Set(s string) error {
+	v, err := ParsePrecision(s)
+	if err == nil {
+		*p = v
+	}
+	return err
+}
+
 // check reports whether a graph of element type dt can be compiled in p.
 func (p Precision) check(dt tensor.Dtype) error {
 	switch {

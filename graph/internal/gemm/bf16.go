@@ -47,8 +47,12 @@ func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 // RoundBF16 is x rounded to bfloat16 (ToBF16) and widened back to float32.
 func RoundBF16(x float32) float32 { return FromBF16(ToBF16(x)) }
 
-// roundAll rounds every element of x to bfloat16 in place.
-func roundAll(x []float32) {
+// roundAll rounds every element of x to bfloat16 in place: roundGo, or
+// with AVX2 where the CPU has it (kernel_amd64.go).
+var roundAll = roundGo
+
+// roundGo rounds every element of x to bfloat16 in place.
+func roundGo(x []float32) {
 	for i, v := range x {
 		x[i] = RoundBF16(v)
 	}

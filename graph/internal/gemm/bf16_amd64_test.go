@@ -163,3 +163,22 @@ func TestBF16Encodings(t *testing.T) {
 		t.Errorf("the bytes disassemble to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestRoundAVX2 checks the AVX2 rounding of the widening GEMM's panels
+// against RoundBF16, bit for bit, on the edge values and random bits.
+func TestRoundAVX2(t *testing.T) {
+	if !cpu.X86.HasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{8, 23, 24, 1000} { // 24: every edge value in the vector loop
+		x := edgeFloats(rng, max(n, len(bf16Cases)))[:n]
+		got := append([]float32(nil), x...)
+		roundAVX2(got)
+		for i, v := range x {
+			if want := RoundBF16(v); math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Errorf("n=%d: %#08x rounds to %#08x, want %#08x", n, math.Float32bits(v), math.Float32bits(got[i]), math.Float32bits(want))
+			}
+		}
+	}
+}

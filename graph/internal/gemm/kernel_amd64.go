@@ -34,6 +34,9 @@ func init() {
 		sgemms, dgemms = append(sgemms, avx512Sgemm), append(dgemms, avx512Dgemm)
 	}
 	sgemm, dgemm = sgemms[len(sgemms)-1], dgemms[len(dgemms)-1]
+	if cpu.X86.HasAVX2 {
+		roundAll = roundAVX2
+	}
 	sbf16 = widening(sgemm)
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
 		sbf16 = avx512BF16

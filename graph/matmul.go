@@ -197,6 +197,11 @@ func AddBias(x, b *G.Node) (*G.Node, error) {
 // does the work depends on the build: this project's own (graph/internal/gemm)
 // by default, the system's OpenBLAS with the openblas tag.
 func gemm[T Float](transA, transB bool, m, n, k int, a, b, c []T, beta float64) {
+	gemmVia(gemmLD[T], transA, transB, m, n, k, a, b, c, beta)
+}
+
+// gemmVia is gemm computed by mul, a gemmLD.
+func gemmVia[T Float](mul gemmLDFunc[T], transA, transB bool, m, n, k int, a, b, c []T, beta float64) {
 	lda, ldb := k, n
 	if transA {
 		lda = m
@@ -204,7 +209,7 @@ func gemm[T Float](transA, transB bool, m, n, k int, a, b, c []T, beta float64) 
 	if transB {
 		ldb = k
 	}
-	gemmLD(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
+	mul(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
 }
 
 // gemmLD is gemm with the leading dimensions (row strides) of a, b and c

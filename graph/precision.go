@@ -124,14 +124,7 @@ func affineBF16(transW bool, m, k, n int, x, w []float32, pw *blas.PackedB[float
 
 // gemmBF16 is gemm with BF16 products, for float32 only.
 func gemmBF16(transA, transB bool, m, n, k int, a, b, c []float32, beta float64) {
-	lda, ldb := k, n
-	if transA {
-		lda = m
-	}
-	if transB {
-		ldb = k
-	}
-	gemmLDBF16(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
+	gemmVia(gemmLDBF16, transA, transB, m, n, k, a, b, c, beta)
 }
 
 // gemmLDFunc is the signature of gemmLD.

@@ -120,16 +120,11 @@ func (c *productCase) check(t *testing.T, p *Program, kind string, transW bool) 
 		}
 		return w[i*c.out+o]
 	}
-	R := func(v float32) float64 { return float64(blas.RoundBF16(v)) }
 	y := p.Output("y").Float32s()
 	dz := make([]float32, len(c.r))
 	for i := range c.rows {
 		for o := range c.out {
-			var sum, abs float64
-			for q := range c.in {
-				v := R(x[i*c.in+q]) * R(wt(q, o))
-				sum, abs = sum+v, abs+math.Abs(v)
-			}
+			sum, abs := dotBF16(c.in, func(q int) (float32, float32) { return x[i*c.in+q], wt(q, o) })
 			if kind != "matmul" {
 				sum, abs = sum+float64(b[o]), abs+math.Abs(float64(b[o]))
 			}
@@ -145,21 +140,13 @@ func (c *productCase) check(t *testing.T, p *Program, kind string, transW bool) 
 	dx, dw := p.Grad("x").Float32s(), p.Grad("w").Float32s()
 	for i := range c.rows {
 		for q := range c.in {
-			var sum, abs float64
-			for o := range c.out {
-				v := R(dz[i*c.out+o]) * R(wt(q, o))
-				sum, abs = sum+v, abs+math.Abs(v)
-			}
+			sum, abs := dotBF16(c.out, func(o int) (float32, float32) { return dz[i*c.out+o], wt(q, o) })
 			checkClose(t, kind+" dx", i, q, float64(dx[i*c.in+q]), sum, abs, c.out)
 		}
 	}
 	for q := range c.in {
 		for o := range c.out {
-			var sum, abs float64
-			for i := range c.rows {
-				v := R(x[i*c.in+q]) * R(dz[i*c.out+o])
-				sum, abs = sum+v, abs+math.Abs(v)
-			}
+			sum, abs := dotBF16(c.rows, func(i int) (float32, float32) { return x[i*c.in+q], dz[i*c.out+o] })
 			got := dw[q*c.out+o]
 			if transW {
 				got = dw[o*c.in+q]
@@ -167,6 +154,17 @@ func (c *productCase) check(t *testing.T, p *Program, kind string, transW bool) 
 			checkClose(t, kind+" dw", q, o, float64(got), sum, abs, c.rows)
 		}
 	}
+}
+
+// dotBF16 is Σ_j R(a_j)·R(b_j) over j < n in float64, and Σ_j |R(a_j)·R(b_j)|,
+// for the pairs (a_j, b_j) = ab(j).
+func dotBF16(n int, ab func(j int) (float32, float32)) (sum, abs float64) {
+	for j := range n {
+		a, b := ab(j)
+		v := float64(blas.RoundBF16(a)) * float64(blas.RoundBF16(b))
+		sum, abs = sum+v, abs+math.Abs(v)
+	}
+	return sum, abs
 }
 
 // checkClose reports got off want by more than float32's worst-case error

@@ -143,36 +143,33 @@ func newPairing(convert func(dst []uint16, src []float32)) pairing {
 
 func (pairing) depth(kc int) int { return (kc + 1) / 2 }
 
-// packA packs op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows.
+// packA packs op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows: a row of
+// op(A) is contiguous in A unless transA.
 func (pr pairing) packA(im *impl[float32], dst []float32, p *problem[float32], i0, p0, mc, kc int) {
-	d := pr.depth(kc)
-	for ir := 0; ir < mc; ir += im.mr {
-		rows := min(im.mr, mc-ir)
-		panel := dst[ir*d : (ir+im.mr)*d]
-		if rows < im.mr {
-			clear(panel)
-		}
-		if p.transA {
-			pr.interleave(panel, im.mr, p.a[p.offsetA(i0+ir, p0):], p.lda, kc, rows)
-		} else {
-			pr.contiguous(im, panel, im.mr, p.a[p.offsetA(i0+ir, p0):], p.lda, rows, kc)
-		}
-	}
+	pr.panels(im, dst, im.mr, mc, kc, !p.transA, p.a, p.lda, func(ir int) int { return p.offsetA(i0+ir, p0) })
 }
 
-// packB packs op(B)[p0:p0+kc, j0:j0+nc] into panels of nr columns.
+// packB packs op(B)[p0:p0+kc, j0:j0+nc] into panels of nr columns: a
+// column of op(B) is contiguous in B when transB.
 func (pr pairing) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
+	pr.panels(im, dst, im.nr, nc, kc, p.transB, p.b, p.ldb, func(jr int) int { return p.offsetB(p0, j0+jr) })
+}
+
+// panels packs n lines (rows of op(A) or columns of op(B)) of kc elements
+// into panels of w lines, zero past n: line l starts at src[at(l)], and
+// its elements follow one another when contiguous, else lie ld apart.
+func (pr pairing) panels(im *impl[float32], dst []float32, w, n, kc int, contiguous bool, src []float32, ld int, at func(l int) int) {
 	d := pr.depth(kc)
-	for jr := 0; jr < nc; jr += im.nr {
-		cols := min(im.nr, nc-jr)
-		panel := dst[jr*d : (jr+im.nr)*d]
-		if cols < im.nr {
+	for l := 0; l < n; l += w {
+		lines := min(w, n-l)
+		panel := dst[l*d : (l+w)*d]
+		if lines < w {
 			clear(panel)
 		}
-		if p.transB {
-			pr.contiguous(im, panel, im.nr, p.b[p.offsetB(p0, j0+jr):], p.ldb, cols, kc)
+		if contiguous {
+			pr.contiguous(im, panel, w, src[at(l):], ld, lines, kc)
 		} else {
-			pr.interleave(panel, im.nr, p.b[p.offsetB(p0, j0+jr):], p.ldb, kc, cols)
+			pr.interleave(panel, w, src[at(l):], ld, kc, lines)
 		}
 	}
 }

@@ -47,14 +47,15 @@ func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 // RoundBF16 is x rounded to bfloat16 (ToBF16) and widened back to float32.
 func RoundBF16(x float32) float32 { return FromBF16(ToBF16(x)) }
 
-// roundAll rounds every element of x to bfloat16 in place: roundGo, or
-// with AVX2 where the CPU has it (kernel_amd64.go).
-var roundAll = roundGo
+// roundInto writes every element of src rounded to bfloat16 to dst, which
+// may be src: roundGo, or with AVX2 where the CPU has it (kernel_amd64.go).
+var roundInto = roundGo
 
-// roundGo rounds every element of x to bfloat16 in place.
-func roundGo(x []float32) {
-	for i, v := range x {
-		x[i] = RoundBF16(v)
+// roundGo writes every element of src rounded to bfloat16 to dst.
+func roundGo(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = RoundBF16(v)
 	}
 }
 
@@ -76,7 +77,7 @@ var sbf16 = widening(goSgemm)
 // rounds them to bfloat16 and multiplies them with im's float32 kernel.
 func widening(im *impl[float32]) *impl[float32] {
 	return &impl[float32]{name: im.name + "-widen", mr: im.mr, nr: im.nr, mc: im.mc, kc: im.kc, nc: im.nc,
-		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: rounding{}}
+		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: newRounding()}
 }
 
 // SgemmBF16 computes C = op(A)·op(B) + beta·C as Sgemm does, with every
@@ -109,18 +110,56 @@ type panelPacker[T float] interface {
 	depth(kc int) int
 }
 
-// rounding packs panels as the float32 GEMM does, then rounds them to
-// bfloat16.
-type rounding struct{}
-
-func (rounding) packA(im *impl[float32], dst []float32, p *problem[float32], i0, p0, mc, kc int) {
-	im.copyA(dst, p, i0, p0, mc, kc)
-	roundAll(dst[:roundUp(mc, im.mr)*kc])
+// rounding rounds the block of A or B to be packed to bfloat16 into a
+// scratch matrix, reading it where it lies (one call for a contiguous
+// block), then packs that as the float32 GEMM does.
+type rounding struct {
+	blocks *sync.Pool // of *[]float32
 }
 
-func (rounding) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
-	im.copyB(dst, p, p0, j0, kc, nc)
-	roundAll(dst[:roundUp(nc, im.nr)*kc])
+func newRounding() rounding { return rounding{blocks: &sync.Pool{}} }
+
+func (r rounding) packA(im *impl[float32], dst []float32, p *problem[float32], i0, p0, mc, kc int) {
+	rows, cols := mc, kc
+	if p.transA {
+		rows, cols = kc, mc
+	}
+	q := *p
+	buf := r.round(p.a[p.offsetA(i0, p0):], p.lda, rows, cols)
+	q.a, q.lda = *buf, cols
+	im.copyA(dst, &q, 0, 0, mc, kc)
+	r.blocks.Put(buf)
+}
+
+func (r rounding) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
+	rows, cols := kc, nc
+	if p.transB {
+		rows, cols = nc, kc
+	}
+	q := *p
+	buf := r.round(p.b[p.offsetB(p0, j0):], p.ldb, rows, cols)
+	q.b, q.ldb = *buf, cols
+	im.copyB(dst, &q, 0, 0, kc, nc)
+	r.blocks.Put(buf)
+}
+
+// round returns the rows×cols matrix src (leading dimension ld) rounded to
+// bfloat16, with leading dimension cols, in a scratch buffer to put back.
+func (r rounding) round(src []float32, ld, rows, cols int) *[]float32 {
+	b, _ := r.blocks.Get().(*[]float32)
+	if b == nil || cap(*b) < rows*cols {
+		s := make([]float32, rows*cols)
+		b = &s
+	}
+	*b = (*b)[:rows*cols]
+	if ld == cols { // one run of memory: one call
+		roundInto(*b, src[:rows*cols])
+		return b
+	}
+	for i := range rows {
+		roundInto((*b)[i*cols:(i+1)*cols], src[i*ld:][:cols])
+	}
+	return b
 }
 
 func (rounding) depth(kc int) int { return kc }

@@ -35,7 +35,7 @@ func init() {
 	}
 	sgemm, dgemm = sgemms[len(sgemms)-1], dgemms[len(dgemms)-1]
 	if cpu.X86.HasAVX2 {
-		roundAll = roundAVX2
+		roundInto = roundAVX2
 	}
 	sbf16 = widening(sgemm)
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {

@@ -124,11 +124,11 @@ func (r rounding) packA(im *impl[float32], dst []float32, p *problem[float32], i
 	if p.transA {
 		rows, cols = kc, mc
 	}
-	q := *p
-	buf := r.round(p.a[p.offsetA(i0, p0):], p.lda, rows, cols)
-	q.a, q.lda = *buf, cols
-	im.copyA(dst, &q, 0, 0, mc, kc)
-	r.blocks.Put(buf)
+	r.packRounded(p.a[p.offsetA(i0, p0):], p.lda, rows, cols, func(a []float32, lda int) {
+		q := *p
+		q.a, q.lda = a, lda
+		im.copyA(dst, &q, 0, 0, mc, kc)
+	})
 }
 
 func (r rounding) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
@@ -136,10 +136,18 @@ func (r rounding) packB(im *impl[float32], dst []float32, p *problem[float32], p
 	if p.transB {
 		rows, cols = nc, kc
 	}
-	q := *p
-	buf := r.round(p.b[p.offsetB(p0, j0):], p.ldb, rows, cols)
-	q.b, q.ldb = *buf, cols
-	im.copyB(dst, &q, 0, 0, kc, nc)
+	r.packRounded(p.b[p.offsetB(p0, j0):], p.ldb, rows, cols, func(b []float32, ldb int) {
+		q := *p
+		q.b, q.ldb = b, ldb
+		im.copyB(dst, &q, 0, 0, kc, nc)
+	})
+}
+
+// packRounded calls pack with the rows×cols matrix src (leading dimension
+// ld) rounded to bfloat16, and its leading dimension.
+func (r rounding) packRounded(src []float32, ld, rows, cols int, pack func(m []float32, ld int)) {
+	buf := r.round(src, ld, rows, cols)
+	pack(*buf, cols)
 	r.blocks.Put(buf)
 }
 

@@ -57,10 +57,12 @@ type options struct {
 	ckpt, from, srcPath, tgtPath string
 	heads, batch                 int
 	src                          model.SourceFlags
+	precision                    graph.Precision
 }
 
 func newFlags(fs *flag.FlagSet) *options {
-	o := &options{}
+	o := &options{precision: graph.Float32}
+	fs.Var(&o.precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, float32 sums)")
 	fs.StringVar(&o.ckpt, "checkpoint", "", "model weights (safetensors)")
 	fs.StringVar(&o.from, "from", "", `"torch" for PyTorch weights (see the package doc)`)
 	fs.IntVar(&o.heads, "heads", 0, "attention heads, with -from torch")
@@ -97,6 +99,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m, params, err := load(o.ckpt, o.from, o.heads)
+	if err == nil {
+		err = params.SetPrecision(o.precision)
+	}
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -33,22 +34,36 @@ func TestScoresMatchPyTorch(t *testing.T) {
 	if out, err := exec.Command(python, "../../model/testdata/torch_parity.py", dir, "3").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	var stdout, stderr bytes.Buffer
-	err := run([]string{"-checkpoint", filepath.Join(dir, "model.safetensors"), "-from", "torch", "-heads", "4",
-		"-src", filepath.Join(dir, "src.txt"), "-tgt", filepath.Join(dir, "tgt.txt"), "-batch", "4"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatal(err, stderr.String())
-	}
-	want, _ := os.ReadFile(filepath.Join(dir, "expected.txt"))
-	got, exp := strings.Fields(stdout.String()), strings.Fields(string(want))
-	if len(got) != len(exp) {
-		t.Fatalf("%d scores, want %d", len(got), len(exp))
-	}
-	for i := range got {
-		g, _ := strconv.ParseFloat(got[i], 64)
-		e, _ := strconv.ParseFloat(exp[i], 64)
-		if d := (g - e) / e; d > 1e-4 || d < -1e-4 {
-			t.Errorf("line %d: %g, PyTorch %g", i+1, g, e)
+	// With bf16 products the scores move by about bfloat16's 2^-9 per
+	// product, and must move.
+	for _, c := range []struct {
+		precision string
+		tol       float64
+	}{{"float32", 1e-4}, {"bf16", 1e-2}} {
+		var stdout, stderr bytes.Buffer
+		err := run([]string{"-checkpoint", filepath.Join(dir, "model.safetensors"), "-from", "torch", "-heads", "4",
+			"-src", filepath.Join(dir, "src.txt"), "-tgt", filepath.Join(dir, "tgt.txt"), "-batch", "4", "-precision", c.precision}, &stdout, &stderr)
+		if err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		want, _ := os.ReadFile(filepath.Join(dir, "expected.txt"))
+		got, exp := strings.Fields(stdout.String()), strings.Fields(string(want))
+		if len(got) != len(exp) {
+			t.Fatalf("%d scores, want %d", len(got), len(exp))
+		}
+		worst := 0.0
+		for i := range got {
+			g, _ := strconv.ParseFloat(got[i], 64)
+			e, _ := strconv.ParseFloat(exp[i], 64)
+			d := math.Abs((g - e) / e)
+			if d > c.tol {
+				t.Errorf("%s: line %d: %g, PyTorch %g", c.precision, i+1, g, e)
+			}
+			worst = max(worst, d)
+		}
+		t.Logf("%s: scores within %.2g of PyTorch's float32 ones", c.precision, worst)
+		if c.precision == "bf16" && worst < 1e-6 {
+			t.Errorf("bf16: scores equal PyTorch's float32 ones to %.2g: the products were not rounded", worst)
 		}
 	}
 }
@@ -63,6 +78,7 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-src", src}, "required"},
+		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-precision", "fp16"}, `precision "fp16"`},
 		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-from", "onnx"}, "torch"},
 		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-from", "torch"}, "-heads"},
 		{[]string{"-checkpoint", filepath.Join(dir, "none.safetensors"), "-src", src, "-tgt", src}, "none.safetensors"},

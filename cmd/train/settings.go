@@ -12,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/atomicfile"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/internal/strictjson"
@@ -70,6 +71,9 @@ type settings struct {
 	Keep        int     `json:"keep"`
 	Average     int     `json:"average"`
 	Out         string  `json:"out"`
+	// Precision is that of the matrix products (graph.Precision); run.json
+	// files of older runs have none: float32.
+	Precision string `json:"precision,omitempty"`
 }
 
 // flags defines the command's flags over s and the ones that are not settings.
@@ -132,6 +136,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
 	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
+	fs.StringVar(&s.Precision, "precision", string(graph.Float32), "matrix products: float32, or bf16 (operands rounded to bfloat16, sums and everything else in float32; see the README)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start over in an -out directory that holds a run, removing the run's files")
 	fs.StringVar(&f.resume, "resume", "", "continue the run in this output directory from its last checkpoint, with its settings")
 	fs.BoolVar(&f.summary, "summary", false, "print the model's parameter summary and exit")
@@ -351,7 +356,14 @@ func (s settings) check() error {
 	case !s.paper() && s.Schedule != trainer.ScheduleConstant && s.Cooldown > 0:
 		return errors.Errorf("-schedule %s decays to the end of the run already: -cooldown must be 0, have %v", s.Schedule, s.Cooldown)
 	}
-	return nil
+	_, err := graph.ParsePrecision(s.Precision)
+	return errors.Wrap(err, "-precision")
+}
+
+// precision is the precision of the run's products.
+func (s settings) precision() graph.Precision {
+	p, _ := graph.ParsePrecision(s.Precision)
+	return p
 }
 
 // maxExamples bounds the tokens of a synthetic task's examples (2^28 ids

@@ -65,6 +65,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
 )
@@ -85,12 +86,14 @@ type options struct {
 	attentionLine, layer, head    int
 	src                           model.SourceFlags
 	prompt                        bool
+	precision                     graph.Precision
 	warn                          io.Writer // warnings: standard error
 }
 
 func newFlags(fs *flag.FlagSet) *options {
-	o := &options{search: model.DefaultSearch()}
+	o := &options{search: model.DefaultSearch(), precision: graph.Float32}
 	s := &o.search
+	fs.Var(&o.precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, float32 sums)")
 	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
 	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file")
 	fs.StringVar(&o.input, "input", "", "sentences to translate, one a line (default: standard input)")
@@ -126,6 +129,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	t, err := load(o.dir, o.checkpoint)
+	if err == nil {
+		err = t.params.SetPrecision(o.precision)
+	}
 	if err != nil {
 		return err
 	}

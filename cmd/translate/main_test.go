@@ -105,6 +105,7 @@ func TestTranslate(t *testing.T) {
 	}{
 		{"beam search", []string{"-input", in}, 3},
 		{"greedy", []string{"-input", in, "-method", "greedy", "-batch", "2"}, 3},
+		{"greedy, bf16 products", []string{"-input", in, "-method", "greedy", "-precision", "bf16"}, 3},
 		{"sampling", []string{"-input", in, "-method", "sample", "-top-k", "5", "-top-p", "0.9", "-temperature", "0.8"}, 3},
 		{"3-best", []string{"-input", in, "-nbest", "3", "-beam", "5"}, 9},
 		{"bounded length", []string{"-input", in, "-max-len", "3", "-alpha", "0"}, 3},
@@ -211,6 +212,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-input", in, "-method", "greedy", "-nbest", "2"}, "-nbest"},
 		{[]string{"-model", dir, "-input", in, "-nbest", "5"}, "n-best"},
 		{[]string{"-model", dir, "-input", in, "-method", "viterbi"}, "viterbi"},
+		{[]string{"-model", dir, "-input", in, "-precision", "fp16"}, `precision "fp16": want float32 or bf16`},
 		{[]string{"-model", dir, "-input", in, "-attention", "a.png", "-attention-line", "3"}, "in.de has 2 lines"},
 		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-layer", "2"}, "-layer 2"},
 		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-head", "4"}, "-head 4"},

@@ -95,6 +95,35 @@ func PackBF16B(transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
 	return pack(sbf16, transB, k, n, b, ldb)
 }
 
+// checked returns native when its products equal fallback's on a problem
+// with partial tiles and an odd inner dimension, and fallback otherwise,
+// so that a kernel that computes wrongly on this CPU is never used. The
+// elements are small multiples of 1/8, exact in bfloat16, and so are
+// their products and sums in float32 in any order.
+func checked(native, fallback *impl[float32]) *impl[float32] {
+	const m, n, k = 13, 35, 67
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(i*7%23-11) / 8
+	}
+	for i := range b {
+		b[i] = float32(i*5%19-9) / 8
+	}
+	got, want := make([]float32, m*n), make([]float32, m*n)
+	for _, run := range []struct {
+		im *impl[float32]
+		c  []float32
+	}{{native, got}, {fallback, want}} {
+		run.im.run(problem[float32]{transB: true, m: m, n: n, k: k, a: a, lda: k, b: b, ldb: k, c: run.c, ldc: n})
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return fallback
+		}
+	}
+	return native
+}
+
 // BF16Kernel names the bfloat16 GEMM this CPU runs: "avx512bf16" for
 // VDPBF16PS, else the float32 kernel it widens to, such as "avx2-widen".
 func BF16Kernel() string { return sbf16.name }

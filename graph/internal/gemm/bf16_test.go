@@ -221,3 +221,20 @@ func TestBF16Specials(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckedRefusesAWrongKernel checks the self-check that guards the
+// AVX512_BF16 kernel: a kernel that computes the same products is taken,
+// one that computes wrongly (here, one that drops the last pair of the
+// inner dimension's slots) is replaced by the fallback.
+func TestCheckedRefusesAWrongKernel(t *testing.T) {
+	fallback := widening(goSgemm)
+	if got := checked(widening(goSgemm), fallback); got == fallback {
+		t.Error("a correct kernel was refused")
+	}
+	wrong := widening(goSgemm)
+	right := wrong.kernel
+	wrong.kernel = func(k int, a, b, c *float32, ldc int, accumulate bool) { right(max(k-1, 1), a, b, c, ldc, accumulate) }
+	if got := checked(wrong, fallback); got != fallback {
+		t.Error("a wrong kernel was taken")
+	}
+}

@@ -39,7 +39,7 @@ func init() {
 	}
 	sbf16 = widening(sgemm)
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
-		sbf16 = avx512BF16
+		sbf16 = checked(avx512BF16, sbf16)
 	}
 }
 

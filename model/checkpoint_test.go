@@ -92,7 +92,7 @@ func TestHostileCheckpoints(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			ck, err := LoadCheckpoint(path)
 			if err == nil {
-				_, _, err = ck.Transformer(tensor.Float32)
+				_, _, err = ck.Model(tensor.Float32, nil)
 			}
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
@@ -154,7 +154,7 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, params, err := ck.Transformer(tensor.Float32)
+		_, params, err := ck.Model(tensor.Float32, nil)
 		if err != nil {
 			return
 		}

@@ -23,7 +23,7 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 	prefixes := make([][]int, len(srcs))
 	sh := Shape{Batch: len(srcs)}
 	for i, s := range srcs {
-		prefixes[i] = m.(generator).prefix(s)
+		prefixes[i] = m.(Generator).Prefix(s)
 		sh.SrcLen = max(sh.SrcLen, len(s), 1)
 		sh.TgtLen = max(sh.TgtLen, len(prefixes[i])-1+maxLen)
 	}
@@ -648,8 +648,9 @@ func TestNewDecoderNeedsIncrementalAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "incremental decoding with a model of kind " + kind + ": attention model.trainOnlyAttention cannot decode incrementally"
-		if _, err := NewDecoder(m, params); err == nil || !strings.Contains(err.Error(), want) {
+		want := "attention model.trainOnlyAttention cannot decode incrementally"
+		if _, err := NewDecoder(m, params); err == nil || !strings.Contains(err.Error(), want) ||
+			!strings.HasPrefix(err.Error(), "incremental decoding with a model of kind "+kind+": ") {
 			t.Errorf("%s: NewDecoder: %v, want an error saying %q", kind, err, want)
 		}
 		if Generates(m) {

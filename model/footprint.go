@@ -194,8 +194,8 @@ func (d *Decoder) checkMemory(srcs [][]int, beams, steps int) error {
 	for _, s := range srcs {
 		longest = max(longest, len(s))
 	}
-	srcLen := 0 // a decoder-only model's prompts are in its caches
-	if _, ok := d.m.(*Transformer); ok {
+	srcLen := 0 // prompts are in the caches
+	if d.m.Layout().Sources {
 		srcLen = longest
 	}
 	eb := int(d.params.Dtype().Size())

@@ -22,6 +22,21 @@ type Model interface {
 	Build(s *graph.Scope, sh Shape) (loss, logp *G.Node)
 	// Feed sets the inputs of a program built by Build.
 	Feed(p *graph.Program, dt tensor.Dtype, b Batch) error
+	// Layout says which parts of a batch the model reads.
+	Layout() Layout
+}
+
+// Layout is how a model reads a batch, which the trainer, scoring and
+// decoding go by instead of the model's type.
+type Layout struct {
+	// Sources: the model reads Batch.Src (it has an encoder). A model
+	// without sources reads Batch.TgtIn alone and generates by continuing
+	// prompts (Generator.Prefix).
+	Sources bool
+	// Aligned: the model predicts Batch.TgtOut[b, j] at source position j
+	// and reads no Batch.TgtIn, so its batches have SrcLen = TgtLen (a
+	// tagger). It predicts with Tag.
+	Aligned bool
 }
 
 // Shape is the shape of a batch: rows, and padded source and target lengths.

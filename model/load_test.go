@@ -141,8 +141,6 @@ func TestLoadNeedsTheVariants(t *testing.T) {
 	}
 	scaled := smallConfig()
 	scaled.FFN = "scaled"
-	lm := smallConfig()
-	lm.Kind = KindDecoderOnly
 	tests := []struct {
 		name string
 		load func() error
@@ -152,13 +150,6 @@ func TestLoadNeedsTheVariants(t *testing.T) {
 			_, _, err := Load(save("scaled.safetensors", scaled, userRegistry(t)), tensor.Float32, nil)
 			return err
 		}, `unknown ffn "scaled": registered are relu`},
-		{"decoder-only as an encoder-decoder", func() error {
-			ck, err := LoadCheckpoint(save("lm.safetensors", lm, nil))
-			if err == nil {
-				_, _, err = ck.Transformer(tensor.Float32)
-			}
-			return err
-		}, "holds a decoder-only model, not an encoder-decoder: Checkpoint.Model rebuilds any kind"},
 	}
 	for _, tc := range tests {
 		err := tc.load()

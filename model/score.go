@@ -179,14 +179,14 @@ func teacherForced(m Model, src, tgt [][]int, first int) (Batch, error) {
 	sh := Shape{Batch: len(src)}
 	ins := make([][]int, len(src))
 	skip := make([]int, len(src))
-	_, prompts := m.(*DecoderOnly) // may be empty
+	prompts := !m.Layout().Sources // may be empty
 	for i := range src {
 		if (len(src[i]) == 0 && !prompts) || len(tgt[i]) < 2 {
 			return Batch{}, errors.Errorf("pair %d: need a source and a target of at least 2 tokens, have %d and %d", first+i+1, len(src[i]), len(tgt[i]))
 		}
 		prefix := []int{tgt[i][0]}
-		if g, ok := m.(generator); ok {
-			prefix = g.prefix(src[i])
+		if g, ok := m.(Generator); ok {
+			prefix = g.Prefix(src[i])
 		}
 		ins[i] = append(prefix, tgt[i][1:len(tgt[i])-1]...)
 		skip[i] = len(prefix) - 1

@@ -54,9 +54,12 @@ func (b *builder) transformer() (*Transformer, error) {
 // Config is the model's configuration.
 func (m *Transformer) Config() Config { return m.cfg }
 
-// Encode maps source ids [batch, lenS] to the encoder's output
+// Layout is that of a model that reads sources and targets.
+func (m *Transformer) Layout() Layout { return Layout{Sources: true} }
+
+// encode maps source ids [batch, lenS] to the encoder's output
 // [batch, lenS, dModel]; srcMask is PaddingMask of the sources.
-func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
+func (m *Transformer) encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
 	x := m.embed.Apply(s.In("embed"), src)
 	x = s.Dropout(m.pos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
 	return m.encoder.Apply(s.In("encoder"), x, srcMask)
@@ -84,7 +87,7 @@ func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 		return nil, nil
 	}
 	in := newInputs(s, sh, true, true)
-	memory := m.Encode(s, in.src, in.srcMask)
+	memory := m.encode(s, in.src, in.srcMask)
 	return Output(s, m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask), in.tgtOut, m.cfg.LabelSmoothing)
 }
 

@@ -47,6 +47,9 @@ func (b *builder) decoderOnly() (*DecoderOnly, error) {
 // Config is the model's configuration.
 func (m *DecoderOnly) Config() Config { return m.cfg }
 
+// Layout is that of a model that reads targets alone.
+func (m *DecoderOnly) Layout() Layout { return Layout{} }
+
 // Build adds the model for target batches of shape sh (sources ignored).
 func (m *DecoderOnly) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	if err := checkShape(sh, KindDecoderOnly, false); err != nil {
@@ -106,6 +109,10 @@ func (b *builder) encoderOnly() (*EncoderOnly, error) {
 
 // Config is the model's configuration.
 func (m *EncoderOnly) Config() Config { return m.cfg }
+
+// Layout is that of a model that predicts a target at every source
+// position.
+func (m *EncoderOnly) Layout() Layout { return Layout{Sources: true, Aligned: true} }
 
 // Build adds the model for batches of shape sh, whose source and target
 // lengths must be equal.

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/pkg/errors"
@@ -10,9 +11,23 @@ import (
 	"github.com/transformer-go/transformer/model"
 )
 
+// sameShapes reports parameters a and b that differ in their names or shapes.
+func sameShapes(a, b *graph.Params) error {
+	if !slices.Equal(a.Names(), b.Names()) {
+		return errors.New("the checkpoints hold different tensors")
+	}
+	for _, name := range a.Names() {
+		if !a.Shape(name).Eq(b.Shape(name)) {
+			return errors.Errorf("tensor %s has shapes %v and %v", name, a.Shape(name), b.Shape(name))
+		}
+	}
+	return nil
+}
+
 // Average writes to out the element-wise mean of the weights in paths, as the
 // paper does with the last 5 (base) or 20 (big) checkpoints (section 6.1). All
-// checkpoints must be of the same model; out gets the first one's config.
+// checkpoints must be of the same model, of any kind (its tensors are
+// averaged by name); out gets the first one's config.
 func Average(paths []string, out string) error {
 	if len(paths) == 0 {
 		return errors.New("no checkpoints to average")
@@ -29,9 +44,14 @@ func Average(paths []string, out string) error {
 		} else if ck.Config != cfg {
 			return errors.Errorf("%s is of another model than %s", path, paths[0])
 		}
-		_, params, err := ck.Transformer(tensor.Float64)
+		params, err := ck.Params(tensor.Float64)
 		if err != nil {
 			return err
+		}
+		if sum != nil {
+			if err := sameShapes(sum, params); err != nil {
+				return errors.Wrapf(err, "%s and %s", paths[0], path)
+			}
 		}
 		if sum == nil {
 			sum = params

@@ -375,7 +375,7 @@ func TestAverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, avg, err := ck.Transformer(tensor.Float64)
+	_, avg, err := ck.Model(tensor.Float64, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"strings"
+
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/layers"
@@ -12,6 +14,15 @@ import (
 // variants a program registered in reg included: *Transformer,
 // *DecoderOnly or *EncoderOnly.
 func FromConfig(cfg Config, reg *layers.Registry) (Model, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	return fromConfig(cfg, reg)
+}
+
+// fromConfig is FromConfig for a valid config that may hold settings
+// Check refuses: a checkpoint's, written before they were refused.
+func fromConfig(cfg Config, reg *layers.Registry) (Model, error) {
 	b, err := newBuilder(cfg, reg)
 	if err != nil {
 		return nil, err
@@ -21,8 +32,10 @@ func FromConfig(cfg Config, reg *layers.Registry) (Model, error) {
 		return b.decoderOnly()
 	case KindEncoderOnly:
 		return b.encoderOnly()
+	case KindEncoderDecoder:
+		return b.transformer()
 	}
-	return b.transformer()
+	return nil, errors.Errorf("model config: kind is %s, want one of %s (a model of one's own kind is built by its own code)", b.cfg.Kind, strings.Join(Kinds(), ", "))
 }
 
 // builder makes a model's parts from a valid config and a registry.

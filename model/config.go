@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 
@@ -138,7 +137,7 @@ func (c Config) Validate() error {
 		value any
 		want  string
 	}{
-		{c.Kind != "" && !slices.Contains(Kinds(), c.Kind), "kind", c.Kind, strings.Join(Kinds(), ", ")},
+		{!variantName(c.Kind, true), "kind", c.Kind, "a name without spaces, such as " + strings.Join(Kinds(), ", ")},
 		{c.Vocab < MinVocab || c.Vocab > MaxVocab, "vocab", c.Vocab, fmt.Sprintf("in [%d, %d]: the 4 reserved tokens and at least one more", MinVocab, MaxVocab)},
 		{c.DModel <= 0 || c.DModel > MaxDModel, "d_model", c.DModel, fmt.Sprintf("in [1, %d]", MaxDModel)},
 		{c.Heads <= 0 || c.Heads > c.DModel || c.DModel%c.Heads != 0, "heads", c.Heads, fmt.Sprintf("a divisor of d_model %d", c.DModel)},
@@ -161,6 +160,26 @@ func (c Config) Validate() error {
 		if ch.bad {
 			return errors.Errorf("invalid config: %s is %v, want %s", ch.field, ch.value, ch.want)
 		}
+	}
+	return nil
+}
+
+// Check is Validate, and then reports settings that contradict others or
+// that nothing reads, naming the field: rotary attention with positions
+// added to the embeddings, kv_heads with multi-head attention. FromConfig
+// and LoadConfig check new configs this way; a checkpoint's config is
+// only validated, so that one written before these checks rebuilds the
+// model it holds.
+func (c Config) Check() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	c = c.withDefaults()
+	switch {
+	case c.Attention == layers.AttentionRotary && c.Positions != layers.PositionsNone:
+		return errors.Errorf("invalid config: positions is %s, want none with attention rotary, which places positions itself (positions added to the embeddings would count them twice)", c.Positions)
+	case c.KVHeads != 0 && c.KVHeads != c.Heads && c.Attention == layers.AttentionMultiHead:
+		return errors.Errorf("invalid config: kv_heads is %d, want 0 with attention multi-head, which has a key/value head per head: fewer need attention grouped-query or rotary", c.KVHeads)
 	}
 	return nil
 }
@@ -201,7 +220,7 @@ func LoadConfig(path string, base Config) (Config, error) {
 	if err := strictjson.Decode(data, &c); err != nil {
 		return Config{}, errors.Wrapf(err, "config %s", path)
 	}
-	return c, errors.Wrapf(c.Validate(), "config %s", path)
+	return c, errors.Wrapf(c.Check(), "config %s", path)
 }
 
 // Save writes c as indented JSON, atomically.

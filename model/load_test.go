@@ -171,3 +171,27 @@ func TestLoadOlderCheckpoint(t *testing.T) {
 		t.Fatalf("an older checkpoint rebuilt as %T with %+v", m, m.Config())
 	}
 }
+
+// TestLoadOlderContradiction loads a checkpoint written before Check
+// refused its config (rotary attention with sinusoidal positions, kv_heads
+// under multi-head attention): the model it holds comes back, while
+// FromConfig refuses the config, naming the field.
+func TestLoadOlderContradiction(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Attention, cfg.KVHeads = layers.AttentionRotary, 1
+	m, err := fromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	path := filepath.Join(t.TempDir(), "old.safetensors")
+	if err := SaveCheckpoint(path, cfg, params, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, loaded, err := Load(path, tensor.Float32, nil); err != nil || loaded.Count() != params.Count() {
+		t.Fatalf("loading: %v", err)
+	}
+	if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), "positions is sinusoidal") {
+		t.Fatalf("FromConfig: %v", err)
+	}
+}

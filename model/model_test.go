@@ -80,7 +80,9 @@ func TestConfigValidation(t *testing.T) {
 		{"norm name", func(c *Config) { c.Norm = "" }, "norm is , want a registered name"},
 		{"positions name", func(c *Config) { c.Positions = "rot ary" }, "positions is rot ary"},
 		{"ffn name", func(c *Config) { c.FFN = "swi\tglu" }, "ffn is swi"},
-		{"kind", func(c *Config) { c.Kind = "seq2seq" }, "kind is seq2seq, want encoder-decoder, decoder-only, encoder-only"},
+		{"kind", func(c *Config) { c.Kind = "seq 2 seq" }, "kind is seq 2 seq, want a name without spaces, such as encoder-decoder, decoder-only, encoder-only"},
+		{"rotary with absolute positions", func(c *Config) { c.Attention = "rotary" }, "positions is sinusoidal, want none with attention rotary"},
+		{"kv_heads with multi-head", func(c *Config) { c.KVHeads = 2 }, "kv_heads is 2, want 0 with attention multi-head"},
 		{"vocabulary", func(c *Config) { c.Vocab = 4 }, "vocab"},
 		{"some layers", func(c *Config) { c.EncoderLayers, c.DecoderLayers = 0, 0 }, "at least one layer"},
 		{"huge vocabulary", func(c *Config) { c.Vocab = 1e12 }, "vocab is 1000000000000, want in [5, 16777216]"},
@@ -97,11 +99,16 @@ func TestConfigValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
 			tc.change(&c)
-			err := c.Validate()
+			err := c.Check()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+	other := base
+	other.Kind = "seq2seq"
+	if _, err := FromConfig(other, nil); err == nil || !strings.Contains(err.Error(), "kind is seq2seq, want one of encoder-decoder, decoder-only, encoder-only") {
+		t.Fatalf("unknown kind: %v", err)
 	}
 	if _, err := Preset("huge", 100); err == nil || !strings.Contains(err.Error(), "base, big, small, tiny") {
 		t.Fatalf("unknown preset: %v", err)

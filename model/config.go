@@ -64,7 +64,7 @@ type Config struct {
 const (
 	KindEncoderDecoder = "encoder-decoder" // Transformer, the paper's
 	KindDecoderOnly    = "decoder-only"    // DecoderOnly, a GPT-style language model
-	KindEncoderOnly    = "encoder-only"    // EncoderOnly, a BERT-style tagger
+	KindEncoderOnly    = "encoder-only"    // EncoderOnly, a tagger: a target token at every source position
 )
 
 // Kinds lists the model kinds.

@@ -72,7 +72,7 @@ func (m *DecoderOnly) Logits(s *graph.Scope, ids, mask *G.Node) *G.Node {
 // Feed sets a program's inputs from a batch.
 func (m *DecoderOnly) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }
 
-// EncoderOnly is a BERT-style model made of the same builders: the encoder
+// EncoderOnly is a tagger made of the same builders: the encoder
 // stack reads the whole source (padding mask, no causal mask) and predicts a
 // target token at every source position with the tied projection, for tasks
 // where source and target align (tagging, the copy task). It uses

@@ -136,7 +136,7 @@ func (o *options) read(c model.Config, warn io.Writer) (src, tgt [][]int, err er
 func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 	if from != "torch" {
 		m, params, err := model.Load(path, tensor.Float32, nil)
-		if err == nil && !model.Generates(m) {
+		if err == nil && !model.Generates(m) && !m.Layout().Aligned {
 			err = errors.Errorf("%s holds a model of kind %s, which scores no targets", path, m.Config().Kind)
 		}
 		return m, params, err

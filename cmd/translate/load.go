@@ -36,8 +36,8 @@ func load(dir, checkpoint string) (*translator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !model.Generates(m) {
-		return nil, errors.Errorf("%s holds a model of kind %s, which does not generate", path, m.Config().Kind)
+	if !model.Generates(m) && !m.Layout().Aligned {
+		return nil, errors.Errorf("%s holds a model of kind %s, which neither generates nor tags", path, m.Config().Kind)
 	}
 	bpe, err := data.ReadBPEFile(filepath.Join(dir, "bpe.txt"))
 	if err != nil {

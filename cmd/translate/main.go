@@ -42,6 +42,10 @@
 // chosen method, up to -max-len tokens or its length plus 50, within the
 // model's max_len) and printed with its continuation, one line each.
 //
+// A model that does not generate but predicts a token at every source
+// position (an encoder-only model, a tagger) prints, for each line, the
+// tokens it predicts up to the first EOS.
+//
 // With -attention PNG, the cross-attention of the sentence on input line
 // -attention-line (1 by default) to its translation (or its target with
 // -score) is drawn as a heat map labelled with the source and target tokens:
@@ -179,18 +183,20 @@ func (o *options) check(fs *flag.FlagSet) error {
 }
 
 // checkModel reports flags the loaded model cannot serve: outputs longer
-// than its max_len; prompts need a decoder-only model, cross-attention maps
-// an encoder-decoder.
+// than its max_len; prompts need a model without sources, cross-attention maps
+// one with sources.
 func (o *options) checkModel(t *translator) error {
 	cfg := t.m.Config()
-	kind := cfg.Kind
+	kind, sources := cfg.Kind, t.m.Layout().Sources
 	switch {
 	case o.search.MaxLen > cfg.MaxLen:
 		return errors.Errorf("-max-len %d: the model takes at most %d tokens (its max_len)", o.search.MaxLen, cfg.MaxLen)
-	case o.prompt && kind != model.KindDecoderOnly:
-		return errors.Errorf("-prompt needs a decoder-only model; %s holds a %s model", o.dir, kind)
-	case o.attention != "" && kind != model.KindEncoderDecoder:
-		return errors.Errorf("-attention draws cross-attention, which a %s model has not", kind)
+	case o.prompt && sources:
+		return errors.Errorf("-prompt needs a model that continues prompts, such as a decoder-only model; %s holds a %s model", o.dir, kind)
+	case o.attention != "" && (!sources || t.tags()):
+		return errors.Errorf("-attention draws cross-attention, which the %s model has not", kind)
+	case t.tags() && (o.score != "" || o.search.NBest > 1):
+		return errors.Errorf("%s holds a %s model, which tags each source position: -score and -nbest are for a model that generates", o.dir, kind)
 	}
 	return nil
 }
@@ -211,6 +217,9 @@ func (o *options) process(t *translator, in lines, w io.Writer) ([]pair, error) 
 	}
 	if o.score != "" {
 		return t.score(srcs, in, o.score, o.search.Batch, b, w)
+	}
+	if t.tags() {
+		return t.tag(srcs, in, o.search.Batch, w)
 	}
 	return t.translate(srcs, in, o.search, o.prompt, w)
 }

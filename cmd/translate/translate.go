@@ -69,3 +69,24 @@ func (t *translator) score(srcs [][]int, in lines, path string, batch int, b mod
 	}
 	return pairs, nil
 }
+
+// tags reports whether the model tags the sources rather than generating.
+func (t *translator) tags() bool { return !model.Generates(t.m) && t.m.Layout().Aligned }
+
+// tag writes, for each source, the most probable token at each of its
+// positions (model.Tag) up to the first EOS: what a tagger predicts.
+func (t *translator) tag(srcs [][]int, in lines, batch int, w io.Writer) ([]pair, error) {
+	tags, err := model.Tag(t.m, t.params, srcs, batch)
+	if err != nil {
+		return nil, errors.Wrapf(err, "tagging %s", in.name)
+	}
+	pairs := make([]pair, len(srcs))
+	for i, tg := range tags {
+		if end := slices.Index(tg, model.EOSID); end >= 0 {
+			tg = tg[:end]
+		}
+		fmt.Fprintln(w, t.tok.Decode(tg))
+		pairs[i] = pair{src: srcs[i], tgt: tg}
+	}
+	return pairs, nil
+}

@@ -50,10 +50,13 @@ func NewRegistry() *Registry {
 		Attention: Table[Attention]{kind: "attention", byName: map[string]func(Sizes) Attention{
 			AttentionMultiHead: func(z Sizes) Attention { return NewMultiHeadAttention(z.DModel, z.Heads, z.AttnDropout) },
 			AttentionGroupedQuery: func(z Sizes) Attention {
-				return GroupedQueryAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.kvHeads(), Dropout: z.AttnDropout}
+				return MultiHeadAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.KVHeads, Dropout: z.AttnDropout}
 			},
 			AttentionRotary: func(z Sizes) Attention {
-				return GroupedQueryAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.kvHeads(), Dropout: z.AttnDropout, Rotary: true}
+				return MultiHeadAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.KVHeads, Dropout: z.AttnDropout, Rotary: !z.Cross}
+			},
+			AttentionALiBi: func(z Sizes) Attention {
+				return MultiHeadAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.KVHeads, Dropout: z.AttnDropout, Bias: map[bool]PositionBias{false: ALiBi{}}[z.Cross]}
 			},
 		}},
 		FFN: Table[FFN]{kind: "ffn", byName: map[string]func(Sizes) FFN{
@@ -123,33 +126,23 @@ type Variants struct {
 	Attention, FFN, Norm, Positions string
 }
 
-// EncoderLayer builds an encoder layer of sizes z from the variants v.
-func (r *Registry) EncoderLayer(z Sizes, v Variants) (EncoderLayer, error) {
-	l := EncoderLayer{Sizes: z}
+// Layer builds a layer of sizes z from the variants v, a decoder layer if
+// cross, its self- and cross-attention both of v.Attention, the latter
+// built with Sizes.Cross.
+func (r *Registry) Layer(z Sizes, v Variants, cross bool) (Layer, error) {
+	l := Layer{Sizes: z, Cross: cross}
 	var err error
 	if l.SelfAttn, err = r.Attention.New(v.Attention, z); err != nil {
 		return l, err
+	}
+	if cross {
+		zc := z
+		zc.Cross = true
+		l.CrossAttn, _ = r.Attention.New(v.Attention, zc)
 	}
 	if l.FFN, err = r.FFN.New(v.FFN, z); err != nil {
 		return l, err
 	}
 	l.Norm, err = r.Norm.New(v.Norm, z)
 	return l, err
-}
-
-// DecoderLayer builds a decoder layer of sizes z from the variants v, its
-// self- and cross-attention both of v.Attention.
-func (r *Registry) DecoderLayer(z Sizes, v Variants) (DecoderLayer, error) {
-	e, err := r.EncoderLayer(z, v)
-	if err != nil {
-		return DecoderLayer{}, err
-	}
-	cross, err := r.Attention.New(v.Attention, z)
-	if g, ok := cross.(GroupedQueryAttention); ok {
-		// Rotary positions are for self-attention: the queries and keys of
-		// cross-attention are positions of different sequences.
-		g.Rotary = false
-		cross = g
-	}
-	return DecoderLayer{Sizes: z, SelfAttn: e.SelfAttn, CrossAttn: cross, FFN: e.FFN, Norm: e.Norm}, err
 }

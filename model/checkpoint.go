@@ -14,6 +14,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
 	"github.com/transformer-go/transformer/internal/strictjson"
+	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/layers"
 )
 
@@ -160,7 +161,7 @@ func Load(path string, dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Par
 // checkpoint's weights, of element type dt. It checks the tensors' names
 // and shapes and the memory the model needs before allocating it.
 func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Params, error) {
-	m, err := fromConfig(c.Config, reg)
+	m, err := fromConfig(c.Config, reg, false)
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
@@ -174,8 +175,10 @@ func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph
 	if err := c.Fits(shapes); err != nil {
 		return nil, nil, err
 	}
-	if err := c.Config.CheckMemory(false, 0); err != nil {
-		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
+	if avail, ok := sysmem.Available(); ok {
+		if err := c.Config.checkFootprint(c.Config.footprint(shapes, 4, 0), false, 0, avail); err != nil {
+			return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
+		}
 	}
 	params, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {

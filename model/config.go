@@ -164,26 +164,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Check is Validate, and then reports settings that contradict others or
-// that nothing reads, naming the field: rotary attention with positions
-// added to the embeddings, kv_heads with multi-head attention. FromConfig
-// and LoadConfig check new configs this way; a checkpoint's config is
-// only validated, so that one written before these checks rebuilds the
-// model it holds.
-func (c Config) Check() error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	c = c.withDefaults()
-	switch {
-	case c.Attention == layers.AttentionRotary && c.Positions != layers.PositionsNone:
-		return errors.Errorf("invalid config: positions is %s, want none with attention rotary, which places positions itself (positions added to the embeddings would count them twice)", c.Positions)
-	case c.KVHeads != 0 && c.KVHeads != c.Heads && c.Attention == layers.AttentionMultiHead:
-		return errors.Errorf("invalid config: kv_heads is %d, want 0 with attention multi-head, which has a key/value head per head: fewer need attention grouped-query or rotary", c.KVHeads)
-	}
-	return nil
-}
-
 // variantName reports whether name can name a variant: not empty (unless
 // empty may stand for the default) and without spaces.
 func variantName(name string, empty bool) bool {
@@ -220,7 +200,7 @@ func LoadConfig(path string, base Config) (Config, error) {
 	if err := strictjson.Decode(data, &c); err != nil {
 		return Config{}, errors.Wrapf(err, "config %s", path)
 	}
-	return c, errors.Wrapf(c.Check(), "config %s", path)
+	return c, errors.Wrapf(c.Validate(), "config %s", path)
 }
 
 // Save writes c as indented JSON, atomically.

@@ -16,8 +16,7 @@ import (
 )
 
 // Decoder generates with a model incrementally: an encoder-decoder
-// Transformer translates its sources, a DecoderOnly model continues its
-// prompts. An encoder-decoder's sources are encoded once per batch, with
+// translates its sources, a decoder-only model continues its prompts. An encoder-decoder's sources are encoded once per batch, with
 // each decoder layer's cross-attention keys and values; a decoder-only
 // model's prompt is fed one position per step. Each step decodes one new
 // position per row against a cache of the earlier positions'
@@ -44,9 +43,9 @@ type Generator interface {
 	// BOSID and the prompt src for one that continues prompts.
 	Prefix(src []int) []int
 	// Step adds one decoding step to st.Scope: each row's token st.IDs at
-	// its position st.Pos, against caches it declares with st.Caches and
-	// returns updated with st.Update. It returns the next-token logits
-	// [rows, 1, vocab].
+	// position st.At, against the caches it declares with st.Caches and
+	// extends by that position. It returns the next-token logits [rows, 1,
+	// vocab].
 	Step(st *Step) *G.Node
 }
 
@@ -311,9 +310,3 @@ func (d *Decoder) plan(srcs [][]int, maxLen int) (plan, error) {
 	pl.steps = d.roundLen(longest)
 	return pl, nil
 }
-
-// Prefix is the start token: an encoder-decoder's rows generate from it.
-func (m *Transformer) Prefix([]int) []int { return []int{BOSID} }
-
-// Prefix is the start token and the prompt.
-func (m *DecoderOnly) Prefix(prompt []int) []int { return append([]int{BOSID}, prompt...) }

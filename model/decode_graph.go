@@ -22,7 +22,6 @@ import (
 // Inputs of the step program besides the caches and memories.
 const (
 	inStepIDs  = "step_ids"  // [rows, 1] the previous token of each row
-	inStepPos  = "step_pos"  // [rows, 1] the position t of the new token
 	inSlot     = "slot"      // [1] t, the cache slot the step writes
 	inSlotMask = "slot_mask" // [1, 1, 1, maxLen] layers.StepMask(t)
 )
@@ -35,11 +34,10 @@ func cacheName(i int, kv string) string { return fmt.Sprintf("cache.%d.%s", i, k
 // builds on: the scope, and the step program's inputs.
 type Step struct {
 	Scope *graph.Scope
-	// IDs is each row's previous token, int [rows, 1]; Pos its position
-	// t, int [rows, 1].
-	IDs, Pos *G.Node
-	// At is the cache slot t that the step writes, and the mask that
-	// leaves the slots up to t visible.
+	// IDs is each row's previous token, int [rows, 1].
+	IDs *G.Node
+	// At is the position t of the step: the cache slot it writes, and the
+	// mask that leaves the slots up to t visible.
 	At layers.Slot
 	// MaxLen is the number of positions of the caches.
 	MaxLen int
@@ -49,8 +47,7 @@ type Step struct {
 	SrcMask *G.Node
 	rows    int
 	memory  map[string]tensor.Shape
-	caches  int
-	updated []layers.KV
+	caches  []*layers.Cache
 }
 
 // newStep adds the inputs of a step program for rows rows and caches of
@@ -61,7 +58,6 @@ func newStep(s *graph.Scope, rows, srcLen, maxLen int, memory map[string]tensor.
 	st := &Step{
 		Scope:  s,
 		IDs:    s.Input(inStepIDs, tensor.Int, rows, 1),
-		Pos:    s.Input(inStepPos, tensor.Int, rows, 1),
 		At:     layers.Slot{Index: s.Input(inSlot, tensor.Int, 1), Mask: s.Input(inSlotMask, dt, 1, 1, 1, maxLen)},
 		MaxLen: maxLen,
 		rows:   rows,
@@ -74,24 +70,23 @@ func newStep(s *graph.Scope, rows, srcLen, maxLen int, memory map[string]tensor.
 }
 
 // Caches declares n caches of heads heads of dk features, keys and values
-// [rows, heads, MaxLen, dk] each, which the step reads: the keys and values
-// of the positions before. Update returns them updated.
-func (st *Step) Caches(n, heads, dk int) []layers.KV {
-	kvs := make([]layers.KV, n)
-	for i := range kvs {
-		j := st.caches + i
-		kvs[i] = layers.KV{
-			K: st.Scope.Input(cacheName(j, "k"), st.Scope.Dtype(), st.rows, heads, st.MaxLen, dk),
-			V: st.Scope.Input(cacheName(j, "v"), st.Scope.Dtype(), st.rows, heads, st.MaxLen, dk),
+// [rows, heads, MaxLen, dk] each, which the step reads (the keys and
+// values of the positions before) at the slot At: an attention's Apply
+// given one writes the step's keys and values into it (layers.Cache), and
+// the step program returns them.
+func (st *Step) Caches(n, heads, dk int) []*layers.Cache {
+	cs := make([]*layers.Cache, n)
+	for i := range cs {
+		j := len(st.caches)
+		cs[i] = &layers.Cache{
+			K:  st.Scope.Input(cacheName(j, "k"), st.Scope.Dtype(), st.rows, heads, st.MaxLen, dk),
+			V:  st.Scope.Input(cacheName(j, "v"), st.Scope.Dtype(), st.rows, heads, st.MaxLen, dk),
+			At: &st.At,
 		}
+		st.caches = append(st.caches, cs[i])
 	}
-	st.caches += n
-	return kvs
+	return cs
 }
-
-// Update gives the caches that Caches declared, in their order, with the
-// step's keys and values written into slot At.Index.
-func (st *Step) Update(kvs []layers.KV) { st.updated = append(st.updated, kvs...) }
 
 // Memory is the value named name of the model's SourceEncoder.Encode, each
 // source's row repeated for its beams: [rows, …].
@@ -113,13 +108,10 @@ func (d *Decoder) compileStep(rows, srcLen, maxLen int, memory map[string]tensor
 	st := newStep(graph.NewScope(d.params), rows, srcLen, maxLen, memory)
 	logits := d.m.Step(st)
 	outputs := map[string]*G.Node{}
-	if st.Scope.Err() == nil && len(st.updated) != st.caches {
-		st.Scope.Fail(errors.Errorf("decoding step: %d caches declared, %d updated", st.caches, len(st.updated)))
-	}
 	if st.Scope.Err() == nil {
 		outputs[LogProbs] = st.Scope.LogSoftmax(logits)
-		for i, kv := range st.updated {
-			outputs[cacheName(i, "k")], outputs[cacheName(i, "v")] = kv.K, kv.V
+		for i, c := range st.caches {
+			outputs[cacheName(i, "k")], outputs[cacheName(i, "v")] = c.K, c.V
 		}
 	}
 	p, err := graph.Compile(st.Scope, nil, outputs)
@@ -146,55 +138,4 @@ func (d *Decoder) compileEncode(n, srcLen int) (*graph.Program, []string, error)
 // output: an output of the encode program and an input of the step program.
 func memoryName(i int, kv string) string {
 	return fmt.Sprintf("decoder.layers.%d.cross_attn.%s", i, kv)
-}
-
-// Encode maps the sources to every decoder layer's cross-attention keys
-// and values [n, heads, lenS, dk] (memoryName), which the steps read.
-func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) map[string]*G.Node {
-	memory := m.decoder.Memory(s.In("decoder"), m.encode(s, src, srcMask))
-	outputs := map[string]*G.Node{}
-	for i, kv := range memory {
-		outputs[memoryName(i, "k")], outputs[memoryName(i, "v")] = kv.K, kv.V
-	}
-	return outputs
-}
-
-// Step decodes one position of every row against the self-attention
-// caches and the sources' cross-attention keys and values.
-func (m *Transformer) Step(st *Step) *G.Node {
-	heads, dk, err := m.decoder.Layer.CacheDims()
-	if err != nil {
-		st.Scope.Fail(err)
-		return nil
-	}
-	if _, _, err := m.decoder.Layer.MemoryDims(); err != nil {
-		st.Scope.Fail(err)
-		return nil
-	}
-	memory := make([]layers.KV, m.decoder.N)
-	for i := range memory {
-		memory[i] = layers.KV{K: st.Memory(memoryName(i, "k")), V: st.Memory(memoryName(i, "v"))}
-	}
-	y, caches := m.decoder.Step(st.Scope.In("decoder"), stepEmbed(st, m.embed, m.pos), st.Caches(m.decoder.N, heads, dk), st.At, memory, st.SrcMask)
-	st.Update(caches)
-	return m.embed.Logits(st.Scope.In("embed"), y)
-}
-
-// Step decodes one position of every row against the self-attention
-// caches.
-func (m *DecoderOnly) Step(st *Step) *G.Node {
-	heads, dk, err := m.stack.Layer.CacheDims()
-	if err != nil {
-		st.Scope.Fail(err)
-		return nil
-	}
-	y, caches := m.stack.Step(st.Scope.In("decoder"), stepEmbed(st, m.embed, m.pos), st.Caches(m.stack.N, heads, dk), st.At)
-	st.Update(caches)
-	return m.embed.Logits(st.Scope.In("embed"), y)
-}
-
-// stepEmbed is the embedded previous token of every row at its position t:
-// [rows, 1, dModel].
-func stepEmbed(st *Step, e layers.Embedding, pos layers.Positional) *G.Node {
-	return pos.At(st.Scope.In("decoder", "pos"), e.Apply(st.Scope.In("embed"), st.IDs), st.Pos, st.MaxLen)
 }

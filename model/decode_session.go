@@ -21,7 +21,6 @@ type session struct {
 	rows  int
 	steps int // cache positions: the most steps the session can take
 	t     int
-	pos   []int
 	mask  *tensor.Dense // layers.StepMask(t), its slot t opened at each step
 	lp    []float64     // rows of the last step's log-probabilities (logProbs)
 	buf32 []float32
@@ -68,7 +67,7 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	for step.HasInput(cacheName(n, "k")) {
 		n++
 	}
-	ss := &session{step: step, dt: d.params.Dtype(), n: n, rows: rows, steps: steps, pos: make([]int, rows),
+	ss := &session{step: step, dt: d.params.Dtype(), n: n, rows: rows, steps: steps,
 		mask: layers.StepMask(d.params.Dtype(), 0, steps)}
 	if enc == nil {
 		return ss, nil
@@ -129,9 +128,6 @@ func (ss *session) advance(tokens, parents []int) error {
 			return err
 		}
 	}
-	for r := range ss.pos {
-		ss.pos[r] = ss.t
-	}
 	// The mask of step t is that of step t-1 with slot t open.
 	switch m := ss.mask.Data().(type) {
 	case []float32:
@@ -142,7 +138,7 @@ func (ss *session) advance(tokens, parents []int) error {
 	for _, in := range [...]struct {
 		name string
 		v    any
-	}{{inStepIDs, tokens}, {inStepPos, ss.pos}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
+	}{{inStepIDs, tokens}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
 		if err := ss.step.Set(in.name, in.v); err != nil {
 			return err
 		}

@@ -8,16 +8,18 @@
 //
 // A Config describes a model: its Kind, its sizes, and the names of its
 // sublayer variants (Attention, FFN, Norm, Positions) in a
-// layers.Registry. FromConfig builds the model of any kind from a config
-// and a registry; New, NewDecoderOnly and NewEncoderOnly build one kind
-// each with the built-in variants.
+// layers.Registry. One network, Transformer, serves every kind: its
+// encoder and decoder stacks are parts a kind has or lacks. FromConfig
+// builds the model of any kind from a config and a registry; New,
+// NewDecoderOnly and NewEncoderOnly build one kind each with the built-in
+// variants.
 //
-//	kind             type          what it models                        generates
-//	encoder-decoder  *Transformer  targets given sources (translation)   yes: NewDecoder, from sources
-//	decoder-only     *DecoderOnly  the target side alone (a language     yes: NewDecoder, continuing prompts
-//	                               model), under a causal mask
-//	encoder-only     *EncoderOnly  a target token at every source        no: Tag, a token at every
-//	                               position (tagging, the copy task)     source position
+//	kind             parts               what it models                        generates
+//	encoder-decoder  encoder, decoder    targets given sources (translation)   yes: NewDecoder, from sources
+//	decoder-only     decoder             the target side alone (a language     yes: NewDecoder, continuing prompts
+//	                                     model), under a causal mask
+//	encoder-only     encoder             a target token at every source        no: Tag, a token at every
+//	                                     position (tagging, the copy task)     source position
 //
 // Every kind ties its output projection to the embedding "embed.weight"
 // [vocab, dModel]. Its other parameters (see Summary) are, with i the layer:

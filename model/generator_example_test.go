@@ -25,13 +25,13 @@ import (
 // position at a time against a key/value cache.
 type RotaryLM struct{ cfg model.Config }
 
-// layer is its one layer: rotary grouped-query attention (2 key/value heads)
-// and the paper's feed-forward network, pre-norm.
-func (m RotaryLM) layer() layers.Encoder {
+// stack is its one layer: rotary grouped-query attention (2 key/value
+// heads) and the paper's feed-forward network, pre-norm.
+func (m RotaryLM) stack() layers.Stack {
 	z := m.cfg.Sizes()
-	attn := layers.GroupedQueryAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: 2, Rotary: true}
+	attn := layers.MultiHeadAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: 2, Rotary: true}
 	norm := layers.RMSNorm{DModel: z.DModel, Eps: z.Eps}
-	return layers.Encoder{Layer: layers.EncoderLayer{Sizes: z, SelfAttn: attn, Norm: norm}, Stack: layers.Stack{N: 1, FinalNorm: norm}}
+	return layers.Stack{Layer: layers.Layer{Sizes: z, SelfAttn: attn, Norm: norm}, N: 1, FinalNorm: norm}
 }
 
 func (m RotaryLM) Config() model.Config { return m.cfg }
@@ -48,24 +48,24 @@ func (m RotaryLM) Build(s *graph.Scope, sh model.Shape) (loss, logp *G.Node) {
 	mask := s.Input(model.InputTgtMask, s.Dtype(), sh.Batch, 1, sh.TgtLen, sh.TgtLen)
 	targets := s.Input(model.InputTgtOut, tensor.Int, sh.Batch, sh.TgtLen)
 	embed := layers.NewEmbedding(m.cfg.Vocab, m.cfg.DModel)
-	x := m.layer().Apply(s.In("lm"), embed.Apply(s.In("embed"), ids), mask)
+	x := m.stack().Apply(s.In("lm"), embed.Apply(s.In("embed"), ids), mask, nil, nil, nil)
 	return model.Output(s, embed.Logits(s.In("embed"), x), targets, 0)
 }
 
 // Prefix: rows are fed BOS and the prompt before they generate.
 func (m RotaryLM) Prefix(prompt []int) []int { return append([]int{model.BOSID}, prompt...) }
 
-// Step computes one position against the layer's key/value cache.
+// Step computes one position with the same Apply, given the layer's
+// key/value cache.
 func (m RotaryLM) Step(st *model.Step) *G.Node {
-	embed, stack := layers.NewEmbedding(m.cfg.Vocab, m.cfg.DModel), m.layer()
+	embed, stack := layers.NewEmbedding(m.cfg.Vocab, m.cfg.DModel), m.stack()
 	heads, dk, err := stack.Layer.CacheDims()
 	if err != nil {
 		st.Scope.Fail(err)
 		return nil
 	}
-	x := embed.Apply(st.Scope.In("embed"), st.IDs)
-	y, caches := stack.Step(st.Scope.In("lm"), x, st.Caches(1, heads, dk), st.At)
-	st.Update(caches)
+	caches := []layers.LayerCache{{Self: st.Caches(1, heads, dk)[0]}}
+	y := stack.Apply(st.Scope.In("lm"), embed.Apply(st.Scope.In("embed"), st.IDs), nil, nil, nil, caches)
 	return embed.Logits(st.Scope.In("embed"), y)
 }
 

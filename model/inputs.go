@@ -12,7 +12,7 @@ import (
 )
 
 // Model is what the trainer needs of a model: build a graph for a batch shape
-// and feed it batches. Transformer, DecoderOnly and EncoderOnly are Models.
+// and feed it batches. Transformer, of every kind, is a Model.
 type Model interface {
 	Config() Config
 	// Build adds the model with its inputs to s and returns the training loss
@@ -68,16 +68,20 @@ const (
 	InputTgtOut  = "tgt_out"  // int [batch, lenT]: Batch.TgtOut, the targets
 )
 
-// checkShape reports a batch shape a model of kind cannot be built for:
-// every kind needs rows and target positions, and a kind that reads
-// sources (src) source positions.
-func checkShape(sh Shape, kind string, src bool) error {
-	if sh.Batch < 1 || sh.TgtLen < 1 || src && sh.SrcLen < 1 {
+// checkShape reports a batch shape a model of kind with layout l cannot be
+// built for: every kind needs rows and target positions, a kind that
+// reads sources source positions, and one aligned with its sources as
+// many as target positions.
+func checkShape(sh Shape, kind string, l Layout) error {
+	if sh.Batch < 1 || sh.TgtLen < 1 || l.Sources && sh.SrcLen < 1 {
 		what := "rows and target positions"
-		if src {
+		if l.Sources {
 			what = "rows, source positions and target positions"
 		}
 		return errors.Errorf("a model of kind %s needs %s, have a batch of shape %v (rows x source length x target length)", kind, what, sh)
+	}
+	if l.Aligned && sh.SrcLen != sh.TgtLen {
+		return errors.Errorf("%s model: source length %d and target length %d differ", kind, sh.SrcLen, sh.TgtLen)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package model
 import (
 	"math/rand/v2"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -65,17 +64,20 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 	pre.PreNorm, pre.Norm, pre.Positions, pre.FFN = true, "rms", "learned", "scaled"
 	rope := pre
 	rope.Attention, rope.KVHeads, rope.Positions, rope.FFN = layers.AttentionRotary, 1, layers.PositionsNone, layers.FFNSwiGLU
+	alibi := rope
+	alibi.Attention = layers.AttentionALiBi
 	tests := []struct {
-		kind string
-		cfg  Config
-		typ  Model
+		kind   string
+		cfg    Config
+		layout Layout
 	}{
-		{KindEncoderDecoder, smallConfig(), &Transformer{}},
-		{KindDecoderOnly, smallConfig(), &DecoderOnly{}},
-		{KindEncoderOnly, smallConfig(), &EncoderOnly{}},
-		{KindEncoderDecoder, pre, &Transformer{}},
-		{KindDecoderOnly, pre, &DecoderOnly{}},
-		{KindDecoderOnly, rope, &DecoderOnly{}},
+		{KindEncoderDecoder, smallConfig(), Layout{Sources: true}},
+		{KindDecoderOnly, smallConfig(), Layout{}},
+		{KindEncoderOnly, smallConfig(), Layout{Sources: true, Aligned: true}},
+		{KindEncoderDecoder, pre, Layout{Sources: true}},
+		{KindDecoderOnly, pre, Layout{}},
+		{KindDecoderOnly, rope, Layout{}},
+		{KindDecoderOnly, alibi, Layout{}},
 	}
 	for _, tc := range tests {
 		name := tc.kind + ", ffn " + tc.cfg.FFN
@@ -98,8 +100,8 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if reflect.TypeOf(got) != reflect.TypeOf(tc.typ) || got.Config() != m.Config() {
-				t.Fatalf("rebuilt %T with %+v, want %T with %+v", got, got.Config(), tc.typ, m.Config())
+			if got.Layout() != tc.layout || got.Config() != m.Config() {
+				t.Fatalf("rebuilt %+v with %+v, want %+v with %+v", got.Layout(), got.Config(), tc.layout, m.Config())
 			}
 			if !slices.Equal(gotParams.Names(), params.Names()) {
 				t.Fatalf("parameters %v, want %v", gotParams.Names(), params.Names())
@@ -172,14 +174,14 @@ func TestLoadOlderCheckpoint(t *testing.T) {
 	}
 }
 
-// TestLoadOlderContradiction loads a checkpoint written before Check
+// TestLoadOlderContradiction loads a checkpoint written before FromConfig
 // refused its config (rotary attention with sinusoidal positions, kv_heads
 // under multi-head attention): the model it holds comes back, while
 // FromConfig refuses the config, naming the field.
 func TestLoadOlderContradiction(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Attention, cfg.KVHeads = layers.AttentionRotary, 1
-	m, err := fromConfig(cfg, nil)
+	m, err := fromConfig(cfg, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,8 +81,6 @@ func TestConfigValidation(t *testing.T) {
 		{"positions name", func(c *Config) { c.Positions = "rot ary" }, "positions is rot ary"},
 		{"ffn name", func(c *Config) { c.FFN = "swi\tglu" }, "ffn is swi"},
 		{"kind", func(c *Config) { c.Kind = "seq 2 seq" }, "kind is seq 2 seq, want a name without spaces, such as encoder-decoder, decoder-only, encoder-only"},
-		{"rotary with absolute positions", func(c *Config) { c.Attention = "rotary" }, "positions is sinusoidal, want none with attention rotary"},
-		{"kv_heads with multi-head", func(c *Config) { c.KVHeads = 2 }, "kv_heads is 2, want 0 with attention multi-head"},
 		{"vocabulary", func(c *Config) { c.Vocab = 4 }, "vocab"},
 		{"some layers", func(c *Config) { c.EncoderLayers, c.DecoderLayers = 0, 0 }, "at least one layer"},
 		{"huge vocabulary", func(c *Config) { c.Vocab = 1e12 }, "vocab is 1000000000000, want in [5, 16777216]"},
@@ -99,11 +97,25 @@ func TestConfigValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base
 			tc.change(&c)
-			err := c.Check()
+			err := c.Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+	for _, tc := range []struct {
+		change func(c *Config)
+		want   string
+	}{
+		{func(c *Config) { c.Attention = "rotary" }, "positions is sinusoidal, want none with attention rotary"},
+		{func(c *Config) { c.Attention = "alibi" }, "positions is sinusoidal, want none with attention alibi"},
+		{func(c *Config) { c.KVHeads = 2 }, "kv_heads is 2, want 0 with attention multi-head"},
+	} {
+		c := base
+		tc.change(&c)
+		if _, err := FromConfig(c, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one mentioning %q", err, tc.want)
+		}
 	}
 	other := base
 	other.Kind = "seq2seq"

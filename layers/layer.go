@@ -1,0 +1,127 @@
+package layers
+
+import (
+	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Sizes holds what every layer is made of, and what a Registry's
+// constructors build sublayers from.
+type Sizes struct {
+	DModel, Heads, DFF int
+	// Dropout applies to each sublayer's output before the residual sum;
+	// AttnDropout to the attention weights.
+	Dropout, AttnDropout float64
+	// Eps is the norms' epsilon.
+	Eps float64
+	// PreNorm normalizes each sublayer's input instead of the residual sum.
+	PreNorm bool
+	// MaxLen bounds the length of every sequence: learned positions have
+	// that many rows.
+	MaxLen int
+	// KVHeads is the number of key/value heads of grouped-query attention
+	// (a divisor of Heads; 0 means Heads).
+	KVHeads int
+	// Cross says that the attention a Registry builds is cross-attention,
+	// whose queries and keys are positions of different sequences: options
+	// of positions (rotary, a bias) do not apply to it.
+	Cross bool
+}
+
+// Layer is one layer of the encoder or the decoder (section 3.1):
+// self-attention, for a decoder layer (Cross) attention over the encoder's
+// output (cross-attention), then the feed-forward network, each wrapped by
+// Residual. Parameters: self_attn, norm1, then cross_attn, norm2 if Cross,
+// then feed_forward and the last norm (norm2, or norm3 after
+// cross-attention).
+//
+// SelfAttn, CrossAttn, FFN and Norm are its sublayers; each left nil is the
+// paper's (MultiHeadAttention, FeedForward, LayerNorm of the Sizes), so
+// Layer{Sizes: z} is the paper's encoder layer, Layer{Sizes: z, Cross:
+// true} its decoder layer, and setting FFN swaps the feed-forward network
+// alone. Under a causal mask an encoder layer is the layer of a
+// decoder-only (GPT-style) model.
+type Layer struct {
+	Sizes
+	SelfAttn  Attention
+	Cross     bool
+	CrossAttn Attention
+	FFN       FFN
+	Norm      Norm
+}
+
+// LayerCache is a layer's state in incremental decoding: its
+// self-attention's cache and, for a decoder layer, its cross-attention's.
+type LayerCache struct{ Self, Cross *Cache }
+
+// Apply maps x [batch, len, dModel] to the same shape. mask is the additive
+// self-attention mask (PaddingMask, or CausalMask in a decoder); a decoder
+// layer attends to memory [batch, lenS, dModel], the encoder's output,
+// under memMask (PaddingMask of the sources). With a cache (incremental
+// decoding), x is one new position and the attentions run with their
+// caches, which read neither mask nor memory.
+func (l Layer) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, cache *LayerCache) *G.Node {
+	if s.Err() != nil {
+		return nil
+	}
+	if cache == nil {
+		cache = &LayerCache{}
+	}
+	r := Residual{Norm: l.norm(), Dropout: l.Dropout, PreNorm: l.PreNorm}
+	self := l.selfAttention()
+	x = r.Apply(s.In("norm1"), x, func(h *G.Node) *G.Node {
+		return self.Apply(s.In("self_attn"), h, h, mask, cache.Self)
+	})
+	last := "norm2"
+	if l.Cross {
+		cross := l.crossAttention()
+		x = r.Apply(s.In("norm2"), x, func(h *G.Node) *G.Node {
+			return cross.Apply(s.In("cross_attn"), h, memory, memMask, cache.Cross)
+		})
+		last = "norm3"
+	}
+	f := l.FFN
+	if f == nil {
+		f = NewFeedForward(l.DModel, l.DFF)
+	}
+	return r.Apply(s.In(last), x, func(h *G.Node) *G.Node { return f.Apply(s.In("feed_forward"), h) })
+}
+
+// CacheDims are the heads and the size dk of each head of the keys and
+// values in the caches of the layer's self-attention and, for a decoder
+// layer, cross-attention. The error says why the layer cannot decode
+// incrementally.
+func (l Layer) CacheDims() (heads, dk int, err error) {
+	attns := []Attention{l.selfAttention()}
+	if l.Cross {
+		attns = append(attns, l.crossAttention())
+	}
+	for _, a := range attns {
+		if _, ok := a.(IncrementalAttention); !ok {
+			return 0, 0, errors.Errorf("attention %T cannot decode incrementally: it is not a layers.IncrementalAttention", a)
+		}
+	}
+	heads, dk = l.selfAttention().(IncrementalAttention).CacheDims()
+	return heads, dk, nil
+}
+
+func (l Layer) selfAttention() Attention  { return l.attentionOr(l.SelfAttn) }
+func (l Layer) crossAttention() Attention { return l.attentionOr(l.CrossAttn) }
+
+// attentionOr is a, or the paper's multi-head attention if a is nil.
+func (l Layer) attentionOr(a Attention) Attention {
+	if a != nil {
+		return a
+	}
+	return NewMultiHeadAttention(l.DModel, l.Heads, l.AttnDropout)
+}
+
+// norm is the layer's norm, or the paper's layer norm.
+func (l Layer) norm() Norm {
+	if l.Norm != nil {
+		return l.Norm
+	}
+	return LayerNorm{DModel: l.DModel, Eps: l.Eps}
+}

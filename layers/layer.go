@@ -8,26 +8,37 @@ import (
 )
 
 // Sizes holds what every layer is made of, and what a Registry's
-// constructors build sublayers from.
+// constructors build sublayers from; a model.Config holds them, under the
+// JSON names given.
 type Sizes struct {
-	DModel, Heads, DFF int
-	// Dropout applies to each sublayer's output before the residual sum;
-	// AttnDropout to the attention weights.
-	Dropout, AttnDropout float64
+	// DModel is the model width, Heads the number of attention heads
+	// (DModel must divide by it) and DFF the feed-forward inner size.
+	DModel int `json:"d_model"`
+	Heads  int `json:"heads"`
+	DFF    int `json:"d_ff"`
+	// Dropout applies to each sublayer's output before the residual sum
+	// (and a model's to the embedding and position sums); AttnDropout to
+	// the attention weights. Both in [0, 1).
+	Dropout     float64 `json:"dropout"`
+	AttnDropout float64 `json:"attn_dropout"`
 	// Eps is the norms' epsilon.
-	Eps float64
-	// PreNorm normalizes each sublayer's input instead of the residual sum.
-	PreNorm bool
+	Eps float64 `json:"norm_eps"`
+	// PreNorm normalizes each sublayer's input instead of the residual
+	// sum; a pre-norm stack ends with a norm.
+	PreNorm bool `json:"pre_norm"`
 	// MaxLen bounds the length of every sequence: learned positions have
 	// that many rows.
-	MaxLen int
+	MaxLen int `json:"max_len"`
 	// KVHeads is the number of key/value heads of grouped-query attention
-	// (a divisor of Heads; 0 means Heads).
-	KVHeads int
+	// (a divisor of Heads, 1 for multi-query attention; 0 means Heads).
+	KVHeads int `json:"kv_heads,omitempty"`
+	// Options are the settings that variants declare (Option), by name:
+	// Table.New fills in the defaults of those it leaves out.
+	Options map[string]float64 `json:"options,omitempty"`
 	// Cross says that the attention a Registry builds is cross-attention,
 	// whose queries and keys are positions of different sequences: options
 	// of positions (rotary, a bias) do not apply to it.
-	Cross bool
+	Cross bool `json:"-"`
 }
 
 // Layer is one layer of the encoder or the decoder (section 3.1):

@@ -173,3 +173,41 @@ func TestStackApply(t *testing.T) {
 		t.Errorf("parameters %v do not end with the final norm", names)
 	}
 }
+
+// TestVariantOptions builds variants with their declared options: left
+// out, at their defaults; set, as set; and checks the values.
+func TestVariantOptions(t *testing.T) {
+	r := NewRegistry()
+	a, _ := r.Attention.New(AttentionRotary, sizes)
+	if g := a.(MultiHeadAttention); !g.Rotary || g.RotaryBase != 10000 || g.NoBias {
+		t.Errorf("rotary with default options: %+v", g)
+	}
+	z := sizes
+	z.Options = map[string]float64{OptionRotaryBase: 500, OptionNoBias: 1}
+	a, _ = r.Attention.New(AttentionRotary, z)
+	if g := a.(MultiHeadAttention); g.RotaryBase != 500 || !g.NoBias {
+		t.Errorf("rotary with rotary_base 500 and no_bias 1: %+v", g)
+	}
+	z.Cross = true
+	a, _ = r.Attention.New(AttentionALiBi, z)
+	if g := a.(MultiHeadAttention); g.Rotary || g.Bias != nil {
+		t.Errorf("alibi cross-attention places positions: %+v", g)
+	}
+	a, _ = r.Attention.New(AttentionALiBi, sizes)
+	if g := a.(MultiHeadAttention); g.Bias != (ALiBi{MaxBias: 8}) {
+		t.Errorf("alibi with default options: %+v", g)
+	}
+	names := map[string]bool{}
+	for _, o := range r.Attention.Options(AttentionALiBi) {
+		names[o.Name] = true
+	}
+	if !names[OptionALiBiMaxBias] || !names[OptionNoBias] || len(names) != 2 {
+		t.Errorf("alibi declares %v", names)
+	}
+	if err := alibiMaxBias.Check(0); err == nil || !strings.Contains(err.Error(), "option alibi_max_bias is 0, want > 0") {
+		t.Errorf("alibi_max_bias 0: %v", err)
+	}
+	if err := NoBias.Check(0.5); err == nil || NoBias.Check(1) != nil {
+		t.Errorf("no_bias 0.5: %v", err)
+	}
+}

@@ -170,9 +170,14 @@ func TestALiBiSlopes(t *testing.T) {
 		{1, []float64{1.0 / 256}},
 		{4, []float64{1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256}},
 		{6, []float64{1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256, 1.0 / 2, 1.0 / 8}},
+		{-4, []float64{1.0 / 2, 1.0 / 4, 1.0 / 8, 1.0 / 16}}, // MaxBias 4
 	}
 	for _, tc := range tests {
-		got := alibiSlopes(tc.heads)
+		a := ALiBi{}
+		if tc.heads < 0 {
+			tc.heads, a.MaxBias = -tc.heads, 4
+		}
+		got := a.slopes(tc.heads)
 		if len(got) != len(tc.want) {
 			t.Fatalf("%d heads: slopes %v, want %v", tc.heads, got, tc.want)
 		}

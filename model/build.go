@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -75,7 +76,10 @@ func newTransformer(cfg Config, reg *layers.Registry) (*Transformer, error) {
 	if reg == nil {
 		reg = layers.NewRegistry()
 	}
-	pos, err := reg.Positions.New(cfg.Positions, cfg.Sizes())
+	if err := checkOptions(cfg, reg); err != nil {
+		return nil, err
+	}
+	pos, err := reg.Positions.New(cfg.Positions, cfg.Sizes)
 	if err != nil {
 		return nil, errors.Wrap(err, "model config")
 	}
@@ -106,13 +110,44 @@ func newTransformer(cfg Config, reg *layers.Registry) (*Transformer, error) {
 // attending to an encoder, if cross), with a final norm if the config is
 // pre-norm.
 func stack(cfg Config, reg *layers.Registry, n int, cross bool) (*layers.Stack, error) {
-	l, err := reg.Layer(cfg.Sizes(), cfg.Variants(), cross)
+	l, err := reg.Layer(cfg.Sizes, cfg.Variants(), cross)
 	if err != nil {
 		return nil, errors.Wrap(err, "model config")
 	}
 	st := &layers.Stack{Layer: l, N: n}
 	if cfg.PreNorm {
-		st.FinalNorm, err = reg.Norm.New(cfg.Norm, cfg.Sizes())
+		st.FinalNorm, err = reg.Norm.New(cfg.Norm, cfg.Sizes)
 	}
 	return st, errors.Wrap(err, "model config")
+}
+
+// checkOptions refuses options that none of the config's variants
+// declares, or that the one declaring it does not take, naming them.
+func checkOptions(cfg Config, reg *layers.Registry) error {
+	declared := map[string]layers.Option{}
+	for _, opts := range [][]layers.Option{reg.Attention.Options(cfg.Attention), reg.FFN.Options(cfg.FFN),
+		reg.Norm.Options(cfg.Norm), reg.Positions.Options(cfg.Positions)} {
+		for _, o := range opts {
+			declared[o.Name] = o
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Options)) {
+		o, ok := declared[name]
+		if !ok {
+			return errors.Errorf("invalid config: options.%s is set, but attention %s, ffn %s, norm %s and positions %s declare %s",
+				name, cfg.Attention, cfg.FFN, cfg.Norm, cfg.Positions, optionNames(declared))
+		}
+		if err := o.Check(cfg.Options[name]); err != nil {
+			return errors.Wrap(err, "invalid config")
+		}
+	}
+	return nil
+}
+
+// optionNames lists the options' names, or says there are none.
+func optionNames(opts map[string]layers.Option) string {
+	if len(opts) == 0 {
+		return "no options"
+	}
+	return "the options " + strings.Join(slices.Sorted(maps.Keys(opts)), ", ")
 }

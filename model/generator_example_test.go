@@ -28,7 +28,7 @@ type RotaryLM struct{ cfg model.Config }
 // stack is its one layer: rotary grouped-query attention (2 key/value
 // heads) and the paper's feed-forward network, pre-norm.
 func (m RotaryLM) stack() layers.Stack {
-	z := m.cfg.Sizes()
+	z := m.cfg.Sizes
 	attn := layers.MultiHeadAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: 2, Rotary: true}
 	norm := layers.RMSNorm{DModel: z.DModel, Eps: z.Eps}
 	return layers.Stack{Layer: layers.Layer{Sizes: z, SelfAttn: attn, Norm: norm}, N: 1, FinalNorm: norm}

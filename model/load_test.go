@@ -65,7 +65,9 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 	rope := pre
 	rope.Attention, rope.KVHeads, rope.Positions, rope.FFN = layers.AttentionRotary, 1, layers.PositionsNone, layers.FFNSwiGLU
 	alibi := rope
-	alibi.Attention = layers.AttentionALiBi
+	alibi.Attention, alibi.Options = layers.AttentionALiBi, map[string]float64{layers.OptionALiBiMaxBias: 4, layers.OptionNoBias: 1}
+	ropeBase := rope
+	ropeBase.Options = map[string]float64{layers.OptionRotaryBase: 500}
 	tests := []struct {
 		kind   string
 		cfg    Config
@@ -78,6 +80,7 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 		{KindDecoderOnly, pre, Layout{}},
 		{KindDecoderOnly, rope, Layout{}},
 		{KindDecoderOnly, alibi, Layout{}},
+		{KindDecoderOnly, ropeBase, Layout{}},
 	}
 	for _, tc := range tests {
 		name := tc.kind + ", ffn " + tc.cfg.FFN
@@ -100,7 +103,7 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Layout() != tc.layout || got.Config() != m.Config() {
+			if got.Layout() != tc.layout || !got.Config().Equal(m.Config()) {
 				t.Fatalf("rebuilt %+v with %+v, want %+v with %+v", got.Layout(), got.Config(), tc.layout, m.Config())
 			}
 			if !slices.Equal(gotParams.Names(), params.Names()) {
@@ -195,5 +198,44 @@ func TestLoadOlderContradiction(t *testing.T) {
 	}
 	if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), "positions is sinusoidal") {
 		t.Fatalf("FromConfig: %v", err)
+	}
+}
+
+// TestVariantOptions checks that a variant's options change the model, and
+// that an option no variant of the config declares, or a value its
+// variant does not take, is an error naming it.
+func TestVariantOptions(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Kind, cfg.Attention, cfg.Positions = KindDecoderOnly, layers.AttentionRotary, layers.PositionsNone
+	logProbs := func(cfg Config) []float64 {
+		m, err := FromConfig(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, _ := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
+		return evalLogProbs(t, m, params)
+	}
+	base := logProbs(cfg)
+	cfg.Options = map[string]float64{layers.OptionRotaryBase: 10000}
+	if !slices.Equal(logProbs(cfg), base) {
+		t.Error("rotary_base 10000, the default, changes the model")
+	}
+	cfg.Options[layers.OptionRotaryBase] = 3
+	if slices.Equal(logProbs(cfg), base) {
+		t.Error("rotary_base 3 changes nothing")
+	}
+	tests := []struct {
+		options map[string]float64
+		want    string
+	}{
+		{map[string]float64{layers.OptionRotaryBase: -1}, "option rotary_base is -1, want > 0"},
+		{map[string]float64{layers.OptionALiBiMaxBias: 4}, "options.alibi_max_bias is set, but attention rotary, ffn relu, norm layer and positions none declare the options no_bias, rotary_base"},
+		{map[string]float64{layers.OptionNoBias: 2}, "option no_bias is 2, want 0 or 1"},
+	}
+	for _, tc := range tests {
+		cfg.Options = tc.options
+		if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.options, err, tc.want)
+		}
 	}
 }

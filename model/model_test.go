@@ -91,7 +91,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative layers", func(c *Config) { c.DecoderLayers = -1 }, "decoder_layers is -1"},
 		{"NaN dropout", func(c *Config) { c.Dropout = math.NaN() }, "dropout is NaN"},
 		{"NaN label smoothing", func(c *Config) { c.LabelSmoothing = math.NaN() }, "label_smoothing is NaN"},
-		{"NaN eps", func(c *Config) { c.NormEps = math.NaN() }, "norm_eps is NaN"},
+		{"NaN eps", func(c *Config) { c.Eps = math.NaN() }, "norm_eps is NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := LoadConfig(path, Config{})
-	if err != nil || got != base {
+	if err != nil || !got.Equal(base) {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
 	if err := os.WriteFile(path, []byte(`{"heads": 5}`), 0o644); err != nil {
@@ -259,7 +259,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ck.Config != cfg || ck.Meta["step"] != "7" {
+	if !ck.Config.Equal(cfg) || ck.Meta["step"] != "7" {
 		t.Fatalf("config %+v, meta %v", ck.Config, ck.Meta)
 	}
 	other, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(9, 9)))

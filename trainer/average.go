@@ -41,7 +41,7 @@ func Average(paths []string, out string) error {
 		}
 		if i == 0 {
 			cfg = ck.Config
-		} else if ck.Config != cfg {
+		} else if !ck.Config.Equal(cfg) {
 			return errors.Errorf("%s is of another model than %s", path, paths[0])
 		}
 		params, err := ck.Params(tensor.Float64)

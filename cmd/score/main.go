@@ -36,6 +36,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
@@ -54,7 +55,7 @@ func main() {
 type options struct {
 	ckpt, from, srcPath, tgtPath string
 	heads, batch                 int
-	src                          model.SourceFlags
+	src                          srcflags.Flags
 }
 
 func newFlags(fs *flag.FlagSet) *options {
@@ -153,7 +154,7 @@ func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 // gzip-compressed): sources within the bound b (cut if it truncates them),
 // or with target targets, each starting with the start token and at most
 // the model's max_len ids.
-func readIDs(path string, vocab int, b model.SourceBound, target bool) ([][]int, error) {
+func readIDs(path string, vocab int, b srcflags.Bound, target bool) ([][]int, error) {
 	var seqs [][]int
 	err := data.ReadLines(path, func(line string, n int) error {
 		where := fmt.Sprintf("%s:%d", path, n)
@@ -177,7 +178,7 @@ func readIDs(path string, vocab int, b model.SourceBound, target bool) ([][]int,
 
 // checkTarget refuses a target that does not start with the start token
 // and go on, or that is longer than the model takes.
-func checkTarget(b model.SourceBound, where string, seq []int) error {
+func checkTarget(b srcflags.Bound, where string, seq []int) error {
 	if seq[0] != data.BOSID || len(seq) < 2 {
 		return errors.Errorf("%s: a target starts with the start token %d and has a token after it", where, data.BOSID)
 	}
@@ -186,7 +187,7 @@ func checkTarget(b model.SourceBound, where string, seq []int) error {
 
 // cutSource is the source seq within the bound b: as it is, or cut to
 // b.Max ids (keeping its EOSID at the end, if it has one) when b truncates.
-func cutSource(b model.SourceBound, where string, seq []int) ([]int, error) {
+func cutSource(b srcflags.Bound, where string, seq []int) ([]int, error) {
 	keep, err := b.Source(where, len(seq))
 	switch {
 	case err != nil || keep == len(seq):

@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
@@ -110,7 +111,7 @@ func readInput(path string, stdin io.Reader) (lines, error) {
 // a target; a prompt gets neither), within the bounds of b: a source (or a
 // prompt with the BOSID the model reads before it) may be truncated, a
 // target may not.
-func (t *translator) encode(l lines, i int, kind text, b model.SourceBound) ([]int, error) {
+func (t *translator) encode(l lines, i int, kind text, b srcflags.Bound) ([]int, error) {
 	ids := t.tok.Encode(l.text[i])
 	if kind == targetText {
 		if err := b.Target(l.where(i), len(ids)+2); err != nil {
@@ -139,7 +140,7 @@ const (
 )
 
 // sources tokenizes the input lines as sources, or as prompts.
-func (t *translator) sources(in lines, prompts bool, b model.SourceBound) ([][]int, error) {
+func (t *translator) sources(in lines, prompts bool, b srcflags.Bound) ([][]int, error) {
 	kind := sourceText
 	if prompts {
 		kind = promptText

@@ -64,6 +64,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -83,7 +84,7 @@ type options struct {
 	seed                          uint64
 	attention                     string
 	attentionLine, layer, head    int
-	src                           model.SourceFlags
+	src                           srcflags.Flags
 	prompt                        bool
 	warn                          io.Writer // warnings: standard error
 }

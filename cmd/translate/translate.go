@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -45,7 +46,7 @@ func continued(prompt []int, hyps []model.Hypothesis) []model.Hypothesis {
 
 // score writes the teacher-forced log-probability of each line of the file
 // path as the translation of the same line of in, whose ids are srcs.
-func (t *translator) score(srcs [][]int, in lines, path string, batch int, b model.SourceBound, w io.Writer) ([]pair, error) {
+func (t *translator) score(srcs [][]int, in lines, path string, batch int, b srcflags.Bound, w io.Writer) ([]pair, error) {
 	tl, err := readInput(path, nil)
 	if err != nil {
 		return nil, errors.Wrap(err, "-score")

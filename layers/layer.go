@@ -81,13 +81,13 @@ func (l Layer) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, cache *La
 		cache = &LayerCache{}
 	}
 	r := Residual{Norm: l.norm(), Dropout: l.Dropout, PreNorm: l.PreNorm}
-	self := l.selfAttention()
+	self := l.attention(l.SelfAttn)
 	x = r.Apply(s.In("norm1"), x, func(h *G.Node) *G.Node {
 		return self.Apply(s.In("self_attn"), h, h, mask, cache.Self)
 	})
 	last := "norm2"
 	if l.Cross {
-		cross := l.crossAttention()
+		cross := l.attention(l.CrossAttn)
 		x = r.Apply(s.In("norm2"), x, func(h *G.Node) *G.Node {
 			return cross.Apply(s.In("cross_attn"), h, memory, memMask, cache.Cross)
 		})
@@ -105,28 +105,25 @@ func (l Layer) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, cache *La
 // layer, cross-attention. The error says why the layer cannot decode
 // incrementally.
 func (l Layer) CacheDims() (heads, dk int, err error) {
-	attns := []Attention{l.selfAttention()}
+	attns := []Attention{l.attention(l.SelfAttn)}
 	if l.Cross {
-		attns = append(attns, l.crossAttention())
+		attns = append(attns, l.attention(l.CrossAttn))
 	}
 	for _, a := range attns {
 		if _, ok := a.(IncrementalAttention); !ok {
 			return 0, 0, errors.Errorf("attention %T cannot decode incrementally: it is not a layers.IncrementalAttention", a)
 		}
 	}
-	heads, dk = l.selfAttention().(IncrementalAttention).CacheDims()
+	heads, dk = l.attention(l.SelfAttn).(IncrementalAttention).CacheDims()
 	return heads, dk, nil
 }
 
-func (l Layer) selfAttention() Attention  { return l.attentionOr(l.SelfAttn) }
-func (l Layer) crossAttention() Attention { return l.attentionOr(l.CrossAttn) }
-
-// attentionOr is a, or the paper's multi-head attention if a is nil.
-func (l Layer) attentionOr(a Attention) Attention {
-	if a != nil {
-		return a
+// attention is a, or the paper's multi-head attention if a is nil.
+func (l Layer) attention(a Attention) Attention {
+	if a == nil {
+		return NewMultiHeadAttention(l.DModel, l.Heads, l.AttnDropout)
 	}
-	return NewMultiHeadAttention(l.DModel, l.Heads, l.AttnDropout)
+	return a
 }
 
 // norm is the layer's norm, or the paper's layer norm.

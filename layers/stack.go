@@ -45,7 +45,7 @@ func (st Stack) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, caches [
 // each (Attention.Apply with an empty cache and no query): an incremental
 // decoder computes them once per source, not at every step.
 func (st Stack) Memory(s *graph.Scope, memory *G.Node) []Cache {
-	cross := st.Layer.crossAttention()
+	cross := st.Layer.attention(st.Layer.CrossAttn)
 	caches := make([]Cache, st.N)
 	for i := range caches {
 		cross.Apply(s.In("layers", i, "cross_attn"), nil, memory, nil, &caches[i])

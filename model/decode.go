@@ -75,11 +75,12 @@ func canGenerate(m Model) error {
 	if !ok {
 		return errors.Errorf("incremental decoding needs a model that generates (a model.Generator), have a model of kind %s (%T)", m.Config().Kind, m)
 	}
-	if _, ok := m.(SourceEncoder); m.Layout().Sources && !ok {
-		return errors.Errorf("incremental decoding: %T reads sources but is not a model.SourceEncoder", m)
-	}
 	memory, srcLen := map[string]tensor.Shape{}, 0
-	if enc, ok := m.(SourceEncoder); ok && m.Layout().Sources {
+	if m.Layout().Sources {
+		enc, ok := m.(SourceEncoder)
+		if !ok {
+			return errors.Errorf("incremental decoding: %T reads sources but is not a model.SourceEncoder", m)
+		}
 		s := graph.NewScope(graph.NewParamShapes(tensor.Float32))
 		srcLen = 1
 		src, mask := s.Input(InputSrc, tensor.Int, 1, 1), s.Input(InputSrcMask, tensor.Float32, 1, 1, 1, 1)

@@ -50,16 +50,13 @@ type Footprint struct {
 // the built-in registry lacks are counted as the paper's. c must be valid.
 func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
 	m, err := newTransformer(c, nil)
-	if err != nil {
-		c.Attention, c.FFN, c.Norm, c.Positions = "", "", layers.NormLayer, layers.PositionsSinusoid
+	if err != nil { // variants of one's own, counted as the paper's
+		c.Attention, c.FFN, c.Norm, c.Positions, c.Options = "", "", layers.NormLayer, layers.PositionsSinusoid, nil
 		m, err = newTransformer(c, nil)
 	}
-	var shapes *graph.Params
+	shapes := graph.NewParamShapes(tensor.Float32)
 	if err == nil {
-		shapes, err = ParamShapes(m)
-	}
-	if err != nil {
-		shapes = graph.NewParamShapes(tensor.Float32)
+		shapes, _ = ParamShapes(m)
 	}
 	return c.footprint(shapes, elemBytes, batchTokens)
 }

@@ -62,6 +62,13 @@ const (
 	KindEncoderOnly    = "encoder-only"    // EncoderOnly, a tagger: a target token at every source position
 )
 
+// KindLayout is how a model of the built-in kind reads batches (its
+// Layout), known before the model is built: a command decides from it how
+// to lay out its data.
+func KindLayout(kind string) Layout {
+	return map[string]Layout{KindEncoderDecoder: {Sources: true}, KindEncoderOnly: {Sources: true, Aligned: true}}[kind]
+}
+
 // Kinds lists the model kinds.
 func Kinds() []string { return []string{KindEncoderDecoder, KindDecoderOnly, KindEncoderOnly} }
 

@@ -103,7 +103,7 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Layout() != tc.layout || !got.Config().Equal(m.Config()) {
+			if got.Layout() != tc.layout || KindLayout(tc.kind) != tc.layout || !got.Config().Equal(m.Config()) {
 				t.Fatalf("rebuilt %+v with %+v, want %+v with %+v", got.Layout(), got.Config(), tc.layout, m.Config())
 			}
 			if !slices.Equal(gotParams.Names(), params.Names()) {

@@ -40,6 +40,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
@@ -56,7 +57,7 @@ func main() {
 type options struct {
 	ckpt, from, srcPath, tgtPath string
 	heads, batch                 int
-	src                          model.SourceFlags
+	src                          srcflags.Flags
 	precision                    graph.Precision
 }
 
@@ -82,8 +83,8 @@ func (o *options) check() error {
 		return errors.Errorf("-from %q: the only other format is torch", o.from)
 	case o.from == "torch" && o.heads <= 0:
 		return errors.New("-from torch needs -heads")
-	case o.batch <= 0 || o.batch > model.MaxBatch:
-		return errors.Errorf("-batch %d: want 1 to %d (the files are read a batch at a time)", o.batch, model.MaxBatch)
+	case o.batch <= 0 || o.batch > srcflags.MaxBatch:
+		return errors.Errorf("-batch %d: want 1 to %d (the files are read a batch at a time)", o.batch, srcflags.MaxBatch)
 	}
 	return o.src.Check()
 }
@@ -163,7 +164,7 @@ func (o *options) stream(m model.Model, params *graph.Params, stdout, warn io.Wr
 func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 	if from != "torch" {
 		m, params, err := model.Load(path, tensor.Float32, nil)
-		if err == nil && !model.Generates(m) {
+		if err == nil && !model.Generates(m) && !m.Layout().Aligned {
 			err = errors.Errorf("%s holds a model of kind %s, which scores no targets", path, m.Config().Kind)
 		}
 		return m, params, err
@@ -180,7 +181,7 @@ func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 // line of ids in [1, vocab): sources within the bound b (cut if it
 // truncates them), or with target targets, each starting with the start
 // token and at most the model's max_len ids.
-func readIDs(lr *data.LineReader, n, vocab int, b model.SourceBound, target bool) ([][]int, error) {
+func readIDs(lr *data.LineReader, n, vocab int, b srcflags.Bound, target bool) ([][]int, error) {
 	var seqs [][]int
 	for len(seqs) < n {
 		line, ok, err := lr.Next()
@@ -207,7 +208,7 @@ func readIDs(lr *data.LineReader, n, vocab int, b model.SourceBound, target bool
 
 // checkTarget refuses a target that does not start with the start token
 // and go on, or that is longer than the model takes.
-func checkTarget(b model.SourceBound, where string, seq []int) error {
+func checkTarget(b srcflags.Bound, where string, seq []int) error {
 	if seq[0] != data.BOSID || len(seq) < 2 {
 		return errors.Errorf("%s: a target starts with the start token %d and has a token after it", where, data.BOSID)
 	}
@@ -216,7 +217,7 @@ func checkTarget(b model.SourceBound, where string, seq []int) error {
 
 // cutSource is the source seq within the bound b: as it is, or cut to
 // b.Max ids (keeping its EOSID at the end, if it has one) when b truncates.
-func cutSource(b model.SourceBound, where string, seq []int) ([]int, error) {
+func cutSource(b srcflags.Bound, where string, seq []int) ([]int, error) {
 	keep, err := b.Source(where, len(seq))
 	switch {
 	case err != nil || keep == len(seq):

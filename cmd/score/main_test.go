@@ -14,6 +14,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
@@ -96,7 +97,7 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lr.Close()
-	if _, err := readIDs(lr, 10, 100, model.SourceBound{Max: 50, MaxLen: 50}, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
+	if _, err := readIDs(lr, 10, 100, srcflags.Bound{Max: 50, MaxLen: 50}, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
 		t.Errorf("bad id: %v", err)
 	}
 }
@@ -164,7 +165,7 @@ func TestTruncate(t *testing.T) {
 	if want := "score: " + src + ":2: 31 tokens, truncated to 8 (-max-src-len)\n"; errb.String() != want {
 		t.Errorf("warning %q, want %q", errb.String(), want)
 	}
-	b := model.SourceBound{Max: 3, MaxLen: 16, Truncate: true}
+	b := srcflags.Bound{Max: 3, MaxLen: 16, Truncate: true}
 	for _, tc := range []struct{ in, want []int }{{[]int{5, 6, 7, 2}, []int{5, 6, 2}}, {[]int{5, 6, 7, 8}, []int{5, 6, 7}}, {[]int{5, 2}, []int{5, 2}}} {
 		if got, err := cutSource(b, "x:1", tc.in); err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("cutSource(%v): %v, %v; want %v", tc.in, got, err, tc.want)

@@ -380,8 +380,8 @@ func TestDecoderOnlyRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := m.(*model.DecoderOnly); !ok {
-				t.Fatalf("the checkpoint rebuilt as %T", m)
+			if m.Config().Kind != model.KindDecoderOnly || m.Layout().Sources {
+				t.Fatalf("the checkpoint rebuilt as a %s model reading sources %t", m.Config().Kind, m.Layout().Sources)
 			}
 			if err := run(context.Background(), dist.Alone(), []string{"-resume", out, "-steps", "6"}, &stdout, &errb); err != nil {
 				t.Fatal(err, errb.String())

@@ -166,10 +166,13 @@ func (s settings) kind() string {
 	return s.Model
 }
 
+// layout is how the model of the run's kind reads batches.
+func (s settings) layout() model.Layout { return model.KindLayout(s.kind()) }
+
 // text reports whether the run learns a language model of target text
 // alone: a decoder-only model on files without sources.
 func (s settings) text() bool {
-	return !s.synthetic() && s.kind() == model.KindDecoderOnly && s.TrainSrc == "" && s.ValidSrc == ""
+	return !s.synthetic() && !s.layout().Sources && s.TrainSrc == "" && s.ValidSrc == ""
 }
 
 // complete fills in defaults that depend on the task and checks the settings.
@@ -385,7 +388,7 @@ func (s *settings) completeFiles() error {
 			name string
 		}
 		files := []file{{&s.TrainTgt, "train." + s.TgtLang}, {&s.ValidTgt, "val." + s.TgtLang}}
-		if s.SrcLang != "" || s.kind() != model.KindDecoderOnly {
+		if s.SrcLang != "" || s.layout().Sources {
 			files = append(files, file{&s.TrainSrc, "train." + s.SrcLang}, file{&s.ValidSrc, "val." + s.SrcLang})
 		}
 		for _, p := range files {
@@ -414,7 +417,7 @@ func (s settings) checkBLEU() error {
 		return errors.Errorf("-keep-best %q: want loss or bleu", s.KeepBest)
 	case s.KeepBest == "bleu" && (s.BLEUEvery == 0 || s.BLEUSample == 0):
 		return errors.New("-keep-best bleu needs -bleu-every and -bleu-sample above 0")
-	case s.KeepBest == "bleu" && (s.text() || s.kind() == model.KindEncoderOnly):
+	case s.KeepBest == "bleu" && (s.text() || s.layout().Aligned):
 		return errors.New("-keep-best bleu needs a model that translates sources: an encoder-decoder, or a decoder-only model trained on pairs")
 	}
 	return nil
@@ -507,7 +510,7 @@ func (s settings) checkSaved() error {
 			return errors.Wrap(err, "-task")
 		}
 	} else if s.TrainTgt == "" || s.ValidTgt == "" || (s.TrainSrc == "") != (s.ValidSrc == "") ||
-		s.TrainSrc == "" && s.kind() != model.KindDecoderOnly {
+		s.TrainSrc == "" && s.layout().Sources {
 		return errors.Errorf("-task files: want train_src, train_tgt, valid_src and valid_tgt (a decoder-only model: train_tgt and valid_tgt alone will do), have %q, %q, %q and %q",
 			s.TrainSrc, s.TrainTgt, s.ValidSrc, s.ValidTgt)
 	}

@@ -318,14 +318,19 @@ func TestPrompts(t *testing.T) {
 	if got := translateOK(t, "ein Hund .\n", "-model", lm, "-method", "greedy"); len(got) != 1 {
 		t.Fatalf("a decoder-only model translating: %q", got)
 	}
+	tagger := writeRunOf(t, model.KindEncoderOnly, "learned")
+	if got := translateOK(t, "ein Hund .\n\nzwei Katzen\n", "-model", tagger); len(got) != 3 {
+		t.Fatalf("an encoder-only model tagging: %q, want a line of tags a line", got)
+	}
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"-model", writeRun(t, "sinusoidal"), "-prompt"}, "-prompt needs a decoder-only model"},
-		{[]string{"-model", lm, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which a decoder-only model has not"},
+		{[]string{"-model", writeRun(t, "sinusoidal"), "-prompt"}, "-prompt needs a model that continues prompts"},
+		{[]string{"-model", lm, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which the decoder-only model has not"},
 		{[]string{"-model", lm, "-prompt", "-score", "x"}, "give one"},
-		{[]string{"-model", writeRunOf(t, model.KindEncoderOnly, "learned")}, "holds a model of kind encoder-only, which does not generate"},
+		{[]string{"-model", tagger, "-score", "x"}, "tags each source position: -score and -nbest are for a model that generates"},
+		{[]string{"-model", tagger, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which the encoder-only model has not"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer

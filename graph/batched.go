@@ -55,8 +55,9 @@ func batchedProduct(a, b *G.Node, transA, transB bool, out tensor.Shape) (*G.Nod
 		Name:  fmt.Sprintf("batched_matmul(transA=%t,transB=%t,out=%v)", transA, transB, cShape),
 		Arity: 2,
 		Shape: func([]tensor.Shape) (tensor.Shape, error) { return cShape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: batchedKernel[float32](plan, transA, transB, m, k, n, sum)},
-		F64:   Kernels[float64]{Forward: batchedKernel[float64](plan, transA, transB, m, k, n, sum)},
+		F32:   Kernels[float32]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemm[float32])},
+		F64:   Kernels[float64]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemm[float64])},
+		BF16:  Kernels[float32]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemmBF16)},
 	}
 	if !sum {
 		op.Diff = []bool{true, true}
@@ -75,7 +76,7 @@ func batchedProduct(a, b *G.Node, transA, transB bool, out tensor.Shape) (*G.Nod
 // batchedKernel runs one product per entry of the broadcast batch, spread
 // over goroutines; with sum, the products that land on one entry of c add
 // up.
-func batchedKernel[T Float](p bcast, transA, transB bool, m, k, n int, sum bool) func(Operand[T], []Operand[T]) error {
+func batchedKernel[T Float](p bcast, transA, transB bool, m, k, n int, sum bool, mul func(transA, transB bool, m, n, k int, a, b, c []T, beta float64)) func(Operand[T], []Operand[T]) error {
 	sa, sb, sc := m*k, k*n, m*n
 	beta := 0.0
 	if sum {
@@ -89,7 +90,7 @@ func batchedKernel[T Float](p bcast, transA, transB bool, m, k, n int, sum bool)
 		product := func(_ int, off, st []int, cnt int) {
 			for j := range cnt {
 				ia, ib, ic := off[0]+j*st[0], off[1]+j*st[1], off[2]+j*st[2]
-				gemm(transA, transB, m, n, k, a[ia*sa:(ia+1)*sa], b[ib*sb:(ib+1)*sb], c.Data[ic*sc:(ic+1)*sc], beta)
+				mul(transA, transB, m, n, k, a[ia*sa:(ia+1)*sa], b[ib*sb:(ib+1)*sb], c.Data[ic*sc:(ic+1)*sc], beta)
 			}
 		}
 		// The products run on several goroutines; where several land on one

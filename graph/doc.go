@@ -51,6 +51,11 @@
 // probing. Eval builds, runs and reads a small graph in one call, for
 // notebooks and tests.
 //
+// A program's precision is its own, set when it is compiled (WithPrecision,
+// or its store's SetPrecision): with BF16, the matrix products round their
+// operands to bfloat16 and sum in float32 (an op's Op.BF16 kernels), and
+// everything else stays in the graph's type.
+//
 // # Cores
 //
 // Kernels split their work over GOMAXPROCS goroutines when there is enough

@@ -4,6 +4,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/tensor"
+
+	blas "github.com/transformer-go/transformer/graph/internal/gemm"
 )
 
 // Freeze promises that no parameter of p changes value until the returned
@@ -41,11 +43,13 @@ type packs struct {
 }
 
 // packKey identifies a parameter by the address of its elements, and the
-// product op(w) that reads it: transposed or not, [k, n].
+// product op(w) that reads it: transposed or not, [k, n], with BF16
+// products or not.
 type packKey struct {
 	data   unsafe.Pointer
 	transB bool
 	k, n   int
+	bf16   bool
 }
 
 // drop forgets every packed copy.
@@ -63,15 +67,37 @@ type param struct {
 // frozen, packing would not pay for a product of m rows, or b is not the
 // parameter's own elements (a copy made for this run, say).
 func packed[T Float](w *param, transB bool, m, k, n int, b []T) any {
-	if w == nil || w.packs.frozen == 0 || !packPays(m) || len(b) == 0 || !sameData(w.value, b) {
+	if !packPays(m) {
+		return nil
+	}
+	return cachedPack(w, packKey{unsafe.Pointer(unsafe.SliceData(b)), transB, k, n, false}, b, func() any { return packB(transB, k, n, b) })
+}
+
+// packedBF16 is packed for BF16 products, whose GEMM packs B for every
+// product, however few its rows.
+func packedBF16(w *param, transB bool, k, n int, b []float32) *blas.PackedB[float32] {
+	pb, _ := cachedPack(w, packKey{unsafe.Pointer(unsafe.SliceData(b)), transB, k, n, true}, b, func() any {
+		ldb := n
+		if transB {
+			ldb = k
+		}
+		return blas.PackBF16B(transB, k, n, b, ldb)
+	}).(*blas.PackedB[float32])
+	return pb
+}
+
+// cachedPack returns w's copy by key, made by pack the first time; nil when w
+// is nil, its Params are not frozen, or b is not the parameter's own
+// elements.
+func cachedPack[T Float](w *param, key packKey, b []T, pack func() any) any {
+	if w == nil || w.packs.frozen == 0 || len(b) == 0 || !sameData(w.value, b) {
 		return nil
 	}
 	c := w.packs
-	key := packKey{unsafe.Pointer(unsafe.SliceData(b)), transB, k, n}
 	if pb, ok := c.copies[key]; ok {
 		return pb
 	}
-	pb := packB(transB, k, n, b)
+	pb := pack()
 	if pb != nil {
 		if c.copies == nil {
 			c.copies = map[packKey]any{}

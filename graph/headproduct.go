@@ -143,8 +143,9 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads int) (*
 		Name:  fmt.Sprintf("head_product(%s·%s→%s,transA=%t,transB=%t,heads=%d)", l.a, l.b, l.c, transA, transB, heads),
 		Arity: 2,
 		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:   Kernels[float32]{Forward: headProductKernel[float32](batch, [3]headMatrix{ma, mb, mc}, transA, transB, k)},
-		F64:   Kernels[float64]{Forward: headProductKernel[float64](batch, [3]headMatrix{ma, mb, mc}, transA, transB, k)},
+		F32:   Kernels[float32]{Forward: headProductKernel(batch, [3]headMatrix{ma, mb, mc}, transA, transB, k, gemmLD[float32])},
+		F64:   Kernels[float64]{Forward: headProductKernel(batch, [3]headMatrix{ma, mb, mc}, transA, transB, k, gemmLD[float64])},
+		BF16:  Kernels[float32]{Forward: headProductKernel(batch, [3]headMatrix{ma, mb, mc}, transA, transB, k, gemmLDBF16)},
 		Diff:  []bool{true, true},
 		Grad: func(in G.Nodes, _, dc *G.Node) (G.Nodes, error) {
 			var da, db *G.Node
@@ -167,9 +168,10 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads int) (*
 	}.Apply(a, b)
 }
 
-// headProductKernel runs the products of every (b, h), several goroutines
-// each taking some; ms are the matrices of a, b and c, k the inner size.
-func headProductKernel[T Float](batch int, ms [3]headMatrix, transA, transB bool, k int) func(Operand[T], []Operand[T]) error {
+// headProductKernel runs the products of every (b, h) with mul, several
+// goroutines each taking some; ms are the matrices of a, b and c, k the
+// inner size.
+func headProductKernel[T Float](batch int, ms [3]headMatrix, transA, transB bool, k int, mul gemmLDFunc[T]) func(Operand[T], []Operand[T]) error {
 	m, n := ms[2].rows, ms[2].cols
 	return func(c Operand[T], in []Operand[T]) error {
 		heads := ms[2].heads
@@ -179,7 +181,7 @@ func headProductKernel[T Float](batch int, ms [3]headMatrix, transA, transB bool
 				oa, lda := ms[0].at(bi, h)
 				ob, ldb := ms[1].at(bi, h)
 				oc, ldc := ms[2].at(bi, h)
-				gemmLD(transA, transB, m, n, k, in[0].Data[oa:], lda, in[1].Data[ob:], ldb, 0, c.Data[oc:], ldc)
+				mul(transA, transB, m, n, k, in[0].Data[oa:], lda, in[1].Data[ob:], ldb, 0, c.Data[oc:], ldc)
 			}
 		})
 		return nil

@@ -32,6 +32,9 @@ type kernelOp struct {
 	// kernels' []Operand[T]), and one the element of a scalar output ([]T).
 	dense        []*tensor.Dense
 	scratch, one any
+	// bf16 says the node's program has BF16 products: it runs the op's
+	// BF16 kernels where it has them.
+	bf16 bool
 }
 
 var _ G.SDOp = (*kernelOp)(nil)
@@ -80,9 +83,12 @@ func (n *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 	// program's tensors alive.
 	defer clear(in)
 	var v G.Value
-	if n.dtype == tensor.Float32 {
+	switch {
+	case n.dtype == tensor.Float32 && n.bf16 && n.def.BF16.Forward != nil:
+		v, err = forward(n, n.def.BF16.Forward, in)
+	case n.dtype == tensor.Float32:
 		v, err = forward(n, n.def.F32.Forward, in)
-	} else {
+	default:
 		v, err = forward(n, n.def.F64.Forward, in)
 	}
 	return v, errors.Wrap(err, n.def.Name)

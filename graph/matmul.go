@@ -73,6 +73,7 @@ func (pr product) apply(x, w, b *G.Node) (*G.Node, error) {
 		},
 		F32:  Kernels[float32]{Forward: matMulKernel[float32](pr, out)},
 		F64:  Kernels[float64]{Forward: matMulKernel[float64](pr, out)},
+		BF16: Kernels[float32]{Forward: matMulKernelBF16(pr, out)},
 		Diff: []bool{true, true},
 		Grad: pr.grad,
 	}
@@ -121,15 +122,31 @@ func (pr product) grad(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
 // of any rank, its leading axes as rows, with the packed copy of pr.wp when
 // there is one (see Params.Freeze).
 func matMulKernel[T Float](pr product, out int) func(Operand[T], []Operand[T]) error {
+	return productKernel(func(rows, in int, x, w, bias, y []T) {
+		pw := packed(pr.wp, pr.transW, rows, in, out, w)
+		affine(pr.transW, rows, in, out, x, w, pw, bias, pr.relu, y)
+	})
+}
+
+// matMulKernelBF16 is matMulKernel with BF16 products.
+func matMulKernelBF16(pr product, out int) func(Operand[float32], []Operand[float32]) error {
+	return productKernel(func(rows, in int, x, w, bias, y []float32) {
+		pw := packedBF16(pr.wp, pr.transW, in, out, w)
+		affineBF16(pr.transW, rows, in, out, x, w, pw, bias, pr.relu, y)
+	})
+}
+
+// productKernel is the kernel of a product y = f(x·op(w) + b) computed by
+// mul, given x's rows and inner size, x, w, the bias b (nil if there is no
+// third input) and y.
+func productKernel[T Float](mul func(rows, in int, x, w, bias, y []T)) func(Operand[T], []Operand[T]) error {
 	return func(y Operand[T], x []Operand[T]) error {
 		in := lastDim(x[0].Shape)
-		rows := len(x[0].Data) / in
 		var bias []T
 		if len(x) == 3 {
 			bias = x[2].Data
 		}
-		pw := packed(pr.wp, pr.transW, rows, in, out, x[1].Data)
-		affine(pr.transW, rows, in, out, x[0].Data, x[1].Data, pw, bias, pr.relu, y.Data)
+		mul(len(x[0].Data)/in, in, x[0].Data, x[1].Data, bias, y.Data)
 		return nil
 	}
 }
@@ -148,18 +165,20 @@ func matMulGradW(x, dy *G.Node, transW bool) (*G.Node, error) {
 		Name:  fmt.Sprintf("matmul_grad_w(transW=%t)", transW),
 		Arity: 2,
 		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: matMulGradWKernel[float32](transW, in, out)},
-		F64:   Kernels[float64]{Forward: matMulGradWKernel[float64](transW, in, out)},
+		F32:   Kernels[float32]{Forward: matMulGradWKernel(transW, in, out, gemm[float32])},
+		F64:   Kernels[float64]{Forward: matMulGradWKernel(transW, in, out, gemm[float64])},
+		BF16:  Kernels[float32]{Forward: matMulGradWKernel(transW, in, out, gemmBF16)},
 	}.Apply(x, dy)
 }
 
-func matMulGradWKernel[T Float](transW bool, in, out int) func(Operand[T], []Operand[T]) error {
+// matMulGradWKernel is the kernel of matMulGradW with the GEMM mul.
+func matMulGradWKernel[T Float](transW bool, in, out int, mul func(transA, transB bool, m, n, k int, a, b, c []T, beta float64)) func(Operand[T], []Operand[T]) error {
 	return func(dw Operand[T], t []Operand[T]) error {
 		rows := len(t[0].Data) / in
 		if transW {
-			gemm(true, false, out, in, rows, t[1].Data, t[0].Data, dw.Data, 0)
+			mul(true, false, out, in, rows, t[1].Data, t[0].Data, dw.Data, 0)
 		} else {
-			gemm(true, false, in, out, rows, t[0].Data, t[1].Data, dw.Data, 0)
+			mul(true, false, in, out, rows, t[0].Data, t[1].Data, dw.Data, 0)
 		}
 		return nil
 	}
@@ -178,6 +197,11 @@ func AddBias(x, b *G.Node) (*G.Node, error) {
 // does the work depends on the build: this project's own (graph/internal/gemm)
 // by default, the system's OpenBLAS with the openblas tag.
 func gemm[T Float](transA, transB bool, m, n, k int, a, b, c []T, beta float64) {
+	gemmVia(gemmLD[T], transA, transB, m, n, k, a, b, c, beta)
+}
+
+// gemmVia is gemm computed by mul, a gemmLD.
+func gemmVia[T Float](mul gemmLDFunc[T], transA, transB bool, m, n, k int, a, b, c []T, beta float64) {
 	lda, ldb := k, n
 	if transA {
 		lda = m
@@ -185,7 +209,7 @@ func gemm[T Float](transA, transB bool, m, n, k int, a, b, c []T, beta float64) 
 	if transB {
 		ldb = k
 	}
-	gemmLD(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
+	mul(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
 }
 
 // gemmLD is gemm with the leading dimensions (row strides) of a, b and c

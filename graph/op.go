@@ -39,6 +39,9 @@ type Op struct {
 	IntOutput bool
 	F32       Kernels[float32]
 	F64       Kernels[float64]
+	// BF16, where set, replaces F32's Forward in programs compiled with
+	// BF16 products (see Precision): the kernels of matrix products.
+	BF16 Kernels[float32]
 	// Diff says which inputs the op is differentiable with respect to (nil:
 	// none). The gradients come from Grad when it is set, else from the
 	// Backward kernels.

@@ -26,6 +26,9 @@ type Params struct {
 	active *Program
 	arena  arena
 	packs  packs // packed copies of parameters while frozen
+	// precision is that of the programs compiled on the store without
+	// WithPrecision ("": Float32).
+	precision Precision
 }
 
 // NewParams returns an empty parameter store of element type dtype (tensor.Float32

@@ -31,6 +31,8 @@ type Program struct {
 	// the program last became active.
 	outputs map[string]output
 	ran     bool
+	// precision is that of the program's products.
+	precision Precision
 }
 
 // output is a node read after a run: its value where its op wrote it or,
@@ -44,11 +46,20 @@ type output struct {
 // Compile compiles the graph of s. With a (scalar) loss, the program also
 // computes the loss's symbolic gradient (gorgonia.Grad) with respect to every
 // parameter node of the graph. outputs are nodes to read after each run.
-func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, error) {
+// The options set properties of the program, such as the precision of its
+// products (WithPrecision; by default its parameter store's).
+func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node, opts ...CompileOption) (*Program, error) {
 	if err := s.Err(); err != nil {
 		return nil, errors.Wrap(err, "building the graph")
 	}
-	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]output{}}
+	o := compileOptions{precision: s.b.params.Precision()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.precision.check(s.b.params.dtype); err != nil {
+		return nil, errors.Wrap(err, "compiling")
+	}
+	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]output{}, precision: o.precision}
 	if loss == nil && len(s.b.gradWRT) > 0 {
 		return nil, errors.Errorf("gradients with respect to %v need a loss", s.b.gradWRT)
 	}
@@ -70,6 +81,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, erro
 				return nil, errors.Errorf("op %s is used by two nodes", op.def.Name)
 			}
 			seen[op] = true
+			op.bf16 = o.precision == BF16
 			p.ops = append(p.ops, op)
 		}
 	}

@@ -7,26 +7,28 @@
 // spelling them:
 //
 //	attn := layers.NewMultiHeadAttention(512, 8, 0.1)
-//	out := attn.Apply(s.In("encoder", "layers", 0, "self_attn"), x, x, mask)
+//	out := attn.Apply(s.In("encoder", "layers", 0, "self_attn"), x, x, mask, nil)
 //	// parameters: encoder.layers.0.self_attn.q_proj.weight, …
 //
-// Sublayers plug in. An EncoderLayer or DecoderLayer holds its attention,
-// feed-forward network and norm as values of the interfaces Attention, FFN
-// and Norm (each left nil is the paper's), a model adds Positional
-// encodings, and a Stack runs any layer N times. A Registry maps the names
-// a configuration gives these variants to their constructors, so that a
-// model, and a checkpoint recording the names, can be rebuilt; a program
-// registers its own variants in the Registry it builds with.
+// Sublayers plug in. A Layer (an encoder layer, or with Cross a decoder
+// layer) holds its attention, feed-forward network and norm as values of
+// the interfaces Attention, FFN and Norm (each left nil is the paper's), a
+// model adds Positional encodings, and a Stack runs its layer N times. A
+// Registry maps the names a configuration gives these variants to their
+// constructors and the options each declares (Option), so that a model,
+// and a checkpoint recording the names and options, can be rebuilt; a
+// program registers its own variants in the Registry it builds with.
 //
-// An incremental decoder runs a stack one position at a time:
-// Decoder.Memory projects the encoder's output once, and Decoder.Step (or
-// Encoder.Step, for a decoder-only stack) decodes a new position against
-// each layer's cache of the earlier positions' keys and values
-// (IncrementalAttention.Cached).
+// There is one forward pass. An incremental decoder runs the same Apply
+// one position at a time, given a Cache per attention: the keys and values
+// of the earlier positions and the new position's Slot (Stack.Memory
+// projects the encoder's output for cross-attention once).
 //
-// Beyond the paper: Rotary (RoPE), SwiGLU and GroupedQueryAttention (multi-query
-// attention as one key/value head, with Cached for incremental decoding), each
-// built from graph.Scope's general tensor ops and checked against PyTorch.
+// Beyond the paper, as options of the one MultiHeadAttention: key/value
+// heads shared by groups of query heads (grouped-query and multi-query
+// attention), Rotary positions (RoPE) and a PositionBias (ALiBi); and the
+// SwiGLU feed-forward network. Each is built from graph.Scope's general
+// tensor ops and checked against PyTorch.
 //
 // Tensors are written with their shapes in comments: x [batch, len, dModel].
 package layers

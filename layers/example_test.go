@@ -5,7 +5,6 @@ import (
 	"log"
 	"math/rand/v2"
 
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
@@ -14,7 +13,7 @@ import (
 
 // An encoder layer with the feed-forward network swapped: the sublayers
 // left nil are the paper's.
-func ExampleEncoderLayer() {
+func ExampleLayer() {
 	params, err := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		log.Fatal(err)
@@ -22,13 +21,13 @@ func ExampleEncoderLayer() {
 	s := graph.NewScope(params)
 	x := s.Input("x", tensor.Float32, 2, 5, 16) // [batch, len, dModel]
 	z := layers.Sizes{DModel: 16, Heads: 4, DFF: 32, Eps: 1e-5}
-	l := layers.EncoderLayer{Sizes: z, FFN: layers.Linear{In: 16, Out: 16}}
-	y := l.Apply(s.In("layer"), x, nil)
+	l := layers.Layer{Sizes: z, FFN: layers.Linear{In: 16, Out: 16}}
+	y := l.Apply(s.In("layer"), x, nil, nil, nil, nil)
 	fmt.Println(y.Shape(), params.Names()[8:])
 	// Output: (2, 5, 16) [layer.norm1.weight layer.norm1.bias layer.feed_forward.weight layer.feed_forward.bias layer.norm2.weight layer.norm2.bias]
 }
 
-// A stack of layers of one's own: Stack.Apply runs the layer in scopes
+// A decoder of two pre-norm layers: Stack.Apply runs the layer in scopes
 // layers.0, layers.1, … and adds the final norm.
 func ExampleStack_Apply() {
 	params, err := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 2)))
@@ -36,13 +35,14 @@ func ExampleStack_Apply() {
 		log.Fatal(err)
 	}
 	s := graph.NewScope(params)
-	x := s.Input("x", tensor.Float32, 2, 5, 16)
-	st := layers.Stack{N: 2, FinalNorm: layers.RMSNorm{DModel: 16, Eps: 1e-6}}
-	y := st.Apply(s.In("mixer"), x, func(s *graph.Scope, x *G.Node) *G.Node {
-		return s.Add(x, s.ReLU(layers.NewLinear(16, 16).Apply(s.In("mix"), x))) // x + max(0, x·Wᵀ + b)
-	})
-	fmt.Println(y.Shape(), params.Names())
-	// Output: (2, 5, 16) [mixer.layers.0.mix.weight mixer.layers.0.mix.bias mixer.layers.1.mix.weight mixer.layers.1.mix.bias mixer.norm.weight]
+	y := s.Input("y", tensor.Float32, 2, 5, 16)      // [batch, lenT, dModel]
+	memory := s.Input("x", tensor.Float32, 2, 7, 16) // the encoder's output [batch, lenS, dModel]
+	norm := layers.RMSNorm{DModel: 16, Eps: 1e-6}
+	z := layers.Sizes{DModel: 16, Heads: 4, DFF: 32, PreNorm: true}
+	st := layers.Stack{Layer: layers.Layer{Sizes: z, Cross: true, Norm: norm}, N: 2, FinalNorm: norm}
+	out := st.Apply(s.In("decoder"), y, nil, memory, nil, nil)
+	fmt.Println(out.Shape(), len(params.Names()), params.Names()[len(params.Names())-1])
+	// Output: (2, 5, 16) 47 decoder.norm.weight
 }
 
 // Registering a variant by name, so that configs and checkpoints can name
@@ -54,7 +54,7 @@ func ExampleRegistry() {
 		log.Fatal(err)
 	}
 	z := layers.Sizes{DModel: 16, Heads: 4, DFF: 32, Eps: 1e-6, PreNorm: true}
-	l, err := reg.EncoderLayer(z, layers.Variants{Attention: "multi-head", FFN: "linear", Norm: "rms"})
+	l, err := reg.Layer(z, layers.Variants{Attention: "multi-head", FFN: "linear", Norm: "rms"}, false)
 	if err != nil {
 		log.Fatal(err)
 	}

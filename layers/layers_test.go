@@ -32,6 +32,11 @@ func tgtMask(s *graph.Scope) *G.Node {
 	return s.Constant("tgt_mask", CausalMask(s.Dtype(), tgtIDs, 2, 3, 0))
 }
 
+// mha is the paper's attention on the test sizes.
+func mha() MultiHeadAttention {
+	return NewMultiHeadAttention(sizes.DModel, sizes.Heads, sizes.AttnDropout)
+}
+
 func TestLayerGradients(t *testing.T) {
 	pre := sizes
 	pre.PreNorm = true
@@ -42,38 +47,38 @@ func TestLayerGradients(t *testing.T) {
 			return NewEmbedding(10, 8).Apply(s, ids)
 		}},
 		{"logits", func(s *graph.Scope) *G.Node { return NewEmbedding(10, 8).Logits(s, input(s, "x", 3)) }},
-		{"learned positions", func(s *graph.Scope) *G.Node { return Learned{MaxLen: 6, DModel: 8}.Apply(s, input(s, "x", 3)) }},
-		{"sinusoidal positions", func(s *graph.Scope) *G.Node { return Sinusoidal{DModel: 8}.Apply(s, input(s, "x", 3)) }},
+		{"learned positions", func(s *graph.Scope) *G.Node { return Learned{MaxLen: 6, DModel: 8}.Apply(s, input(s, "x", 3), nil) }},
+		{"sinusoidal positions", func(s *graph.Scope) *G.Node { return Sinusoidal{DModel: 8}.Apply(s, input(s, "x", 3), nil) }},
 		{"self-attention", func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 4)
-			return sizes.attentionOr(nil).Apply(s, x, x, srcMask(s))
+			return mha().Apply(s, x, x, srcMask(s), nil)
 		}},
 		{"causal self-attention", func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 3)
-			return sizes.attentionOr(nil).Apply(s, x, x, tgtMask(s))
+			return mha().Apply(s, x, x, tgtMask(s), nil)
 		}},
 		{"cross-attention", func(s *graph.Scope) *G.Node {
-			return sizes.attentionOr(nil).Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s))
+			return mha().Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s), nil)
 		}},
 		{"feed-forward", func(s *graph.Scope) *G.Node { return NewFeedForward(8, 12).Apply(s, input(s, "x", 3)) }},
 		{"layer norm", func(s *graph.Scope) *G.Node { return LayerNorm{DModel: 8, Eps: 1e-5}.Apply(s, input(s, "x", 3)) }},
 		{"rms norm", func(s *graph.Scope) *G.Node { return RMSNorm{DModel: 8, Eps: 1e-6}.Apply(s, input(s, "x", 3)) }},
 		{"encoder layer, post-norm", func(s *graph.Scope) *G.Node {
-			return EncoderLayer{Sizes: sizes}.Apply(s, input(s, "x", 4), srcMask(s))
+			return Layer{Sizes: sizes}.Apply(s, input(s, "x", 4), srcMask(s), nil, nil, nil)
 		}},
 		{"encoder layer, pre-norm, rms", func(s *graph.Scope) *G.Node {
-			return EncoderLayer{Sizes: pre, Norm: RMSNorm{DModel: 8, Eps: 1e-6}}.Apply(s, input(s, "x", 4), srcMask(s))
+			return Layer{Sizes: pre, Norm: RMSNorm{DModel: 8, Eps: 1e-6}}.Apply(s, input(s, "x", 4), srcMask(s), nil, nil, nil)
 		}},
 		{"decoder layer, post-norm", func(s *graph.Scope) *G.Node {
-			return DecoderLayer{Sizes: sizes}.Apply(s, input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+			return Layer{Sizes: sizes, Cross: true}.Apply(s, input(s, "y", 3), tgtMask(s), input(s, "x", 4), srcMask(s), nil)
 		}},
 		{"decoder stack, pre-norm", func(s *graph.Scope) *G.Node {
-			d := Decoder{Layer: DecoderLayer{Sizes: pre}, Stack: Stack{N: 2, FinalNorm: LayerNorm{DModel: 8, Eps: 1e-5}}}
-			return d.Apply(s, input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+			d := Stack{Layer: Layer{Sizes: pre, Cross: true}, N: 2, FinalNorm: LayerNorm{DModel: 8, Eps: 1e-5}}
+			return d.Apply(s, input(s, "y", 3), tgtMask(s), input(s, "x", 4), srcMask(s), nil)
 		}},
 		{"encoder stack", func(s *graph.Scope) *G.Node {
-			e := Encoder{Layer: EncoderLayer{Sizes: sizes}, Stack: Stack{N: 2}}
-			return e.Apply(s, input(s, "x", 4), srcMask(s))
+			e := Stack{Layer: Layer{Sizes: sizes}, N: 2}
+			return e.Apply(s, input(s, "x", 4), srcMask(s), nil, nil, nil)
 		}},
 	}
 	gradChecks(t, tests)
@@ -82,7 +87,7 @@ func TestLayerGradients(t *testing.T) {
 func TestParameterNames(t *testing.T) {
 	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
 	s := graph.NewScope(params)
-	DecoderLayer{Sizes: sizes}.Apply(s.In("decoder", "layers", 0), input(s, "y", 3), input(s, "x", 4), tgtMask(s), srcMask(s))
+	Layer{Sizes: sizes, Cross: true}.Apply(s.In("decoder", "layers", 0), input(s, "y", 3), tgtMask(s), input(s, "x", 4), srcMask(s), nil)
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,20 +10,31 @@ import (
 	"github.com/transformer-go/transformer/graph"
 )
 
-// Positional adds position information to embedded sequences x [batch, len, dModel].
+// Positional adds position information to embedded sequences x [batch, len,
+// dModel]: the encodings of positions 0, 1, …, len-1, or with a slot at
+// (incremental decoding, len 1) of position at.Index, below the length of
+// at.Mask.
 type Positional interface {
-	// Apply adds the encodings of positions 0, 1, …, len-1.
-	Apply(s *graph.Scope, x *G.Node) *G.Node
-	// At adds the encodings of the positions pos, an int [batch, len] of
-	// values below n: an incremental decoder's step adds position t this way.
-	At(s *graph.Scope, x, pos *G.Node, n int) *G.Node
+	Apply(s *graph.Scope, x *G.Node, at *Slot) *G.Node
 }
 
-// addAt adds to x the rows pos of table [n, dModel]:
+// addTable adds the rows of table [n, dModel] to x: rows 0 … len-1, or row
+// at.Index:
 //
-//	y[b, i, :] = x[b, i, :] + table[pos[b, i], :]
-func addAt(s *graph.Scope, x, table, pos *G.Node) *G.Node {
-	return s.Add(x, s.Embed(table, pos, 1))
+//	y[b, i, :] = x[b, i, :] + table[i or at.Index, :]
+func addTable(s *graph.Scope, x, table *G.Node, at *Slot) *G.Node {
+	if at != nil {
+		table = s.Embed(table, at.Index, 1)
+	}
+	return s.AddPositions(x, table)
+}
+
+// positions is the number of rows a table needs for x at the slot at.
+func positions(x *G.Node, at *Slot) int {
+	if at != nil {
+		return at.Mask.Shape()[3]
+	}
+	return x.Shape()[1]
 }
 
 // Sinusoidal is the paper's fixed positional encoding (section 3.5), positions
@@ -34,19 +45,13 @@ func addAt(s *graph.Scope, x, table, pos *G.Node) *G.Node {
 type Sinusoidal struct{ DModel int }
 
 // Apply adds PE to x.
-func (p Sinusoidal) Apply(s *graph.Scope, x *G.Node) *G.Node {
+func (p Sinusoidal) Apply(s *graph.Scope, x *G.Node, at *Slot) *G.Node {
 	if x == nil {
 		return nil
 	}
-	n := x.Shape()[1]
+	n := positions(x, at)
 	pe := graph.FromFloat64s(s.Dtype(), SinusoidTable(n, p.DModel), n, p.DModel)
-	return s.AddPositions(x, s.Constant("sinusoid", pe))
-}
-
-// At adds PE(pos) to x; pos must be below n.
-func (p Sinusoidal) At(s *graph.Scope, x, pos *G.Node, n int) *G.Node {
-	pe := graph.FromFloat64s(s.Dtype(), SinusoidTable(n, p.DModel), n, p.DModel)
-	return addAt(s, x, s.Constant("sinusoid", pe), pos)
+	return addTable(s, x, s.Constant("sinusoid", pe), at)
 }
 
 // SinusoidTable is PE for positions 0..n-1: n rows of dModel values.
@@ -65,26 +70,20 @@ func SinusoidTable(n, dModel int) []float64 {
 }
 
 // Learned is the learned-positions variant the paper compared (table 3, row E):
-// a parameter "weight" [MaxLen, dModel] whose first len rows are added to x.
+// a parameter "weight" [MaxLen, dModel] whose rows are added to x.
 type Learned struct{ MaxLen, DModel int }
 
 // Apply adds the learned positions to x.
-func (p Learned) Apply(s *graph.Scope, x *G.Node) *G.Node {
-	return s.AddPositions(x, p.weight(s))
-}
-
-// weight is the table [MaxLen, dModel], drawn from N(0, 0.02²).
-func (p Learned) weight(s *graph.Scope) *G.Node {
-	return s.Param("weight", tensor.Shape{p.MaxLen, p.DModel}, graph.Normal(0.02))
-}
-
-// At adds the learned rows pos to x; n must not exceed MaxLen.
-func (p Learned) At(s *graph.Scope, x, pos *G.Node, n int) *G.Node {
-	if n > p.MaxLen {
+func (p Learned) Apply(s *graph.Scope, x *G.Node, at *Slot) *G.Node {
+	if x == nil {
+		return nil
+	}
+	if n := positions(x, at); n > p.MaxLen {
 		s.Fail(errors.Errorf("learned positions: %d positions asked for, the table has %d", n, p.MaxLen))
 		return nil
 	}
-	return addAt(s, x, p.weight(s), pos)
+	// weight: [MaxLen, dModel], drawn from N(0, 0.02²)
+	return addTable(s, x, s.Param("weight", tensor.Shape{p.MaxLen, p.DModel}, graph.Normal(0.02)), at)
 }
 
 // NoPositions adds nothing: for models whose attention places positions
@@ -92,7 +91,4 @@ func (p Learned) At(s *graph.Scope, x, pos *G.Node, n int) *G.Node {
 type NoPositions struct{}
 
 // Apply returns x.
-func (NoPositions) Apply(_ *graph.Scope, x *G.Node) *G.Node { return x }
-
-// At returns x.
-func (NoPositions) At(_ *graph.Scope, x, _ *G.Node, _ int) *G.Node { return x }
+func (NoPositions) Apply(_ *graph.Scope, x *G.Node, _ *Slot) *G.Node { return x }

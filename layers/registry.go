@@ -1,6 +1,8 @@
 package layers
 
 import (
+	"maps"
+	"math"
 	"sort"
 	"strings"
 
@@ -41,47 +43,87 @@ const (
 
 // NewRegistry returns a registry of the built-in variants: attention
 // "multi-head", "grouped-query" (Sizes.KVHeads key/value heads; 1 is
-// multi-query attention) and "rotary" (grouped-query attention with rotary
-// positions: use it with positions "none"); feed-forward "relu" and
-// "swiglu"; norms "layer" and "rms"; positions "sinusoidal", "learned" and
-// "none".
+// multi-query attention), "rotary" (with rotary positions; option
+// rotary_base) and "alibi" (with linear biases; option alibi_max_bias),
+// each with option no_bias; feed-forward "relu" and "swiglu"; norms
+// "layer" and "rms"; positions "sinusoidal", "learned" and "none".
 func NewRegistry() *Registry {
-	return &Registry{
-		Attention: Table[Attention]{kind: "attention", byName: map[string]func(Sizes) Attention{
-			AttentionMultiHead: func(z Sizes) Attention { return NewMultiHeadAttention(z.DModel, z.Heads, z.AttnDropout) },
-			AttentionGroupedQuery: func(z Sizes) Attention {
-				return GroupedQueryAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.kvHeads(), Dropout: z.AttnDropout}
-			},
-			AttentionRotary: func(z Sizes) Attention {
-				return GroupedQueryAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.kvHeads(), Dropout: z.AttnDropout, Rotary: true}
-			},
-		}},
-		FFN: Table[FFN]{kind: "ffn", byName: map[string]func(Sizes) FFN{
-			FFNReLU:   func(z Sizes) FFN { return NewFeedForward(z.DModel, z.DFF) },
-			FFNSwiGLU: func(z Sizes) FFN { return SwiGLU{DModel: z.DModel, DFF: z.DFF} },
-		}},
-		Norm: Table[Norm]{kind: "norm", byName: map[string]func(Sizes) Norm{
-			NormLayer: func(z Sizes) Norm { return LayerNorm{DModel: z.DModel, Eps: z.Eps} },
-			NormRMS:   func(z Sizes) Norm { return RMSNorm{DModel: z.DModel, Eps: z.Eps} },
-		}},
-		Positions: Table[Positional]{kind: "positions", byName: map[string]func(Sizes) Positional{
-			PositionsSinusoid: func(z Sizes) Positional { return Sinusoidal{DModel: z.DModel} },
-			PositionsLearned:  func(z Sizes) Positional { return Learned{MaxLen: z.MaxLen, DModel: z.DModel} },
-			PositionsNone:     func(Sizes) Positional { return NoPositions{} },
-		}},
+	r := &Registry{Attention: Table[Attention]{kind: "attention"}, FFN: Table[FFN]{kind: "ffn"},
+		Norm: Table[Norm]{kind: "norm"}, Positions: Table[Positional]{kind: "positions"}}
+	for _, err := range []error{
+		r.Attention.Register(AttentionMultiHead, func(z Sizes) Attention { a := attentionOf(z); a.KVHeads = 0; return a }, NoBias),
+		r.Attention.Register(AttentionGroupedQuery, func(z Sizes) Attention { return attentionOf(z) }, NoBias),
+		r.Attention.Register(AttentionRotary, func(z Sizes) Attention {
+			a := attentionOf(z)
+			a.Rotary, a.RotaryBase = !z.Cross, z.Options[OptionRotaryBase]
+			return a
+		}, NoBias, Option{Name: OptionRotaryBase, Default: 10000, Valid: positive, Want: "> 0"}),
+		r.Attention.Register(AttentionALiBi, newALiBi, NoBias, alibiMaxBias),
+		r.FFN.Register(FFNReLU, func(z Sizes) FFN { return NewFeedForward(z.DModel, z.DFF) }),
+		r.FFN.Register(FFNSwiGLU, func(z Sizes) FFN { return SwiGLU{DModel: z.DModel, DFF: z.DFF} }),
+		r.Norm.Register(NormLayer, func(z Sizes) Norm { return LayerNorm{DModel: z.DModel, Eps: z.Eps} }),
+		r.Norm.Register(NormRMS, func(z Sizes) Norm { return RMSNorm{DModel: z.DModel, Eps: z.Eps} }),
+		r.Positions.Register(PositionsSinusoid, func(z Sizes) Positional { return Sinusoidal{DModel: z.DModel} }),
+		r.Positions.Register(PositionsLearned, func(z Sizes) Positional { return Learned{MaxLen: z.MaxLen, DModel: z.DModel} }),
+		r.Positions.Register(PositionsNone, func(Sizes) Positional { return NoPositions{} }),
+	} {
+		if err != nil {
+			panic(err) // the built-in names are registered once
+		}
 	}
+	return r
 }
 
-// Table is one kind of sublayer in a Registry: names and constructors.
-// The zero Table is empty and usable.
+// The options of the built-in variants, by their names in a config.
+const (
+	OptionNoBias     = "no_bias"     // 1: attention projections without biases
+	OptionRotaryBase = "rotary_base" // RoPE's base θ, 10000
+)
+
+// attentionOf is the attention of the sizes z: grouped-query with
+// z.KVHeads, without biases with option no_bias.
+func attentionOf(z Sizes) MultiHeadAttention {
+	return MultiHeadAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.KVHeads, Dropout: z.AttnDropout, NoBias: z.Options[OptionNoBias] == 1}
+}
+
+// NoBias is the option no_bias of the built-in attentions: 1 makes their
+// projections Linears without biases.
+var NoBias = Option{Name: OptionNoBias, Default: 0, Valid: func(v float64) bool { return v == 0 || v == 1 }, Want: "0 or 1"}
+
+// positive reports whether v > 0.
+func positive(v float64) bool { return v > 0 }
+
+// Option is a setting a variant declares: its name among a config's
+// options (Sizes.Options), its default, and the values it takes.
+type Option struct {
+	Name    string
+	Default float64
+	// Valid reports whether the variant takes a value; Want says which
+	// it takes, for errors.
+	Valid func(float64) bool
+	Want  string
+}
+
+// Check reports a value the option does not take, naming it.
+func (o Option) Check(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || o.Valid != nil && !o.Valid(v) {
+		return errors.Errorf("option %s is %v, want %s", o.Name, v, o.Want)
+	}
+	return nil
+}
+
+// Table is one kind of sublayer in a Registry: names, constructors, and
+// the options each declares. The zero Table is empty and usable.
 type Table[T any] struct {
-	kind   string
-	byName map[string]func(Sizes) T
+	kind    string
+	byName  map[string]func(Sizes) T
+	options map[string][]Option
 }
 
-// Register adds the constructor f under name. Names are not empty, hold no
-// spaces and are registered once.
-func (t *Table[T]) Register(name string, f func(Sizes) T) error {
+// Register adds the constructor f under name, with the options it reads
+// from Sizes.Options. Names are not empty, hold no spaces and are
+// registered once.
+func (t *Table[T]) Register(name string, f func(Sizes) T, options ...Option) error {
 	switch {
 	case name == "" || strings.ContainsAny(name, " \t\n"):
 		return errors.Errorf("register %s: name %q is empty or holds spaces", t.kind, name)
@@ -91,20 +133,34 @@ func (t *Table[T]) Register(name string, f func(Sizes) T) error {
 		return errors.Errorf("register %s: %q is already registered", t.kind, name)
 	}
 	if t.byName == nil {
-		t.byName = map[string]func(Sizes) T{}
+		t.byName, t.options = map[string]func(Sizes) T{}, map[string][]Option{}
 	}
-	t.byName[name] = f
+	t.byName[name], t.options[name] = f, options
 	return nil
 }
 
-// New builds the variant registered under name for the sizes z. The error
-// of an unknown name lists the registered ones.
+// Options are the options the variant registered under name declares.
+func (t *Table[T]) Options(name string) []Option { return t.options[name] }
+
+// New builds the variant registered under name for the sizes z, its
+// options that z.Options leaves out at their defaults. The error of an
+// unknown name lists the registered ones.
 func (t *Table[T]) New(name string, z Sizes) (T, error) {
 	f := t.byName[name]
 	if f == nil {
 		var zero T
 		return zero, errors.Errorf("unknown %s %q: registered are %s", t.kind, name, strings.Join(t.Names(), ", "))
 	}
+	opts := maps.Clone(z.Options)
+	for _, o := range t.options[name] {
+		if _, ok := opts[o.Name]; !ok {
+			if opts == nil {
+				opts = map[string]float64{}
+			}
+			opts[o.Name] = o.Default
+		}
+	}
+	z.Options = opts
 	return f(z), nil
 }
 
@@ -123,33 +179,23 @@ type Variants struct {
 	Attention, FFN, Norm, Positions string
 }
 
-// EncoderLayer builds an encoder layer of sizes z from the variants v.
-func (r *Registry) EncoderLayer(z Sizes, v Variants) (EncoderLayer, error) {
-	l := EncoderLayer{Sizes: z}
+// Layer builds a layer of sizes z from the variants v, a decoder layer if
+// cross, its self- and cross-attention both of v.Attention, the latter
+// built with Sizes.Cross.
+func (r *Registry) Layer(z Sizes, v Variants, cross bool) (Layer, error) {
+	l := Layer{Sizes: z, Cross: cross}
 	var err error
 	if l.SelfAttn, err = r.Attention.New(v.Attention, z); err != nil {
 		return l, err
+	}
+	if cross {
+		zc := z
+		zc.Cross = true
+		l.CrossAttn, _ = r.Attention.New(v.Attention, zc)
 	}
 	if l.FFN, err = r.FFN.New(v.FFN, z); err != nil {
 		return l, err
 	}
 	l.Norm, err = r.Norm.New(v.Norm, z)
 	return l, err
-}
-
-// DecoderLayer builds a decoder layer of sizes z from the variants v, its
-// self- and cross-attention both of v.Attention.
-func (r *Registry) DecoderLayer(z Sizes, v Variants) (DecoderLayer, error) {
-	e, err := r.EncoderLayer(z, v)
-	if err != nil {
-		return DecoderLayer{}, err
-	}
-	cross, err := r.Attention.New(v.Attention, z)
-	if g, ok := cross.(GroupedQueryAttention); ok {
-		// Rotary positions are for self-attention: the queries and keys of
-		// cross-attention are positions of different sequences.
-		g.Rotary = false
-		cross = g
-	}
-	return DecoderLayer{Sizes: z, SelfAttn: e.SelfAttn, CrossAttn: cross, FFN: e.FFN, Norm: e.Norm}, err
 }

@@ -19,7 +19,7 @@ func TestRegistryBuiltins(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"attention", r.Attention.Names(), []string{AttentionGroupedQuery, AttentionMultiHead, AttentionRotary}},
+		{"attention", r.Attention.Names(), []string{AttentionALiBi, AttentionGroupedQuery, AttentionMultiHead, AttentionRotary}},
 		{"ffn", r.FFN.Names(), []string{FFNReLU, FFNSwiGLU}},
 		{"norm", r.Norm.Names(), []string{NormLayer, NormRMS}},
 		{"positions", r.Positions.Names(), []string{PositionsLearned, PositionsNone, PositionsSinusoid}},
@@ -44,7 +44,7 @@ func TestRegistryErrors(t *testing.T) {
 		{"no constructor", r.FFN.Register("nil", nil), `ffn "nil": no constructor`},
 		{"taken", r.FFN.Register(FFNReLU, gated), `"relu" is already registered`},
 		{"unknown", second(r.Norm.New("batch", sizes)), `unknown norm "batch": registered are layer, rms`},
-		{"unknown in a layer", second(r.EncoderLayer(sizes, Variants{Attention: "mqa", FFN: FFNReLU, Norm: NormLayer})), `unknown attention "mqa"`},
+		{"unknown in a layer", second(r.Layer(sizes, Variants{Attention: "mqa", FFN: FFNReLU, Norm: NormLayer}, false)), `unknown attention "mqa"`},
 	}
 	for _, tc := range tests {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
@@ -75,25 +75,25 @@ func TestRegistriesAreApart(t *testing.T) {
 func TestRegistryBuildsThePapersLayers(t *testing.T) {
 	r := NewRegistry()
 	v := Variants{Attention: AttentionMultiHead, FFN: FFNReLU, Norm: NormLayer}
-	enc, err := r.EncoderLayer(sizes, v)
+	enc, err := r.Layer(sizes, v, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := r.DecoderLayer(sizes, v)
+	dec, err := r.Layer(sizes, v, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(e EncoderLayer, d DecoderLayer) func(s *graph.Scope) map[string]*G.Node {
+	build := func(e, d Layer) func(s *graph.Scope) map[string]*G.Node {
 		return func(s *graph.Scope) map[string]*G.Node {
 			x := randomConstant(s, "x", rand.New(rand.NewPCG(1, 2)), 2, 4, sizes.DModel)
 			y := randomConstant(s, "y", rand.New(rand.NewPCG(3, 4)), 2, 3, sizes.DModel)
 			return map[string]*G.Node{
-				"encoder": e.Apply(s.In("encoder"), x, srcMask(s)),
-				"decoder": d.Apply(s.In("decoder"), y, x, tgtMask(s), srcMask(s)),
+				"encoder": e.Apply(s.In("encoder"), x, srcMask(s), nil, nil, nil),
+				"decoder": d.Apply(s.In("decoder"), y, tgtMask(s), x, srcMask(s), nil),
 			}
 		}
 	}
-	want := runGraph(t, build(EncoderLayer{Sizes: sizes}, DecoderLayer{Sizes: sizes}))
+	want := runGraph(t, build(Layer{Sizes: sizes}, Layer{Sizes: sizes, Cross: true}))
 	got := runGraph(t, build(enc, dec))
 	for name := range want {
 		assertNear(t, name, got[name], want[name])
@@ -113,18 +113,18 @@ func (f gatedFFN) Apply(s *graph.Scope, x *G.Node) *G.Node {
 // onlyApply is an attention without an incremental form.
 type onlyApply struct{ mha MultiHeadAttention }
 
-func (a onlyApply) Apply(s *graph.Scope, q, kv, mask *G.Node) *G.Node {
-	return a.mha.Apply(s, q, kv, mask)
+func (a onlyApply) Apply(s *graph.Scope, q, kv, mask *G.Node, _ *Cache) *G.Node {
+	return a.mha.Apply(s, q, kv, mask, nil)
 }
 
 // TestPluggedSublayers swaps sublayers of a layer: the parameters follow
-// the plugged ones, the gradients are right, and a Step without an
-// incremental attention is an error that names it.
+// the plugged ones, the gradients are right, and a layer without an
+// incremental attention says it cannot decode, naming it.
 func TestPluggedSublayers(t *testing.T) {
-	l := EncoderLayer{Sizes: sizes, FFN: gatedFFN{DModel: sizes.DModel}, Norm: RMSNorm{DModel: sizes.DModel, Eps: 1e-6}}
+	l := Layer{Sizes: sizes, FFN: gatedFFN{DModel: sizes.DModel}, Norm: RMSNorm{DModel: sizes.DModel, Eps: 1e-6}}
 	params, _ := graph.NewParams(tensor.Float64, rand.New(rand.NewPCG(1, 1)))
 	s := graph.NewScope(params)
-	l.Apply(s.In("enc"), input(s, "x", 4), srcMask(s))
+	l.Apply(s.In("enc"), input(s, "x", 4), srcMask(s), nil, nil, nil)
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -139,47 +139,75 @@ func TestPluggedSublayers(t *testing.T) {
 			t.Errorf("parameter %s of the default sublayer in %v", unwanted, names)
 		}
 	}
-	c := graph.GradCheck{Build: func(s *graph.Scope) *G.Node { return l.Apply(s, input(s, "x", 4), srcMask(s)) }, Seed: 3, MaxPerParam: 16}
+	c := graph.GradCheck{Build: func(s *graph.Scope) *G.Node { return l.Apply(s, input(s, "x", 4), srcMask(s), nil, nil, nil) }, Seed: 3, MaxPerParam: 16}
 	if err := c.Run(); err != nil {
 		t.Fatal(err)
 	}
 
-	l.SelfAttn = onlyApply{sizes.attentionOr(nil).(MultiHeadAttention)}
-	s = graph.NewScope(params)
-	zero := s.Constant("cache", graph.FromFloat64s(tensor.Float64, make([]float64, 2*2*4*4), 2, 2, 4, 4))
-	at := Slot{Index: intConstant(s, "slot", []int{0}, 1), Mask: s.Constant("slot_mask", StepMask(tensor.Float64, 0, 4))}
-	l.Step(s, input(s, "x1", 1), KV{K: zero, V: zero}, at)
-	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "IncrementalAttention") {
-		t.Fatalf("step with an attention of Apply alone: error %v, want one naming IncrementalAttention", err)
-	}
-	if _, _, err := l.CacheDims(); err == nil {
-		t.Fatal("cache dims of an attention of Apply alone")
+	l.SelfAttn = onlyApply{mha()}
+	if _, _, err := l.CacheDims(); err == nil || !strings.Contains(err.Error(), "layers.onlyApply cannot decode incrementally") {
+		t.Fatalf("cache dims of an attention of Apply alone: %v", err)
 	}
 }
 
-// TestStackApply runs a layer of one's own through a Stack: each in its
-// scope, then the final norm.
+// TestStackApply runs a layer with a sublayer of one's own through a
+// Stack: each layer in its scope, then the final norm.
 func TestStackApply(t *testing.T) {
 	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
 	s := graph.NewScope(params)
-	st := Stack{N: 3, FinalNorm: LayerNorm{DModel: sizes.DModel, Eps: 1e-5}}
-	calls := 0
-	out := st.Apply(s.In("decoder"), input(s, "x", 3), func(s *graph.Scope, x *G.Node) *G.Node {
-		calls++
-		return NewLinear(sizes.DModel, sizes.DModel).Apply(s.In("mix"), x)
-	})
+	st := Stack{Layer: Layer{Sizes: sizes, FFN: gatedFFN{DModel: sizes.DModel}}, N: 3, FinalNorm: LayerNorm{DModel: sizes.DModel, Eps: 1e-5}}
+	out := st.Apply(s.In("decoder"), input(s, "x", 3), nil, nil, nil, nil)
 	if err := s.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if calls != 3 || !out.Shape().Eq(tensor.Shape{2, 3, sizes.DModel}) {
-		t.Fatalf("%d layers made %v, want 3 and [2 3 8]", calls, out.Shape())
+	if !out.Shape().Eq(tensor.Shape{2, 3, sizes.DModel}) {
+		t.Fatalf("the stack made %v, want [2 3 8]", out.Shape())
 	}
-	want := []string{"x"}
+	names := params.Names()
 	for _, l := range []string{"0", "1", "2"} {
-		want = append(want, "decoder.layers."+l+".mix.weight", "decoder.layers."+l+".mix.bias")
+		if !slices.Contains(names, "decoder.layers."+l+".feed_forward.gate") {
+			t.Errorf("no layer %s in %v", l, names)
+		}
 	}
-	want = append(want, "decoder.norm.weight", "decoder.norm.bias")
-	if got := params.Names(); !slices.Equal(got, want) {
-		t.Fatalf("parameters\n got %v\nwant %v", got, want)
+	if !slices.Equal(names[len(names)-2:], []string{"decoder.norm.weight", "decoder.norm.bias"}) {
+		t.Errorf("parameters %v do not end with the final norm", names)
+	}
+}
+
+// TestVariantOptions builds variants with their declared options: left
+// out, at their defaults; set, as set; and checks the values.
+func TestVariantOptions(t *testing.T) {
+	r := NewRegistry()
+	a, _ := r.Attention.New(AttentionRotary, sizes)
+	if g := a.(MultiHeadAttention); !g.Rotary || g.RotaryBase != 10000 || g.NoBias {
+		t.Errorf("rotary with default options: %+v", g)
+	}
+	z := sizes
+	z.Options = map[string]float64{OptionRotaryBase: 500, OptionNoBias: 1}
+	a, _ = r.Attention.New(AttentionRotary, z)
+	if g := a.(MultiHeadAttention); g.RotaryBase != 500 || !g.NoBias {
+		t.Errorf("rotary with rotary_base 500 and no_bias 1: %+v", g)
+	}
+	z.Cross = true
+	a, _ = r.Attention.New(AttentionALiBi, z)
+	if g := a.(MultiHeadAttention); g.Rotary || g.Bias != nil {
+		t.Errorf("alibi cross-attention places positions: %+v", g)
+	}
+	a, _ = r.Attention.New(AttentionALiBi, sizes)
+	if g := a.(MultiHeadAttention); g.Bias != (ALiBi{MaxBias: 8}) {
+		t.Errorf("alibi with default options: %+v", g)
+	}
+	names := map[string]bool{}
+	for _, o := range r.Attention.Options(AttentionALiBi) {
+		names[o.Name] = true
+	}
+	if !names[OptionALiBiMaxBias] || !names[OptionNoBias] || len(names) != 2 {
+		t.Errorf("alibi declares %v", names)
+	}
+	if err := alibiMaxBias.Check(0); err == nil || !strings.Contains(err.Error(), "option alibi_max_bias is 0, want > 0") {
+		t.Errorf("alibi_max_bias 0: %v", err)
+	}
+	if err := NoBias.Check(0.5); err == nil || NoBias.Check(1) != nil {
+		t.Errorf("no_bias 0.5: %v", err)
 	}
 }

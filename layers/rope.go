@@ -34,15 +34,9 @@ func (r Rotary) Apply(s *graph.Scope, x *G.Node) *G.Node {
 		s.Fail(err)
 		return nil
 	}
-	n := x.Shape()[x.Dims()-2]
-	positions := make([]int, n)
-	for i := range positions {
-		positions[i] = i
-	}
-	cos, sin := r.tables(positions)
 	// cos, sin: [len, dHead], broadcast over the leading axes of x.
-	return r.rotate(s, x, s.Constant(fmt.Sprintf("rope.cos[%d]", n), graph.FromFloat64s(s.Dtype(), cos, n, r.DHead)),
-		s.Constant(fmt.Sprintf("rope.sin[%d]", n), graph.FromFloat64s(s.Dtype(), sin, n, r.DHead)))
+	cos, sin := r.tables(s, x.Shape()[x.Dims()-2])
+	return r.rotate(s, x, cos, sin)
 }
 
 // At rotates x [..., len, dHead] at the positions pos, an int [len] below
@@ -53,15 +47,9 @@ func (r Rotary) At(s *graph.Scope, x, pos *G.Node, maxLen int) *G.Node {
 		s.Fail(err)
 		return nil
 	}
-	positions := make([]int, maxLen)
-	for i := range positions {
-		positions[i] = i
-	}
-	cos, sin := r.tables(positions)
 	// The rows pos of the tables [maxLen, dHead]: [len, dHead].
-	cosT := s.Constant(fmt.Sprintf("rope.cos[%d]", maxLen), graph.FromFloat64s(s.Dtype(), cos, maxLen, r.DHead))
-	sinT := s.Constant(fmt.Sprintf("rope.sin[%d]", maxLen), graph.FromFloat64s(s.Dtype(), sin, maxLen, r.DHead))
-	return r.rotate(s, x, s.Embed(cosT, pos, 1), s.Embed(sinT, pos, 1))
+	cos, sin := r.tables(s, maxLen)
+	return r.rotate(s, x, s.Embed(cos, pos, 1), s.Embed(sin, pos, 1))
 }
 
 func (r Rotary) check(x *G.Node) error {
@@ -74,26 +62,26 @@ func (r Rotary) check(x *G.Node) error {
 	return nil
 }
 
-// tables are cos(p·θ_j) and the signed sin(p·θ_j) for each position p and
-// feature j of a head (θ repeated over the two halves, the sine negated on
-// the first), [len(positions), dHead].
-func (r Rotary) tables(positions []int) (cos, sin []float64) {
+// tables are the constants cos(p·θ_j) and the signed sin(p·θ_j) for each
+// position p < n and feature j of a head (θ repeated over the two halves,
+// the sine negated on the first), [n, dHead].
+func (r Rotary) tables(s *graph.Scope, n int) (cos, sin *G.Node) {
 	base := r.Base
 	if base == 0 {
 		base = 10000
 	}
 	half := r.DHead / 2
-	cos, sin = make([]float64, len(positions)*r.DHead), make([]float64, len(positions)*r.DHead)
-	for i, p := range positions {
+	c, sn := make([]float64, n*r.DHead), make([]float64, n*r.DHead)
+	for p := range n {
 		for j := range half {
 			angle := float64(p) * math.Pow(base, -2*float64(j)/float64(r.DHead))
-			c, sn := math.Cos(angle), math.Sin(angle)
-			row := i * r.DHead
-			cos[row+j], cos[row+half+j] = c, c
-			sin[row+j], sin[row+half+j] = -sn, sn
+			row := p * r.DHead
+			c[row+j], c[row+half+j] = math.Cos(angle), math.Cos(angle)
+			sn[row+j], sn[row+half+j] = -math.Sin(angle), math.Sin(angle)
 		}
 	}
-	return cos, sin
+	name := fmt.Sprintf("rope%g[%d]", base, n)
+	return s.Constant(name+".cos", graph.FromFloat64s(s.Dtype(), c, n, r.DHead)), s.Constant(name+".sin", graph.FromFloat64s(s.Dtype(), sn, n, r.DHead))
 }
 
 // rotate is y = x ⊙ cos + swap(x) ⊙ sin, swap exchanging the two halves of

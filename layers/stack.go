@@ -7,43 +7,48 @@ import (
 	"github.com/transformer-go/transformer/graph"
 )
 
-// Stack is N layers, each in its own scope ("layers.0", "layers.1", …),
-// and, if FinalNorm is not nil, a norm ("norm") after the last. Pre-norm
-// stacks need the final norm; the paper's post-norm ones do not have it.
+// Stack is the paper's encoder, or its decoder: N copies of Layer, each in
+// its own scope ("layers.0", "layers.1", …), and, if FinalNorm is not nil,
+// a norm ("norm") after the last. Pre-norm stacks need the final norm; the
+// paper's post-norm ones do not have it. Under a causal mask a stack of
+// encoder layers is a decoder-only model's.
 type Stack struct {
+	Layer     Layer
 	N         int
 	FinalNorm Norm
 }
 
-// Apply runs x [batch, len, dModel] through layer N times, each time in
-// the layer's scope, then through the final norm. layer is any map of x to
-// the same shape: an EncoderLayer's or DecoderLayer's Apply, or a layer of
-// one's own.
-func (st Stack) Apply(s *graph.Scope, x *G.Node, layer func(s *graph.Scope, x *G.Node) *G.Node) *G.Node {
-	for i := range st.N {
-		x = layer(s.In("layers", i), x)
-	}
-	return st.finish(s, x)
-}
-
-// step runs one new position x of an incremental decoder through the
-// layers, layer i reading and updating caches[i], then the final norm.
-func (st Stack) step(s *graph.Scope, x *G.Node, caches []KV, layer func(s *graph.Scope, i int, x *G.Node, cache KV) (*G.Node, KV)) (*G.Node, []KV) {
-	if len(caches) != st.N {
+// Apply runs x [batch, len, dModel] (embedded, with positions) through the
+// layers (Layer.Apply, with mask, memory and memMask), then the final
+// norm. With caches, one per layer, x is one new position of incremental
+// decoding.
+func (st Stack) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, caches []LayerCache) *G.Node {
+	if caches != nil && len(caches) != st.N {
 		s.Fail(errors.Errorf("incremental step: %d caches for %d layers", len(caches), st.N))
-		return nil, nil
+		return nil
 	}
-	out := make([]KV, st.N)
 	for i := range st.N {
-		x, out[i] = layer(s.In("layers", i), i, x, caches[i])
+		var c *LayerCache
+		if caches != nil {
+			c = &caches[i]
+		}
+		x = st.Layer.Apply(s.In("layers", i), x, mask, memory, memMask, c)
 	}
-	return st.finish(s, x), out
-}
-
-// finish applies the final norm, if any.
-func (st Stack) finish(s *graph.Scope, x *G.Node) *G.Node {
 	if st.FinalNorm == nil || s.Err() != nil {
 		return x
 	}
 	return st.FinalNorm.Apply(s.In("norm"), x)
+}
+
+// Memory projects the encoder's output memory [batch, lenS, dModel] to
+// every layer's cross-attention keys and values, [batch, heads, lenS, dk]
+// each (Attention.Apply with an empty cache and no query): an incremental
+// decoder computes them once per source, not at every step.
+func (st Stack) Memory(s *graph.Scope, memory *G.Node) []Cache {
+	cross := st.Layer.attention(st.Layer.CrossAttn)
+	caches := make([]Cache, st.N)
+	for i := range caches {
+		cross.Apply(s.In("layers", i, "cross_attn"), nil, memory, nil, &caches[i])
+	}
+	return caches
 }

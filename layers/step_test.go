@@ -68,80 +68,76 @@ func TestPositionsAt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
-			x := randomConstant(s, "x", rand.New(rand.NewPCG(1, 1)), 2, 3, 8)
-			pos := intConstant(s, "pos", []int{0, 1, 2, 0, 1, 2}, 2, 3)
-			return map[string]*G.Node{"apply": tc.pos.Apply(s, x), "at": tc.pos.At(s, x, pos, 6)}
+			// The whole sequence and its steps read one table of 6 rows.
+			x := randomConstant(s, "x", rand.New(rand.NewPCG(1, 1)), 2, 6, 8)
+			outs := map[string]*G.Node{"apply": tc.pos.Apply(s, x, nil)}
+			for step := range 3 {
+				st := s.In("step", step)
+				at := &Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, 6))}
+				outs[fmt.Sprint(step)] = tc.pos.Apply(s, positionOf(st, x, step), at)
+			}
+			return outs
 		})
-		assertNear(t, tc.name, out["at"], out["apply"])
+		for step := range 3 {
+			var want []float64
+			for b := range 2 {
+				row := (b*6 + step) * 8
+				want = append(want, out["apply"][row:row+8]...)
+			}
+			assertNear(t, fmt.Sprintf("%s, step %d", tc.name, step), out[fmt.Sprint(step)], want)
+		}
 	}
 }
 
-// stepCase is a stack run whole (apply) and one position at a time (step);
-// memory is the encoder's output, for stacks that attend to one.
-type stepCase struct {
-	name  string
-	stack Stack
-	apply func(s *graph.Scope, y, memory *G.Node) *G.Node
-	step  func(s *graph.Scope, y *G.Node, caches []KV, at Slot, memory *G.Node) (*G.Node, []KV)
-}
-
-// TestStepMatchesApply runs decoder and decoder-only stacks on three
-// positions at once (Apply, under a causal mask) and one position at a time
-// (Step, with caches of four slots).
+// TestStepMatchesApply runs decoder and decoder-only stacks, with the
+// paper's attention and with rotary grouped-query attention, on three
+// positions at once (Apply under a causal mask) and one position at a
+// time (the same Apply with caches of four slots).
 func TestStepMatchesApply(t *testing.T) {
 	pre := sizes
 	pre.PreNorm = true
 	rms := RMSNorm{DModel: sizes.DModel, Eps: 1e-6}
-	var tests []stepCase
-	for _, d := range []Decoder{
-		{Layer: DecoderLayer{Sizes: sizes}, Stack: Stack{N: 2}},
-		{Layer: DecoderLayer{Sizes: pre, Norm: rms}, Stack: Stack{N: 2, FinalNorm: rms}},
-	} {
-		tests = append(tests, stepCase{
-			fmt.Sprintf("decoder, pre-norm %v", d.Layer.PreNorm), d.Stack,
-			func(s *graph.Scope, y, memory *G.Node) *G.Node {
-				return d.Apply(s.In("decoder"), y, memory, tgtMaskOf(s, y.Shape()[1]), srcMask(s))
-			},
-			func(s *graph.Scope, y *G.Node, caches []KV, at Slot, memory *G.Node) (*G.Node, []KV) {
-				// memory is projected at every step here: the same values as once.
-				return d.Step(s.In("decoder"), y, caches, at, d.Memory(s.In("decoder"), memory), srcMask(s))
-			},
-		})
+	rope := MultiHeadAttention{DModel: sizes.DModel, Heads: sizes.Heads, KVHeads: 1, Rotary: true}
+	stacks := map[string]Stack{
+		"decoder, post-norm":                         {Layer: Layer{Sizes: sizes, Cross: true}, N: 2},
+		"decoder, pre-norm":                          {Layer: Layer{Sizes: pre, Cross: true, Norm: rms}, N: 2, FinalNorm: rms},
+		"decoder-only, post-norm":                    {Layer: Layer{Sizes: sizes}, N: 2},
+		"decoder-only, pre-norm":                     {Layer: Layer{Sizes: pre, Norm: rms}, N: 3, FinalNorm: rms},
+		"decoder-only, rotary multi-query":           {Layer: Layer{Sizes: pre, Norm: rms, SelfAttn: rope}, N: 2, FinalNorm: rms},
+		"decoder, rotary multi-query self-attention": {Layer: Layer{Sizes: sizes, Cross: true, SelfAttn: rope}, N: 2},
+		"decoder-only, alibi":                        {Layer: Layer{Sizes: pre, Norm: rms, SelfAttn: MultiHeadAttention{DModel: sizes.DModel, Heads: sizes.Heads, Bias: ALiBi{}}}, N: 2, FinalNorm: rms},
 	}
-	for _, e := range []Encoder{
-		{Layer: EncoderLayer{Sizes: sizes}, Stack: Stack{N: 2}},
-		{Layer: EncoderLayer{Sizes: pre, Norm: rms}, Stack: Stack{N: 3, FinalNorm: rms}},
-	} {
-		tests = append(tests, stepCase{
-			fmt.Sprintf("decoder-only, pre-norm %v", e.Layer.PreNorm), e.Stack,
-			func(s *graph.Scope, y, _ *G.Node) *G.Node {
-				return e.Apply(s.In("decoder"), y, tgtMaskOf(s, y.Shape()[1]))
-			},
-			func(s *graph.Scope, y *G.Node, caches []KV, at Slot, _ *G.Node) (*G.Node, []KV) {
-				return e.Step(s.In("decoder"), y, caches, at)
-			},
-		})
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+	for name, st := range stacks {
+		t.Run(name, func(t *testing.T) {
 			const steps, slots = 3, 4
-			heads, dk := sizes.Heads, sizes.DModel/sizes.Heads
+			heads, dk, err := st.Layer.CacheDims()
+			if err != nil {
+				t.Fatal(err)
+			}
 			out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
 				y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, sizes.DModel)
 				memory := randomConstant(s, "memory", rand.New(rand.NewPCG(4, 4)), 2, 4, sizes.DModel)
-				outs := map[string]*G.Node{"apply": tc.apply(s, y, memory)}
-				caches := make([]KV, tc.stack.N)
+				outs := map[string]*G.Node{"apply": st.Apply(s.In("decoder"), y, tgtMaskOf(s, steps), memory, srcMask(s), nil)}
+				caches := make([]LayerCache, st.N)
+				var cross []Cache
+				if st.Layer.Cross {
+					cross = st.Memory(s.In("decoder"), memory)
+				}
 				for i := range caches {
 					zero := graph.FromFloat64s(tensor.Float64, make([]float64, 2*heads*slots*dk), 2, heads, slots, dk)
-					caches[i] = KV{K: s.Constant("k", zero), V: s.Constant("v", zero)}
+					caches[i].Self = &Cache{K: s.Constant("k", zero), V: s.Constant("v", zero)}
+					if cross != nil {
+						caches[i].Cross = &cross[i]
+					}
 				}
 				for step := range steps {
 					// Constants are named apart: Gorgonia takes leaves of one name for one node.
-					st := s.In("step", step)
-					at := Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
-					var o *G.Node
-					o, caches = tc.step(s, positionOf(st, y, step), caches, at, memory)
-					outs[fmt.Sprint(step)] = o
+					sc := s.In("step", step)
+					at := &Slot{Index: intConstant(sc, "slot", []int{step}, 1), Mask: sc.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
+					for i := range caches {
+						caches[i].Self.At = at
+					}
+					outs[fmt.Sprint(step)] = st.Apply(s.In("decoder"), positionOf(sc, y, step), nil, nil, srcMask(s), caches)
 				}
 				return outs
 			})

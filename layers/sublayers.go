@@ -6,11 +6,11 @@ import (
 	"github.com/transformer-go/transformer/graph"
 )
 
-// The sublayers of an encoder or decoder layer are values of small
-// interfaces: Attention, FFN and Norm (norm.go), beside the Positional
-// encodings (positional.go) a model adds to its embeddings. The paper's
-// are MultiHeadAttention, FeedForward and LayerNorm; a variant is another
-// implementation, which a Registry can build by name.
+// The sublayers of a layer are values of small interfaces: Attention, FFN
+// and Norm (norm.go), beside the Positional encodings (positional.go) a
+// model adds to its embeddings. The paper's are MultiHeadAttention,
+// FeedForward and LayerNorm; a variant is another implementation, which a
+// Registry can build by name.
 
 // Attention is an attention sublayer. Apply attends from query [batch,
 // lenQ, dModel] to keyValue [batch, lenK, dModel] under the additive mask
@@ -18,33 +18,36 @@ import (
 // and returns [batch, lenQ, dModel]: self-attention when query and keyValue
 // are the same node, cross-attention when keyValue is the encoder's output.
 //
-// Training and teacher-forced scoring need only Apply; incremental decoding
-// needs an IncrementalAttention.
+// Training and scoring pass no cache. Incremental decoding runs the same
+// Apply with a Cache, which only an IncrementalAttention takes.
 type Attention interface {
-	Apply(s *graph.Scope, query, keyValue, mask *G.Node) *G.Node
+	Apply(s *graph.Scope, query, keyValue, mask *G.Node, cache *Cache) *G.Node
 }
 
-// IncrementalAttention is an Attention that an incremental decoder can run
-// one position at a time, keeping the keys and values of the positions
-// before it in a cache (see MultiHeadAttention for the paper's).
+// IncrementalAttention is an Attention whose Apply takes a Cache (see
+// MultiHeadAttention.Apply for what it does with one).
 type IncrementalAttention interface {
 	Attention
-	// Project computes the keys and values of x [batch, lenK, dModel],
-	// each [batch, heads, lenK, dk] with CacheDims' heads and dk.
-	Project(s *graph.Scope, x *G.Node) KV
-	// Attend attends from query [batch, lenQ, dModel] to projected keys and
-	// values, under mask as in Apply: Apply(q, x, mask) = Attend(q, Project(x), mask).
-	Attend(s *graph.Scope, query *G.Node, kv KV, mask *G.Node) *G.Node
-	// Cached is causal self-attention for the new position query [batch,
-	// 1, dModel]: it writes the position's keys and values into slot
-	// at.Index of cache ([batch, heads, maxLen, dk] each), attends to the
-	// slots at.Mask leaves visible, and returns [batch, 1, dModel] and the
-	// updated cache.
-	Cached(s *graph.Scope, query *G.Node, cache KV, at Slot) (*G.Node, KV)
 	// CacheDims are the heads and the size dk of each head of the keys and
-	// values Project and Cached make.
+	// values in its Cache, [batch, heads, positions, dk].
 	CacheDims() (heads, dk int)
 }
+
+// Cache is an attention's state in incremental decoding: the keys and
+// values K and V, [batch, heads, positions, dk] each. With a slot At
+// (self-attention) they are the positions so far, which Apply extends with
+// the new position's and replaces by the result; without one
+// (cross-attention) they are the encoder output's, projected once.
+type Cache struct {
+	K, V *G.Node
+	At   *Slot
+}
+
+// Slot is where an incremental decoding step writes in the self-attention
+// caches. Index, an int [1], is the new position t; Mask, additive and
+// [batch or 1, 1, 1, maxLen], is 0 for the slots up to t and -Inf after
+// (StepMask).
+type Slot struct{ Index, Mask *G.Node }
 
 // FFN is a position-wise sublayer: Apply maps x [..., dModel] to
 // [..., dModel], each position on its own (FeedForward is the paper's).

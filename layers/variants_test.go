@@ -30,16 +30,28 @@ func TestVariantGradients(t *testing.T) {
 		{"swiglu", func(s *graph.Scope) *G.Node { return SwiGLU{DModel: 8, DFF: 12}.Apply(s, input(s, "x", 3)) }},
 		{"grouped-query self-attention, causal, rotary", func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 3)
-			return gqa(2, true).Apply(s, x, x, tgtMask(s))
+			return gqa(2, true).Apply(s, x, x, tgtMask(s), nil)
+		}},
+		{"alibi grouped-query self-attention, causal", func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 3)
+			a := gqa(2, false)
+			a.Bias = ALiBi{}
+			return a.Apply(s, x, x, tgtMask(s), nil)
+		}},
+		{"alibi multi-head self-attention, padding", func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 4)
+			a := gqa(4, false)
+			a.Bias = ALiBi{}
+			return a.Apply(s, x, x, srcMask(s), nil)
 		}},
 		{"multi-query cross-attention", func(s *graph.Scope) *G.Node {
-			return gqa(1, false).Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s))
+			return gqa(1, false).Apply(s, input(s, "y", 3), input(s, "x", 4), srcMask(s), nil)
 		}},
 		{"grouped-query attention with as many key/value heads, no bias", func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 4)
 			a := gqa(4, true)
 			a.NoBias = true
-			return a.Apply(s, x, x, srcMask(s))
+			return a.Apply(s, x, x, srcMask(s), nil)
 		}},
 	}
 	gradChecks(t, tests)
@@ -88,25 +100,27 @@ func dot(a, b []float64) float64 {
 }
 
 // TestGroupedQueryCachedMatchesApply runs causal grouped-query
-// self-attention on three positions at once and one position at a time
+// self-attention, rotary or with ALiBi, on three positions at once and one position at a time
 // against a cache of four slots.
 func TestGroupedQueryCachedMatchesApply(t *testing.T) {
 	for _, kvHeads := range []int{1, 2, 4} {
 		for _, rotary := range []bool{false, true} {
 			a := gqa(kvHeads, rotary)
 			a.Dropout = 0
+			if !rotary {
+				a.Bias = ALiBi{}
+			}
 			const steps, slots = 3, 4
 			out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
 				y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, 8)
-				outs := map[string]*G.Node{"apply": a.Apply(s.In("attn"), y, y, tgtMaskOf(s, steps))}
+				outs := map[string]*G.Node{"apply": a.Apply(s.In("attn"), y, y, tgtMaskOf(s, steps), nil)}
 				zero := graph.FromFloat64s(tensor.Float64, make([]float64, 2*kvHeads*slots*2), 2, kvHeads, slots, 2)
-				cache := KV{K: s.Constant("k", zero), V: s.Constant("v", zero)}
+				cache := &Cache{K: s.Constant("k", zero), V: s.Constant("v", zero)}
 				for step := range steps {
 					st := s.In("step", step)
-					at := Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
-					var o *G.Node
-					o, cache = a.Cached(s.In("attn"), positionOf(st, y, step), cache, at)
-					outs[fmt.Sprint(step)] = o
+					cache.At = &Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
+					x := positionOf(st, y, step)
+					outs[fmt.Sprint(step)] = a.Apply(s.In("attn"), x, x, nil, cache)
 				}
 				return outs
 			})
@@ -116,32 +130,61 @@ func TestGroupedQueryCachedMatchesApply(t *testing.T) {
 					row := (b*steps + step) * 8
 					want = append(want, out["apply"][row:row+8]...)
 				}
-				assertNear(t, fmt.Sprintf("%d key/value heads, rotary %t, step %d", kvHeads, rotary, step), out[fmt.Sprint(step)], want)
+				assertNear(t, fmt.Sprintf("%d key/value heads, rotary %t (else ALiBi), step %d", kvHeads, rotary, step), out[fmt.Sprint(step)], want)
 			}
 		}
 	}
 }
 
-// TestGroupedQueryWithAllHeadsIsMultiHead: with as many key/value heads as
-// heads and no rotation, grouped-query attention is MultiHeadAttention.
+// TestGroupedQueryWithAllHeadsIsMultiHead: the attention's two ways,
+// heads side by side (the paper's attention in training) and heads split
+// apart (grouped-query attention, rotary, the cache), agree.
 func TestGroupedQueryWithAllHeadsIsMultiHead(t *testing.T) {
 	out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
 		x := randomConstant(s, "x", rand.New(rand.NewPCG(3, 3)), 2, 4, 8)
-		mask := srcMask(s)
-		return map[string]*G.Node{
-			"gqa": GroupedQueryAttention{DModel: 8, Heads: 4, KVHeads: 4}.Apply(s.In("attn"), x, x, mask),
-			"mha": NewMultiHeadAttention(8, 4, 0).Apply(s.In("attn"), x, x, mask),
-		}
+		mask, a, sa := srcMask(s), NewMultiHeadAttention(8, 4, 0), s.In("attn")
+		q := a.heads(sa, "q_proj", x, 4, nil)
+		v, k := a.heads(sa, "v_proj", x, 4, nil), a.heads(sa, "k_proj", x, 4, nil)
+		return map[string]*G.Node{"split": a.attend(sa, q, k, v, mask, nil), "side by side": a.Apply(sa, x, x, mask, nil)}
 	})
-	assertNear(t, "grouped-query against multi-head", out["gqa"], out["mha"])
+	assertNear(t, "heads split against side by side", out["split"], out["side by side"])
 }
 
 func TestGroupedQuerySizeErrors(t *testing.T) {
 	params, _ := graph.NewParams(tensor.Float32, rand.New(rand.NewPCG(1, 1)))
 	s := graph.NewScope(params)
 	x := input(s, "x", 3)
-	GroupedQueryAttention{DModel: 8, Heads: 4, KVHeads: 3}.Apply(s, x, x, nil)
+	GroupedQueryAttention{DModel: 8, Heads: 4, KVHeads: 3}.Apply(s, x, x, nil, nil)
 	if s.Err() == nil {
 		t.Fatal("4 heads in 3 key/value groups built without error")
+	}
+}
+
+// TestALiBiSlopes checks the slopes of the paper: 2^(-8/n·(h+1)) for n a
+// power of 2, and for 6 heads those of 4 then every other one of 8.
+func TestALiBiSlopes(t *testing.T) {
+	tests := []struct {
+		heads int
+		want  []float64
+	}{
+		{1, []float64{1.0 / 256}},
+		{4, []float64{1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256}},
+		{6, []float64{1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256, 1.0 / 2, 1.0 / 8}},
+		{-4, []float64{1.0 / 2, 1.0 / 4, 1.0 / 8, 1.0 / 16}}, // MaxBias 4
+	}
+	for _, tc := range tests {
+		a := ALiBi{}
+		if tc.heads < 0 {
+			tc.heads, a.MaxBias = -tc.heads, 4
+		}
+		got := a.slopes(tc.heads)
+		if len(got) != len(tc.want) {
+			t.Fatalf("%d heads: slopes %v, want %v", tc.heads, got, tc.want)
+		}
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-15 {
+				t.Errorf("%d heads: slopes %v, want %v", tc.heads, got, tc.want)
+			}
+		}
 	}
 }

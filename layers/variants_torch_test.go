@@ -48,16 +48,28 @@ func variantCases() []struct {
 		{"swiglu", nil, func(s *graph.Scope) *G.Node { return SwiGLU{DModel: 8, DFF: 12}.Apply(s, input(s, "x", 3)) }},
 		{"grouped-query self-attention, causal, rotary", causal, func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 3)
-			return gqa(2, true).Apply(s, x, x, s.Constant("mask", causal))
+			return gqa(2, true).Apply(s, x, x, s.Constant("mask", causal), nil)
 		}},
 		{"multi-query cross-attention", padding, func(s *graph.Scope) *G.Node {
-			return gqa(1, false).Apply(s, input(s, "y", 3), input(s, "x", 4), s.Constant("mask", padding))
+			return gqa(1, false).Apply(s, input(s, "y", 3), input(s, "x", 4), s.Constant("mask", padding), nil)
+		}},
+		{"alibi grouped-query self-attention, causal", causal, func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 3)
+			a := gqa(2, false)
+			a.Bias = ALiBi{}
+			return a.Apply(s, x, x, s.Constant("mask", causal), nil)
+		}},
+		{"alibi multi-head self-attention, padding", padding, func(s *graph.Scope) *G.Node {
+			x := input(s, "x", 4)
+			a := gqa(4, false)
+			a.Bias = ALiBi{}
+			return a.Apply(s, x, x, s.Constant("mask", padding), nil)
 		}},
 		{"multi-head as grouped-query, rotary, no bias", padding, func(s *graph.Scope) *G.Node {
 			x := input(s, "x", 4)
 			a := gqa(4, true)
 			a.NoBias = true
-			return a.Apply(s, x, x, s.Constant("mask", padding))
+			return a.Apply(s, x, x, s.Constant("mask", padding), nil)
 		}},
 	}
 }

@@ -1,6 +1,10 @@
 package model
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/layers"
@@ -9,33 +13,62 @@ import (
 // FromConfig returns the model of cfg.Kind, its sublayers built from the
 // variants cfg names in reg (nil: layers.NewRegistry(), the built-in
 // variants). It is how a model is rebuilt from its recorded config, the
-// variants a program registered in reg included: *Transformer,
-// *DecoderOnly or *EncoderOnly.
+// variants a program registered in reg included: a *Transformer with the
+// parts of its kind.
+//
+// A setting that contradicts the model built, or that it does not read, is
+// an error naming the field: positions added to the embeddings of a model
+// whose attention places positions itself (rotary, ALiBi), kv_heads that
+// the attention does not have.
 func FromConfig(cfg Config, reg *layers.Registry) (Model, error) {
-	b, err := newBuilder(cfg, reg)
+	return fromConfig(cfg, reg, true)
+}
+
+// fromConfig is FromConfig, checking the settings against the model built
+// if strict; a checkpoint's config is not, so that one written before
+// these checks rebuilds the model it holds.
+func fromConfig(cfg Config, reg *layers.Registry, strict bool) (Model, error) {
+	cfg = cfg.withDefaults()
+	if !slices.Contains(Kinds(), cfg.Kind) {
+		return nil, errors.Errorf("model config: kind is %s, want one of %s (a model of one's own kind is built by its own code)", cfg.Kind, strings.Join(Kinds(), ", "))
+	}
+	m, err := newTransformer(cfg, reg)
+	if err == nil && strict {
+		err = m.checkSettings()
+	}
 	if err != nil {
 		return nil, err
 	}
-	switch b.cfg.Kind {
-	case KindDecoderOnly:
-		return b.decoderOnly()
-	case KindEncoderOnly:
-		return b.encoderOnly()
+	return m, nil
+}
+
+// checkSettings refuses settings of the config that the model's sublayers
+// contradict or do not read.
+func (m *Transformer) checkSettings() error {
+	st := m.decoder
+	if st == nil {
+		st = m.encoder
 	}
-	return b.transformer()
+	attn := st.Layer.SelfAttn
+	if p, ok := attn.(interface{ PlacesPositions() bool }); ok && p.PlacesPositions() && m.cfg.Positions != layers.PositionsNone {
+		return errors.Errorf("invalid config: positions is %s, want none with attention %s, which places positions itself (positions added to the embeddings would count them twice)", m.cfg.Positions, m.cfg.Attention)
+	}
+	if kv := m.cfg.KVHeads; kv != 0 && kv != m.cfg.Heads {
+		if a, ok := attn.(layers.IncrementalAttention); !ok || first(a.CacheDims()) != kv {
+			return errors.Errorf("invalid config: kv_heads is %d, want 0 with attention %s, which does not share key/value heads: fewer need attention grouped-query, rotary or alibi", kv, m.cfg.Attention)
+		}
+	}
+	return nil
 }
 
-// builder makes a model's parts from a valid config and a registry.
-type builder struct {
-	cfg   Config
-	reg   *layers.Registry
-	embed layers.Embedding
-	pos   layers.Positional
-}
+// first is the first of two values.
+func first(a, _ int) int { return a }
 
-// newBuilder validates cfg (filling the defaults of older configs) and
-// builds the parts every kind has: the embedding and the positions.
-func newBuilder(cfg Config, reg *layers.Registry) (*builder, error) {
+// newTransformer builds the model of cfg.Kind, its sublayers from the
+// variants cfg names in reg (nil: the built-in ones): the encoder stack
+// for a kind that reads sources, the decoder stack for one that
+// generates.
+func newTransformer(cfg Config, reg *layers.Registry) (*Transformer, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -43,41 +76,78 @@ func newBuilder(cfg Config, reg *layers.Registry) (*builder, error) {
 	if reg == nil {
 		reg = layers.NewRegistry()
 	}
-	pos, err := reg.Positions.New(cfg.Positions, cfg.Sizes())
+	if err := checkOptions(cfg, reg); err != nil {
+		return nil, err
+	}
+	pos, err := reg.Positions.New(cfg.Positions, cfg.Sizes)
 	if err != nil {
 		return nil, errors.Wrap(err, "model config")
 	}
-	return &builder{cfg: cfg, reg: reg, embed: layers.NewEmbedding(cfg.Vocab, cfg.DModel), pos: pos}, nil
+	m := &Transformer{cfg: cfg, embed: layers.NewEmbedding(cfg.Vocab, cfg.DModel), pos: pos}
+	switch cfg.Kind {
+	case KindDecoderOnly:
+		if cfg.DecoderLayers == 0 {
+			return nil, errors.New("a decoder-only model needs decoder_layers > 0")
+		}
+		m.decoder, err = stack(cfg, reg, cfg.DecoderLayers, false)
+	case KindEncoderOnly:
+		if cfg.EncoderLayers == 0 {
+			return nil, errors.New("an encoder-only model needs encoder_layers > 0")
+		}
+		m.encoder, err = stack(cfg, reg, cfg.EncoderLayers, false)
+	default:
+		if m.encoder, err = stack(cfg, reg, cfg.EncoderLayers, false); err == nil {
+			m.decoder, err = stack(cfg, reg, cfg.DecoderLayers, true)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-// stack is a stack of n layers, with a final norm if the config is pre-norm.
-func (b *builder) stack(n int) (layers.Stack, error) {
-	st := layers.Stack{N: n}
-	if !b.cfg.PreNorm {
-		return st, nil
+// stack is a stack of n layers of the config's variants (decoder layers,
+// attending to an encoder, if cross), with a final norm if the config is
+// pre-norm.
+func stack(cfg Config, reg *layers.Registry, n int, cross bool) (*layers.Stack, error) {
+	l, err := reg.Layer(cfg.Sizes, cfg.Variants(), cross)
+	if err != nil {
+		return nil, errors.Wrap(err, "model config")
 	}
-	var err error
-	st.FinalNorm, err = b.reg.Norm.New(b.cfg.Norm, b.cfg.Sizes())
+	st := &layers.Stack{Layer: l, N: n}
+	if cfg.PreNorm {
+		st.FinalNorm, err = reg.Norm.New(cfg.Norm, cfg.Sizes)
+	}
 	return st, errors.Wrap(err, "model config")
 }
 
-// encoder is a stack of n encoder layers (the layers of a decoder-only
-// model too).
-func (b *builder) encoder(n int) (layers.Encoder, error) {
-	st, err := b.stack(n)
-	if err != nil {
-		return layers.Encoder{}, err
+// checkOptions refuses options that none of the config's variants
+// declares, or that the one declaring it does not take, naming them.
+func checkOptions(cfg Config, reg *layers.Registry) error {
+	declared := map[string]layers.Option{}
+	for _, opts := range [][]layers.Option{reg.Attention.Options(cfg.Attention), reg.FFN.Options(cfg.FFN),
+		reg.Norm.Options(cfg.Norm), reg.Positions.Options(cfg.Positions)} {
+		for _, o := range opts {
+			declared[o.Name] = o
+		}
 	}
-	l, err := b.reg.EncoderLayer(b.cfg.Sizes(), b.cfg.Variants())
-	return layers.Encoder{Layer: l, Stack: st}, errors.Wrap(err, "model config")
+	for _, name := range slices.Sorted(maps.Keys(cfg.Options)) {
+		o, ok := declared[name]
+		if !ok {
+			return errors.Errorf("invalid config: options.%s is set, but attention %s, ffn %s, norm %s and positions %s declare %s",
+				name, cfg.Attention, cfg.FFN, cfg.Norm, cfg.Positions, optionNames(declared))
+		}
+		if err := o.Check(cfg.Options[name]); err != nil {
+			return errors.Wrap(err, "invalid config")
+		}
+	}
+	return nil
 }
 
-// decoder is a stack of n decoder layers.
-func (b *builder) decoder(n int) (layers.Decoder, error) {
-	st, err := b.stack(n)
-	if err != nil {
-		return layers.Decoder{}, err
+// optionNames lists the options' names, or says there are none.
+func optionNames(opts map[string]layers.Option) string {
+	if len(opts) == 0 {
+		return "no options"
 	}
-	l, err := b.reg.DecoderLayer(b.cfg.Sizes(), b.cfg.Variants())
-	return layers.Decoder{Layer: l, Stack: st}, errors.Wrap(err, "model config")
+	return "the options " + strings.Join(slices.Sorted(maps.Keys(opts)), ", ")
 }

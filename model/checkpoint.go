@@ -15,6 +15,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
 	"github.com/transformer-go/transformer/internal/strictjson"
+	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/layers"
 )
 
@@ -161,7 +162,7 @@ func Load(path string, dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Par
 // checkpoint's weights, of element type dt. It checks the tensors' names
 // and shapes and the memory the model needs before allocating it.
 func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Params, error) {
-	m, err := FromConfig(c.Config, reg)
+	m, err := fromConfig(c.Config, reg, false)
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
@@ -175,8 +176,10 @@ func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph
 	if err := c.Fits(shapes); err != nil {
 		return nil, nil, err
 	}
-	if err := c.Config.CheckMemory(false, 0); err != nil {
-		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
+	if avail, ok := sysmem.Lowest(); ok {
+		if err := c.Config.checkFootprint(c.Config.footprint(shapes, 4, 0), false, 0, avail); err != nil {
+			return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
+		}
 	}
 	params, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
@@ -185,18 +188,30 @@ func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph
 	return m, params, c.Restore(params)
 }
 
-// Transformer is Model for a checkpoint of an encoder-decoder with the
-// built-in variants; a checkpoint of another kind is an error that says
-// which.
-func (c *Checkpoint) Transformer(dt tensor.Dtype) (*Transformer, *graph.Params, error) {
-	if k := c.Config.Kind; k != KindEncoderDecoder {
-		return nil, nil, errors.Errorf("checkpoint %s holds a %s model, not an encoder-decoder: Checkpoint.Model rebuilds any kind", c.Path, k)
-	}
-	m, params, err := c.Model(dt, nil)
+// Params reads the checkpoint's tensors, whatever model they belong to,
+// into parameters of element type dt, without building a model: what
+// averaging needs. Every value must be finite.
+func (c *Checkpoint) Params(dt tensor.Dtype) (*graph.Params, error) {
+	params, err := graph.NewParams(dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return m.(*Transformer), params, nil
+	for _, name := range c.file.Names() {
+		t, err := c.file.Dense(name, dt)
+		if err == nil {
+			err = checkFinite(name, t)
+		}
+		if err == nil {
+			_, err = params.Get(name, t.Shape(), graph.Zeros)
+		}
+		if err == nil {
+			err = params.Set(name, t)
+		}
+		if err != nil {
+			return nil, errors.Wrapf(err, "checkpoint %s", c.Path)
+		}
+	}
+	return params, nil
 }
 
 // checkHolds refuses, before anything is allocated, a file whose values

@@ -99,7 +99,7 @@ func TestHostileCheckpoints(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			ck, err := LoadCheckpoint(path)
 			if err == nil {
-				_, _, err = ck.Transformer(tensor.Float32)
+				_, _, err = ck.Model(tensor.Float32, nil)
 			}
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
@@ -139,13 +139,14 @@ func TestConfigWithTrailingData(t *testing.T) {
 	}
 }
 
-// FuzzLoadCheckpoint feeds LoadCheckpoint and Transformer arbitrary files,
+// FuzzLoadCheckpoint feeds LoadCheckpoint and Checkpoint.Model arbitrary files,
 // starting from a valid checkpoint and its config's variations: every input
 // either loads a model with finite weights or gives an error, never a
 // panic, a hang or a huge allocation.
 func FuzzLoadCheckpoint(f *testing.F) {
 	dir := f.TempDir()
-	for _, change := range []map[string]any{nil, {"vocab": 2e6}, {"positions": "learned", "max_len": 64}, {"pre_norm": true, "norm": "rms"}} {
+	for _, change := range []map[string]any{nil, {"vocab": 2e6}, {"positions": "learned", "max_len": 64}, {"pre_norm": true, "norm": "rms"},
+		{"attention": "alibi", "positions": "none", "options": map[string]any{"alibi_max_bias": 4}}} {
 		data, err := os.ReadFile(writeCheckpoint(f, dir, configJSON(f, change), nil))
 		if err != nil {
 			f.Fatal(err)
@@ -161,7 +162,7 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, params, err := ck.Transformer(tensor.Float32)
+		_, params, err := ck.Model(tensor.Float32, nil)
 		if err != nil {
 			return
 		}

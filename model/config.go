@@ -3,7 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -24,48 +24,49 @@ type Config struct {
 	Kind string `json:"kind"`
 	// Vocab is the size of the shared source and target vocabulary.
 	Vocab int `json:"vocab"`
-	// DModel is the model width, Heads the number of attention heads (dModel
-	// must divide by it) and DFF the feed-forward inner size.
-	DModel int `json:"d_model"`
-	Heads  int `json:"heads"`
-	DFF    int `json:"d_ff"`
+	// Sizes are what every layer is built from: d_model, heads, d_ff,
+	// dropout, attn_dropout, norm_eps, pre_norm, max_len (which bounds
+	// every sequence, sources, prompts and outputs included), kv_heads and
+	// the variants' options ("rotary_base" and "no_bias" of attention
+	// "rotary", "alibi_max_bias" of "alibi", …; one that no variant of
+	// the config declares is an error).
+	layers.Sizes
 	// EncoderLayers and DecoderLayers are N for each stack.
 	EncoderLayers int `json:"encoder_layers"`
 	DecoderLayers int `json:"decoder_layers"`
-	// Dropout applies to sublayer outputs and to the embedding and position
-	// sums; AttnDropout to attention weights. Both in [0, 1).
-	Dropout     float64 `json:"dropout"`
-	AttnDropout float64 `json:"attn_dropout"`
 	// LabelSmoothing is ε of the training loss, in [0, 1).
 	LabelSmoothing float64 `json:"label_smoothing"`
 	// Attention, FFN, Norm and Positions name the sublayers in the
 	// layers.Registry the model is built with (see FromConfig): built in
-	// are attention "multi-head", "grouped-query" or "rotary", ffn "relu"
-	// or "swiglu", norm "layer" or "rms" and positions "sinusoidal",
-	// "learned" or "none"; a program may register its own. Empty Attention and FFN mean "multi-head" and "relu", as in
-	// configs written before they were recorded. NormEps is the norms'
-	// epsilon.
-	Attention string  `json:"attention"`
-	FFN       string  `json:"ffn"`
-	Norm      string  `json:"norm"`
-	NormEps   float64 `json:"norm_eps"`
-	Positions string  `json:"positions"`
-	// PreNorm normalizes sublayer inputs and adds a final norm to each stack.
-	PreNorm bool `json:"pre_norm"`
-	// MaxLen bounds every sequence's length in tokens, sources, prompts
-	// and decoded outputs included; learned positions have that many rows.
-	MaxLen int `json:"max_len"`
-	// KVHeads is the number of key/value heads of grouped-query attention:
-	// a divisor of Heads, 1 for multi-query attention; 0 means Heads.
-	KVHeads int `json:"kv_heads,omitempty"`
+	// are attention "multi-head", "grouped-query", "rotary" or "alibi",
+	// ffn "relu" or "swiglu", norm "layer" or "rms" and positions
+	// "sinusoidal", "learned" or "none"; a program may register its own.
+	// Empty Attention and FFN mean "multi-head" and "relu", as in configs
+	// written before they were recorded.
+	Attention string `json:"attention"`
+	FFN       string `json:"ffn"`
+	Norm      string `json:"norm"`
+	Positions string `json:"positions"`
+}
+
+// Equal reports whether c and o describe the same model.
+func (c Config) Equal(o Config) bool {
+	return reflect.DeepEqual(c.withDefaults(), o.withDefaults())
 }
 
 // The model kinds a Config can describe.
 const (
 	KindEncoderDecoder = "encoder-decoder" // Transformer, the paper's
 	KindDecoderOnly    = "decoder-only"    // DecoderOnly, a GPT-style language model
-	KindEncoderOnly    = "encoder-only"    // EncoderOnly, a BERT-style tagger
+	KindEncoderOnly    = "encoder-only"    // EncoderOnly, a tagger: a target token at every source position
 )
+
+// KindLayout is how a model of the built-in kind reads batches (its
+// Layout), known before the model is built: a command decides from it how
+// to lay out its data.
+func KindLayout(kind string) Layout {
+	return map[string]Layout{KindEncoderDecoder: {Sources: true}, KindEncoderOnly: {Sources: true, Aligned: true}}[kind]
+}
 
 // Kinds lists the model kinds.
 func Kinds() []string { return []string{KindEncoderDecoder, KindDecoderOnly, KindEncoderOnly} }
@@ -82,16 +83,19 @@ func (c Config) withDefaults() Config {
 	if c.FFN == "" {
 		c.FFN = layers.FFNReLU
 	}
+	if len(c.Options) == 0 {
+		c.Options = nil
+	}
 	return c
 }
 
 // presets are the named configurations: the paper's base and big models
 // (table 3) and two small ones that train on a laptop.
 var presets = map[string]Config{
-	"tiny":  {DModel: 128, Heads: 4, DFF: 512, EncoderLayers: 2, DecoderLayers: 2, Dropout: 0.1},
-	"small": {DModel: 256, Heads: 8, DFF: 1024, EncoderLayers: 3, DecoderLayers: 3, Dropout: 0.1},
-	"base":  {DModel: 512, Heads: 8, DFF: 2048, EncoderLayers: 6, DecoderLayers: 6, Dropout: 0.1},
-	"big":   {DModel: 1024, Heads: 16, DFF: 4096, EncoderLayers: 6, DecoderLayers: 6, Dropout: 0.3},
+	"tiny":  {Sizes: layers.Sizes{DModel: 128, Heads: 4, DFF: 512, Dropout: 0.1}, EncoderLayers: 2, DecoderLayers: 2},
+	"small": {Sizes: layers.Sizes{DModel: 256, Heads: 8, DFF: 1024, Dropout: 0.1}, EncoderLayers: 3, DecoderLayers: 3},
+	"base":  {Sizes: layers.Sizes{DModel: 512, Heads: 8, DFF: 2048, Dropout: 0.1}, EncoderLayers: 6, DecoderLayers: 6},
+	"big":   {Sizes: layers.Sizes{DModel: 1024, Heads: 16, DFF: 4096, Dropout: 0.3}, EncoderLayers: 6, DecoderLayers: 6},
 }
 
 // PresetNames lists the presets: base, big, small, tiny.
@@ -119,7 +123,7 @@ func Preset(name string, vocab int) (Config, error) {
 	c.Attention = layers.AttentionMultiHead
 	c.FFN = layers.FFNReLU
 	c.Norm = layers.NormLayer
-	c.NormEps = 1e-5
+	c.Eps = 1e-5
 	c.Positions = layers.PositionsSinusoid
 	c.MaxLen = 1024
 	return c, c.Validate()
@@ -137,7 +141,7 @@ func (c Config) Validate() error {
 		value any
 		want  string
 	}{
-		{c.Kind != "" && !slices.Contains(Kinds(), c.Kind), "kind", c.Kind, strings.Join(Kinds(), ", ")},
+		{!variantName(c.Kind, true), "kind", c.Kind, "a name without spaces, such as " + strings.Join(Kinds(), ", ")},
 		{c.Vocab < MinVocab || c.Vocab > MaxVocab, "vocab", c.Vocab, fmt.Sprintf("in [%d, %d]: the 4 reserved tokens and at least one more", MinVocab, MaxVocab)},
 		{c.DModel <= 0 || c.DModel > MaxDModel, "d_model", c.DModel, fmt.Sprintf("in [1, %d]", MaxDModel)},
 		{c.Heads <= 0 || c.Heads > c.DModel || c.DModel%c.Heads != 0, "heads", c.Heads, fmt.Sprintf("a divisor of d_model %d", c.DModel)},
@@ -152,7 +156,7 @@ func (c Config) Validate() error {
 		{!variantName(c.Attention, true), "attention", c.Attention, "a registered name, such as multi-head"},
 		{!variantName(c.FFN, true), "ffn", c.FFN, "a registered name, such as relu"},
 		{!variantName(c.Norm, false), "norm", c.Norm, "a registered name, such as layer or rms"},
-		{!(c.NormEps > 0 && c.NormEps < 1), "norm_eps", c.NormEps, "in (0, 1)"},
+		{!(c.Eps > 0 && c.Eps < 1), "norm_eps", c.Eps, "in (0, 1)"},
 		{!variantName(c.Positions, false), "positions", c.Positions, "a registered name, such as sinusoidal, learned or none"},
 		{c.MaxLen <= 0 || c.MaxLen > MaxMaxLen, "max_len", c.MaxLen, fmt.Sprintf("in [1, %d]", MaxMaxLen)},
 	}
@@ -172,15 +176,6 @@ func variantName(name string, empty bool) bool {
 
 // inUnit reports whether x is in [0, 1); NaN is not.
 func inUnit(x float64) bool { return x >= 0 && x < 1 }
-
-// Sizes is the per-layer configuration the layers package takes.
-func (c Config) Sizes() layers.Sizes {
-	return layers.Sizes{
-		DModel: c.DModel, Heads: c.Heads, DFF: c.DFF,
-		Dropout: c.Dropout, AttnDropout: c.AttnDropout,
-		Eps: c.NormEps, PreNorm: c.PreNorm, MaxLen: c.MaxLen, KVHeads: c.KVHeads,
-	}
-}
 
 // Variants names the config's sublayers (empty ones filled with the
 // defaults) for a layers.Registry.

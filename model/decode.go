@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
 )
 
 // Decoder generates with a model incrementally: an encoder-decoder
-// Transformer translates its sources, a DecoderOnly model continues its
-// prompts. An encoder-decoder's sources are encoded once per batch, with
+// translates its sources, a decoder-only model continues its prompts. An encoder-decoder's sources are encoded once per batch, with
 // each decoder layer's cross-attention keys and values; a decoder-only
 // model's prompt is fed one position per step. Each step decodes one new
 // position per row against a cache of the earlier positions'
@@ -23,51 +24,82 @@ import (
 // whole prefix. It keeps the programs it compiles, one set per batch shape,
 // until Close. It is not safe for concurrent use.
 type Decoder struct {
-	m      generator
+	m      Generator
 	cfg    Config
 	params *graph.Params
 	progs  *graph.Programs
+	// memories names the outputs of each encode program, by its key.
+	memories map[string][]string
 }
 
-// generator is a model a Decoder runs: its step program, and the tokens
-// each row is fed before it generates.
-type generator interface {
+// Generator is a Model that generates one position at a time: a Decoder
+// runs it against a cache of the earlier positions' keys and values. A
+// model whose Layout reads sources is also a SourceEncoder, whose output
+// the steps read.
+type Generator interface {
 	Model
-	// compileStep builds the step program for rows rows, sources of
-	// srcLen positions (for a model with an encoder) and caches of maxLen
-	// positions.
-	compileStep(params *graph.Params, rows, srcLen, maxLen int) (*graph.Program, error)
-	// prefix is what the rows of a source are fed before their first
-	// output: BOSID, then for a decoder-only model the prompt src.
-	prefix(src []int) []int
-	// incremental says why the model's layers cannot decode one position
-	// at a time (an attention that is not a layers.IncrementalAttention),
-	// or nil.
-	incremental() error
+	// Prefix is what the rows of source src are fed before their first
+	// output: BOSID for a model that reads its sources with an encoder,
+	// BOSID and the prompt src for one that continues prompts.
+	Prefix(src []int) []int
+	// Step adds one decoding step to st.Scope: each row's token st.IDs at
+	// position st.At, against the caches it declares with st.Caches and
+	// extends by that position. It returns the next-token logits [rows, 1,
+	// vocab].
+	Step(st *Step) *G.Node
 }
 
-// NewDecoder returns a decoder of m, an encoder-decoder *Transformer or a
-// *DecoderOnly model (an encoder-only model does not generate) whose
-// attention sublayers are layers.IncrementalAttentions, with the parameters
-// params.
+// SourceEncoder is a Generator that reads sources: Encode maps the
+// sources src [n, lenS] (srcMask, PaddingMask of src) to named values,
+// each [n, …], that the steps read with Step.Memory, computed once per
+// batch of sources.
+type SourceEncoder interface {
+	Encode(s *graph.Scope, src, srcMask *G.Node) map[string]*G.Node
+}
+
+// NewDecoder returns a decoder of m, a Generator (an encoder-decoder or a
+// decoder-only model of this package, or one's own), with the parameters
+// params. The error says why m cannot decode: it is no Generator, or one
+// of its attention sublayers is not a layers.IncrementalAttention.
 func NewDecoder(m Model, params *graph.Params) (*Decoder, error) {
-	g, ok := m.(generator)
-	if !ok {
-		return nil, errors.Errorf("incremental decoding needs a model that generates, an encoder-decoder Transformer or a DecoderOnly, have %T", m)
+	if err := canGenerate(m); err != nil {
+		return nil, err
 	}
-	if err := g.incremental(); err != nil {
-		return nil, errors.Wrapf(err, "incremental decoding with a model of kind %s", m.Config().Kind)
-	}
-	return &Decoder{m: g, cfg: m.Config(), params: params, progs: graph.NewPrograms()}, nil
+	return &Decoder{m: m.(Generator), cfg: m.Config(), params: params, progs: graph.NewPrograms(), memories: map[string][]string{}}, nil
 }
 
-// Generates reports whether m generates, so that NewDecoder takes it: an
-// encoder-decoder Transformer or a DecoderOnly model whose attention
-// sublayers are layers.IncrementalAttentions.
-func Generates(m Model) bool {
-	g, ok := m.(generator)
-	return ok && g.incremental() == nil
+// canGenerate says why m cannot decode, or nil: it builds a step program's
+// graph for one row, allocating nothing.
+func canGenerate(m Model) error {
+	g, ok := m.(Generator)
+	if !ok {
+		return errors.Errorf("incremental decoding needs a model that generates (a model.Generator), have a model of kind %s (%T)", m.Config().Kind, m)
+	}
+	memory, srcLen := map[string]tensor.Shape{}, 0
+	if m.Layout().Sources {
+		enc, ok := m.(SourceEncoder)
+		if !ok {
+			return errors.Errorf("incremental decoding: %T reads sources but is not a model.SourceEncoder", m)
+		}
+		s := graph.NewScope(graph.NewParamShapes(tensor.Float32))
+		srcLen = 1
+		src, mask := s.Input(InputSrc, tensor.Int, 1, 1), s.Input(InputSrcMask, tensor.Float32, 1, 1, 1, 1)
+		for name, n := range enc.Encode(s, src, mask) {
+			if n != nil {
+				memory[name] = n.Shape()
+			}
+		}
+		if err := s.Err(); err != nil {
+			return errors.Wrapf(err, "incremental decoding with a model of kind %s", m.Config().Kind)
+		}
+	}
+	s := graph.NewScope(graph.NewParamShapes(tensor.Float32))
+	g.Step(newStep(s, 1, srcLen, 1, memory))
+	return errors.Wrapf(s.Err(), "incremental decoding with a model of kind %s", m.Config().Kind)
 }
+
+// Generates reports whether m generates, so that NewDecoder takes it.
+func Generates(m Model) bool { return canGenerate(m) == nil }
 
 // Close releases the compiled programs.
 func (d *Decoder) Close() error { return d.progs.Close() }
@@ -151,15 +183,16 @@ func (s Search) Validate() error {
 // finished fewer), one otherwise. For an encoder-decoder a source is the
 // ids of a sentence, ending with EOSID as the model was trained on them:
 // Decode adds EOSID to a source that lacks it (so [8 8 6] and
-// [8 8 6 EOSID] decode alike); an empty source is an error. For a decoder-only model a source is a
-// prompt, ids without BOSID (possibly none), taken as it is, and each
-// hypothesis is its continuation. Sources are sorted by length and decoded
-// in batches of s.Batch.
+// [8 8 6 EOSID] decode alike); an empty source is an error. For a model
+// without sources (decoder-only) a source is a prompt, ids without BOSID
+// (possibly none), taken as it is, and each hypothesis is its
+// continuation. Sources are sorted by length and decoded in batches of
+// s.Batch.
 func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if _, ok := d.m.(*Transformer); ok {
+	if d.m.Layout().Sources {
 		srcs = endedSources(srcs)
 	}
 	if s.MaxLen > d.cfg.MaxLen {
@@ -261,7 +294,7 @@ func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
 }
 
 // plan is how a batch of sources is decoded: the tokens the rows of each
-// are fed before they generate (generator.prefix), the most tokens each
+// are fed before they generate (Generator.Prefix), the most tokens each
 // may generate, and the cache positions all of them need.
 type plan struct {
 	prefixes [][]int
@@ -282,7 +315,7 @@ func (d *Decoder) plan(srcs [][]int, maxLen int) (plan, error) {
 				return pl, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", i+1, j+1, id, d.cfg.Vocab)
 			}
 		}
-		prefix := d.m.prefix(src)
+		prefix := d.m.Prefix(src)
 		limit := maxLen
 		if limit == 0 {
 			limit = len(src) + DefaultExtraLen
@@ -296,27 +329,4 @@ func (d *Decoder) plan(srcs [][]int, maxLen int) (plan, error) {
 	}
 	pl.steps = d.roundLen(longest)
 	return pl, nil
-}
-
-// prefix is the start token: an encoder-decoder's rows generate from it.
-func (m *Transformer) prefix([]int) []int { return []int{BOSID} }
-
-// prefix is the start token and the prompt.
-func (m *DecoderOnly) prefix(prompt []int) []int { return append([]int{BOSID}, prompt...) }
-
-// incremental says why the decoder's self- or cross-attention cannot
-// decode one position at a time, or nil.
-func (m *Transformer) incremental() error {
-	if _, _, err := m.decoder.Layer.CacheDims(); err != nil {
-		return err
-	}
-	_, _, err := m.decoder.Layer.MemoryDims()
-	return err
-}
-
-// incremental says why the stack's self-attention cannot decode one
-// position at a time, or nil.
-func (m *DecoderOnly) incremental() error {
-	_, _, err := m.stack.Layer.CacheDims()
-	return err
 }

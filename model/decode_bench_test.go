@@ -57,7 +57,15 @@ func benchSetup(b *testing.B, n int, kind string) (Model, *graph.Params, [][]int
 // benchmarkDecode times d.Decode of n sources with s, after a first run that
 // compiles the programs.
 func benchmarkDecode(b *testing.B, n int, kind string, s Search) {
+	benchmarkDecodeIn(b, graph.Float32, n, kind, s)
+}
+
+// benchmarkDecodeIn is benchmarkDecode with products of precision prec.
+func benchmarkDecodeIn(b *testing.B, prec graph.Precision, n int, kind string, s Search) {
 	m, params, srcs := benchSetup(b, n, kind)
+	if err := params.SetPrecision(prec); err != nil {
+		b.Fatal(err)
+	}
 	d, err := NewDecoder(m, params)
 	if err != nil {
 		b.Fatal(err)
@@ -83,6 +91,16 @@ func BenchmarkGreedy(b *testing.B) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
 			benchmarkDecode(b, n, KindEncoderDecoder, Search{Method: MethodGreedy})
+		})
+	}
+}
+
+// BenchmarkGreedyBF16 is BenchmarkGreedy with bfloat16 products
+// (graph.BF16).
+func BenchmarkGreedyBF16(b *testing.B) {
+	for _, n := range []int{1, 32} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			benchmarkDecodeIn(b, graph.BF16, n, KindEncoderDecoder, Search{Method: MethodGreedy})
 		})
 	}
 }

@@ -17,11 +17,10 @@ import (
 type session struct {
 	step  *graph.Program
 	dt    tensor.Dtype
-	n     int // decoder layers
+	n     int // caches
 	rows  int
 	steps int // cache positions: the most steps the session can take
 	t     int
-	pos   []int
 	mask  *tensor.Dense // layers.StepMask(t), its slot t opened at each step
 	lp    []float64     // rows of the last step's log-probabilities (logProbs)
 	buf32 []float32
@@ -29,20 +28,24 @@ type session struct {
 }
 
 // start readies a session of beams rows per source whose caches hold steps
-// positions: for an encoder-decoder, it encodes srcs and hands the step
-// program their keys and values.
+// positions: for a model that reads sources, it encodes srcs and hands the
+// step program the encoding.
 func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	rows := len(srcs) * beams
 	srcLen := 0
 	var enc *graph.Program
 	var ids []int
-	if t, ok := d.m.(*Transformer); ok {
+	memory := map[string]tensor.Shape{}
+	if d.m.Layout().Sources {
 		var err error
 		if ids, srcLen, err = d.srcIDs(srcs); err != nil {
 			return nil, err
 		}
-		enc, err = d.progs.Get(fmt.Sprintf("encode/%dx%d", len(srcs), srcLen), func() (*graph.Program, error) {
-			return t.compileEncode(d.params, len(srcs), srcLen)
+		key := fmt.Sprintf("encode/%dx%d", len(srcs), srcLen)
+		enc, err = d.progs.Get(key, func() (*graph.Program, error) {
+			p, names, err := d.compileEncode(len(srcs), srcLen)
+			d.memories[key] = names
+			return p, err
 		})
 		if err == nil {
 			err = d.encode(enc, ids, len(srcs), srcLen)
@@ -50,19 +53,26 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, name := range d.memories[key] {
+			memory[name] = enc.Output(name).Shape()
+		}
 	}
 	step, err := d.progs.Get(fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps), func() (*graph.Program, error) {
-		return d.m.compileStep(d.params, rows, srcLen, steps)
+		return d.compileStep(rows, srcLen, steps, memory)
 	})
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{step: step, dt: d.params.Dtype(), n: d.cfg.DecoderLayers, rows: rows, steps: steps, pos: make([]int, rows),
+	n := 0
+	for step.HasInput(cacheName(n, "k")) {
+		n++
+	}
+	ss := &session{step: step, dt: d.params.Dtype(), n: n, rows: rows, steps: steps,
 		mask: layers.StepMask(d.params.Dtype(), 0, steps)}
 	if enc == nil {
 		return ss, nil
 	}
-	return ss, ss.setMemory(enc, ids, srcLen, beams)
+	return ss, ss.setMemory(enc, memory, ids, srcLen, beams)
 }
 
 // srcIDs pads the sources into ids [len(srcs), srcLen].
@@ -89,19 +99,17 @@ func (d *Decoder) encode(enc *graph.Program, ids []int, n, srcLen int) error {
 	return errors.Wrap(enc.Run(), "encoding the sources")
 }
 
-// setMemory copies the encoder's keys and values and the padding mask of the
-// sources ids [n, srcLen] into the step program, each source's row repeated
-// beams times.
-func (ss *session) setMemory(enc *graph.Program, ids []int, srcLen, beams int) error {
+// setMemory copies the encode program's outputs (named in memory) and the
+// padding mask of the sources ids [n, srcLen] into the step program, each
+// source's row repeated beams times.
+func (ss *session) setMemory(enc *graph.Program, memory map[string]tensor.Shape, ids []int, srcLen, beams int) error {
 	repeat := make([]int, ss.rows)
 	for r := range repeat {
 		repeat[r] = r / beams
 	}
-	for i := range ss.n {
-		for _, kv := range []string{"k", "v"} {
-			if err := ss.setRows(memoryName(i, kv), enc.Output(memoryName(i, kv)), repeat); err != nil {
-				return err
-			}
+	for name := range memory {
+		if err := ss.setRows(name, enc.Output(name), repeat); err != nil {
+			return err
 		}
 	}
 	rowIDs := gatherRows(nil, ids, srcLen, repeat)
@@ -120,9 +128,6 @@ func (ss *session) advance(tokens, parents []int) error {
 			return err
 		}
 	}
-	for r := range ss.pos {
-		ss.pos[r] = ss.t
-	}
 	// The mask of step t is that of step t-1 with slot t open.
 	switch m := ss.mask.Data().(type) {
 	case []float32:
@@ -133,7 +138,7 @@ func (ss *session) advance(tokens, parents []int) error {
 	for _, in := range [...]struct {
 		name string
 		v    any
-	}{{inStepIDs, tokens}, {inStepPos, ss.pos}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
+	}{{inStepIDs, tokens}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
 		if err := ss.step.Set(in.name, in.v); err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 	prefixes := make([][]int, len(srcs))
 	sh := Shape{Batch: len(srcs)}
 	for i, s := range srcs {
-		prefixes[i] = m.(generator).prefix(s)
+		prefixes[i] = m.(Generator).Prefix(s)
 		sh.SrcLen = max(sh.SrcLen, len(s), 1)
 		sh.TgtLen = max(sh.TgtLen, len(prefixes[i])-1+maxLen)
 	}
@@ -124,14 +124,18 @@ func decodeConfigs() map[string]Config {
 	lm.Kind, lmPre.Kind = KindDecoderOnly, KindDecoderOnly
 	lmPre.MaxLen = 20
 	// The registry's variants: grouped-query and multi-query attention,
-	// rotary positions and SwiGLU, with caches of fewer heads.
+	// rotary positions, ALiBi and SwiGLU, with caches of fewer heads.
 	gqa, mqa, rope := post, pre, lmPre
 	gqa.Attention, gqa.KVHeads, gqa.FFN = layers.AttentionGroupedQuery, 2, layers.FFNSwiGLU
 	mqa.Attention, mqa.KVHeads = layers.AttentionGroupedQuery, 1
 	rope.Attention, rope.KVHeads, rope.Positions, rope.FFN = layers.AttentionRotary, 2, layers.PositionsNone, layers.FFNSwiGLU
 	ropeED := rope
 	ropeED.Kind = KindEncoderDecoder
+	alibi, alibiED := lm, post
+	alibi.Attention, alibi.Positions = layers.AttentionALiBi, layers.PositionsNone
+	alibiED.Attention, alibiED.Positions, alibiED.KVHeads = layers.AttentionALiBi, layers.PositionsNone, 2
 	return map[string]Config{
+		"decoder-only, alibi": alibi, "alibi, grouped-query": alibiED,
 		"post-norm, sinusoidal": post, "pre-norm, rms, learned positions": pre,
 		"decoder-only, post-norm": lm, "decoder-only, pre-norm, rms, learned positions": lmPre,
 		"grouped-query, swiglu": gqa, "multi-query": mqa,
@@ -512,7 +516,8 @@ func TestSearchValidation(t *testing.T) {
 			t.Errorf("%+v: error %v, want one mentioning %q", s, err, tc.want)
 		}
 	}
-	if _, err := NewDecoder(&EncoderOnly{}, nil); err == nil || !strings.Contains(err.Error(), "a model that generates") {
+	tagger, _ := NewEncoderOnly(smallConfig())
+	if _, err := NewDecoder(tagger, nil); err == nil || !strings.Contains(err.Error(), "a model without a decoder does not generate") {
 		t.Errorf("encoder-only model: %v", err)
 	}
 }
@@ -621,8 +626,8 @@ func TestDecodeRefusesBadSources(t *testing.T) {
 // decode incrementally: it is not a layers.IncrementalAttention.
 type trainOnlyAttention struct{ mha layers.MultiHeadAttention }
 
-func (a trainOnlyAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node) *G.Node {
-	return a.mha.Apply(s, query, keyValue, mask)
+func (a trainOnlyAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node, _ *layers.Cache) *G.Node {
+	return a.mha.Apply(s, query, keyValue, mask, nil)
 }
 
 // TestNewDecoderNeedsIncrementalAttention checks that a model whose
@@ -648,8 +653,9 @@ func TestNewDecoderNeedsIncrementalAttention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "incremental decoding with a model of kind " + kind + ": attention model.trainOnlyAttention cannot decode incrementally"
-		if _, err := NewDecoder(m, params); err == nil || !strings.Contains(err.Error(), want) {
+		want := "attention model.trainOnlyAttention cannot decode incrementally"
+		if _, err := NewDecoder(m, params); err == nil || !strings.Contains(err.Error(), want) ||
+			!strings.HasPrefix(err.Error(), "incremental decoding with a model of kind "+kind+": ") {
 			t.Errorf("%s: NewDecoder: %v, want an error saying %q", kind, err, want)
 		}
 		if Generates(m) {

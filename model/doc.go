@@ -8,16 +8,18 @@
 //
 // A Config describes a model: its Kind, its sizes, and the names of its
 // sublayer variants (Attention, FFN, Norm, Positions) in a
-// layers.Registry. FromConfig builds the model of any kind from a config
-// and a registry; New, NewDecoderOnly and NewEncoderOnly build one kind
-// each with the built-in variants.
+// layers.Registry. One network, Transformer, serves every kind: its
+// encoder and decoder stacks are parts a kind has or lacks. FromConfig
+// builds the model of any kind from a config and a registry; New,
+// NewDecoderOnly and NewEncoderOnly build one kind each with the built-in
+// variants.
 //
-//	kind             type          what it models                        generates
-//	encoder-decoder  *Transformer  targets given sources (translation)   yes: NewDecoder, from sources
-//	decoder-only     *DecoderOnly  the target side alone (a language     yes: NewDecoder, continuing prompts
-//	                               model), under a causal mask
-//	encoder-only     *EncoderOnly  a target token at every source        no
-//	                               position (tagging, the copy task)
+//	kind             parts               what it models                        generates
+//	encoder-decoder  encoder, decoder    targets given sources (translation)   yes: NewDecoder, from sources
+//	decoder-only     decoder             the target side alone (a language     yes: NewDecoder, continuing prompts
+//	                                     model), under a causal mask
+//	encoder-only     encoder             a target token at every source        no: Tag, a token at every
+//	                                     position (tagging, the copy task)     source position
 //
 // Every kind ties its output projection to the embedding "embed.weight"
 // [vocab, dModel]. Its other parameters (see Summary) are, with i the layer:
@@ -64,13 +66,19 @@
 //
 // # Generating
 //
-// NewDecoder runs an encoder-decoder or a decoder-only model one position
-// at a time against a cache of the earlier positions' keys and values.
+// NewDecoder runs a Generator (an encoder-decoder, a decoder-only model, or
+// a model of one's own) one position at a time against a cache of the
+// earlier positions' keys and values: the Decoder calls its Prefix and
+// Step, and the Encode of a SourceEncoder, never switching on its type; a
+// model's Layout says how it reads batches, for the trainer and scoring.
 // Decode takes sources: for an encoder-decoder, sentences x1 … xm EOS; for
 // a decoder-only model, prompts (ids without BOS, possibly none) whose
 // continuations it returns. A decoder-only model trained on joined
 // examples (data.BatchConfig.Join: BOS x1 … xm EOS y1 … yn EOS) continues
 // the prompt x1 … xm EOS with its y1 … yn.
+//
+// An encoder-only model does not generate: Tag predicts the most probable
+// target token at every source position.
 //
 // # Checkpoints
 //

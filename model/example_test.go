@@ -53,13 +53,13 @@ func decoderOnly(s *graph.Scope, vocab, batch, length int) *G.Node {
 	z := layers.Sizes{DModel: 256, Heads: 8, DFF: 1024, Dropout: 0.1, Eps: 1e-5, PreNorm: true, MaxLen: 1024}
 	embed := layers.NewEmbedding(vocab, z.DModel)
 	x := embed.Apply(s.In("embed"), ids)
-	x = s.Dropout(layers.Learned{MaxLen: z.MaxLen, DModel: z.DModel}.Apply(s.In("decoder", "pos"), x), z.Dropout)
+	x = s.Dropout(layers.Learned{MaxLen: z.MaxLen, DModel: z.DModel}.Apply(s.In("decoder", "pos"), x, nil), z.Dropout)
 	norm := layers.RMSNorm{DModel: z.DModel, Eps: z.Eps}
-	stack := layers.Encoder{
-		Layer: layers.EncoderLayer{Sizes: z, Norm: norm}, // the paper's attention and feed-forward
-		Stack: layers.Stack{N: 3, FinalNorm: norm},
+	stack := layers.Stack{
+		Layer: layers.Layer{Sizes: z, Norm: norm}, // the paper's attention and feed-forward
+		N:     3, FinalNorm: norm,
 	}
-	x = stack.Apply(s.In("decoder"), x, mask)
+	x = stack.Apply(s.In("decoder"), x, mask, nil, nil, nil)
 	loss, _ := model.Output(s, embed.Logits(s.In("embed"), x), targets, 0.1)
 	return loss
 }

@@ -3,10 +3,14 @@ package model
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/sysmem"
+	"github.com/transformer-go/transformer/layers"
 )
 
 // Limits on the sizes of a Config. They are far beyond any model this
@@ -23,10 +27,9 @@ const (
 )
 
 // Footprint is the memory a configuration needs, estimated from its sizes
-// alone.
+// and the parameters its model declares.
 type Footprint struct {
-	// Params is the number of scalar parameters of the encoder-decoder (an
-	// upper bound for the one-stack variants).
+	// Params is the number of scalar parameters of the model.
 	Params int64
 	// Weights is the bytes of the weights alone: what decoding holds.
 	Weights int64
@@ -40,49 +43,41 @@ type Footprint struct {
 	Largest string
 }
 
-// Footprint estimates the memory of c with elements of elemBytes bytes (4
-// for float32) and training batches of batchTokens target tokens. c must
-// be valid.
+// Footprint estimates the memory of the model of c, with the built-in
+// variants, with elements of elemBytes bytes (4 for float32) and training
+// batches of batchTokens target tokens. Its parameters are the ones the
+// model declares (ParamShapes), counted without allocating them; variants
+// the built-in registry lacks are counted as the paper's. c must be valid.
 func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
-	d, dff := int64(c.DModel), int64(c.DFF)
-	norm := 2 * d // gain and bias
-	if c.Norm == "rms" {
-		norm = d
+	m, err := newTransformer(c, nil)
+	if err != nil { // variants of one's own, counted as the paper's
+		c.Attention, c.FFN, c.Norm, c.Positions, c.Options = "", "", layers.NormLayer, layers.PositionsSinusoid, nil
+		m, err = newTransformer(c, nil)
 	}
-	kv := d // the keys' and values' width: dk times the key/value heads
-	if c.KVHeads > 0 {
-		kv = d / int64(c.Heads) * int64(c.KVHeads)
+	shapes := graph.NewParamShapes(tensor.Float32)
+	if err == nil {
+		shapes, _ = ParamShapes(m)
 	}
-	attn := 2*(d*d+d) + 2*(d*kv+kv)
-	ffn := 2*d*dff + dff + d
-	if c.FFN == "swiglu" {
-		ffn = 3 * d * dff
-	}
-	terms := []struct {
-		field string
-		n     int64
-	}{
-		{"vocab", int64(c.Vocab) * d},
-		{"encoder_layers", int64(c.EncoderLayers) * (attn + ffn + 2*norm)},
-		{"decoder_layers", int64(c.DecoderLayers) * (2*attn + ffn + 3*norm)},
-	}
-	if c.Positions == "learned" {
-		terms = append(terms, struct {
-			field string
-			n     int64
-		}{"max_len", 2 * int64(c.MaxLen) * d})
-	}
+	return c.footprint(shapes, elemBytes, batchTokens)
+}
+
+// footprint is Footprint of the model of c whose parameters have the given
+// shapes.
+func (c Config) footprint(shapes *graph.Params, elemBytes, batchTokens int) Footprint {
 	f := Footprint{}
+	byField := map[string]int64{}
+	for _, name := range shapes.Names() {
+		n := int64(shapes.Shape(name).TotalSize())
+		f.Params += n
+		byField[paramField(name)] += n
+	}
 	var most int64 = -1
-	for _, t := range terms {
-		f.Params += t.n
-		if t.n > most {
-			most, f.Largest = t.n, t.field
+	for _, field := range []string{"vocab", "encoder_layers", "decoder_layers", "max_len"} {
+		if byField[field] > most {
+			most, f.Largest = byField[field], field
 		}
 	}
-	if c.PreNorm {
-		f.Params += 2 * norm // each stack's final norm
-	}
+	d, dff := int64(c.DModel), int64(c.DFF)
 	eb, tok := int64(elemBytes), int64(batchTokens)
 	layers := int64(c.EncoderLayers + c.DecoderLayers)
 	// Per token and layer: the sublayers' inputs, projections, norms and
@@ -94,6 +89,20 @@ func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
 	f.Activations = tok * perToken * eb
 	f.Training = 4*f.Weights + f.Activations
 	return f
+}
+
+// paramField is the config field that sizes the parameter name: the
+// embedding's vocab, the positions' max_len, a stack's layers.
+func paramField(name string) string {
+	switch {
+	case strings.HasPrefix(name, "embed."):
+		return "vocab"
+	case strings.Contains(name, ".pos."):
+		return "max_len"
+	case strings.HasPrefix(name, "encoder."):
+		return "encoder_layers"
+	}
+	return "decoder_layers"
 }
 
 // CheckMemory returns an error if the estimated need (training, or
@@ -111,7 +120,11 @@ func (c Config) CheckMemory(training bool, batchTokens int) error {
 }
 
 func (c Config) checkMemory(training bool, batchTokens int, avail sysmem.Limit) error {
-	f := c.Footprint(4, batchTokens)
+	return c.checkFootprint(c.Footprint(4, batchTokens), training, batchTokens, avail)
+}
+
+// checkFootprint is checkMemory of the footprint f of c.
+func (c Config) checkFootprint(f Footprint, training bool, batchTokens int, avail sysmem.Limit) error {
 	need, what := f.Weights, "its weights"
 	if training {
 		need, what = f.Training, fmt.Sprintf("training on batches of %d tokens", batchTokens)
@@ -190,8 +203,8 @@ func (d *Decoder) checkMemory(srcs [][]int, beams, steps int) error {
 	for _, s := range srcs {
 		longest = max(longest, len(s))
 	}
-	srcLen := 0 // a decoder-only model's prompts are in its caches
-	if _, ok := d.m.(*Transformer); ok {
+	srcLen := 0 // prompts are in the caches
+	if d.m.Layout().Sources {
 		srcLen = longest
 	}
 	eb := int(d.params.Dtype().Size())

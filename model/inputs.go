@@ -12,7 +12,7 @@ import (
 )
 
 // Model is what the trainer needs of a model: build a graph for a batch shape
-// and feed it batches. Transformer, DecoderOnly and EncoderOnly are Models.
+// and feed it batches. Transformer, of every kind, is a Model.
 type Model interface {
 	Config() Config
 	// Build adds the model with its inputs to s and returns the training loss
@@ -22,6 +22,21 @@ type Model interface {
 	Build(s *graph.Scope, sh Shape) (loss, logp *G.Node)
 	// Feed sets the inputs of a program built by Build.
 	Feed(p *graph.Program, dt tensor.Dtype, b Batch) error
+	// Layout says which parts of a batch the model reads.
+	Layout() Layout
+}
+
+// Layout is how a model reads a batch, which the trainer, scoring and
+// decoding go by instead of the model's type.
+type Layout struct {
+	// Sources: the model reads Batch.Src (it has an encoder). A model
+	// without sources reads Batch.TgtIn alone and generates by continuing
+	// prompts (Generator.Prefix).
+	Sources bool
+	// Aligned: the model predicts Batch.TgtOut[b, j] at source position j
+	// and reads no Batch.TgtIn, so its batches have SrcLen = TgtLen (a
+	// tagger). It predicts with Tag.
+	Aligned bool
 }
 
 // Shape is the shape of a batch: rows, and padded source and target lengths.
@@ -53,16 +68,20 @@ const (
 	InputTgtOut  = "tgt_out"  // int [batch, lenT]: Batch.TgtOut, the targets
 )
 
-// checkShape reports a batch shape a model of kind cannot be built for:
-// every kind needs rows and target positions, and a kind that reads
-// sources (src) source positions.
-func checkShape(sh Shape, kind string, src bool) error {
-	if sh.Batch < 1 || sh.TgtLen < 1 || src && sh.SrcLen < 1 {
+// checkShape reports a batch shape a model of kind with layout l cannot be
+// built for: every kind needs rows and target positions, a kind that
+// reads sources source positions, and one aligned with its sources as
+// many as target positions.
+func checkShape(sh Shape, kind string, l Layout) error {
+	if sh.Batch < 1 || sh.TgtLen < 1 || l.Sources && sh.SrcLen < 1 {
 		what := "rows and target positions"
-		if src {
+		if l.Sources {
 			what = "rows, source positions and target positions"
 		}
 		return errors.Errorf("a model of kind %s needs %s, have a batch of shape %v (rows x source length x target length)", kind, what, sh)
+	}
+	if l.Aligned && sh.SrcLen != sh.TgtLen {
+		return errors.Errorf("%s model: source length %d and target length %d differ", kind, sh.SrcLen, sh.TgtLen)
 	}
 	return nil
 }

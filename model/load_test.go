@@ -3,7 +3,6 @@ package model
 import (
 	"math/rand/v2"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -65,17 +64,23 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 	pre.PreNorm, pre.Norm, pre.Positions, pre.FFN = true, "rms", "learned", "scaled"
 	rope := pre
 	rope.Attention, rope.KVHeads, rope.Positions, rope.FFN = layers.AttentionRotary, 1, layers.PositionsNone, layers.FFNSwiGLU
+	alibi := rope
+	alibi.Attention, alibi.Options = layers.AttentionALiBi, map[string]float64{layers.OptionALiBiMaxBias: 4, layers.OptionNoBias: 1}
+	ropeBase := rope
+	ropeBase.Options = map[string]float64{layers.OptionRotaryBase: 500}
 	tests := []struct {
-		kind string
-		cfg  Config
-		typ  Model
+		kind   string
+		cfg    Config
+		layout Layout
 	}{
-		{KindEncoderDecoder, smallConfig(), &Transformer{}},
-		{KindDecoderOnly, smallConfig(), &DecoderOnly{}},
-		{KindEncoderOnly, smallConfig(), &EncoderOnly{}},
-		{KindEncoderDecoder, pre, &Transformer{}},
-		{KindDecoderOnly, pre, &DecoderOnly{}},
-		{KindDecoderOnly, rope, &DecoderOnly{}},
+		{KindEncoderDecoder, smallConfig(), Layout{Sources: true}},
+		{KindDecoderOnly, smallConfig(), Layout{}},
+		{KindEncoderOnly, smallConfig(), Layout{Sources: true, Aligned: true}},
+		{KindEncoderDecoder, pre, Layout{Sources: true}},
+		{KindDecoderOnly, pre, Layout{}},
+		{KindDecoderOnly, rope, Layout{}},
+		{KindDecoderOnly, alibi, Layout{}},
+		{KindDecoderOnly, ropeBase, Layout{}},
 	}
 	for _, tc := range tests {
 		name := tc.kind + ", ffn " + tc.cfg.FFN
@@ -98,8 +103,8 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if reflect.TypeOf(got) != reflect.TypeOf(tc.typ) || got.Config() != m.Config() {
-				t.Fatalf("rebuilt %T with %+v, want %T with %+v", got, got.Config(), tc.typ, m.Config())
+			if got.Layout() != tc.layout || KindLayout(tc.kind) != tc.layout || !got.Config().Equal(m.Config()) {
+				t.Fatalf("rebuilt %+v with %+v, want %+v with %+v", got.Layout(), got.Config(), tc.layout, m.Config())
 			}
 			if !slices.Equal(gotParams.Names(), params.Names()) {
 				t.Fatalf("parameters %v, want %v", gotParams.Names(), params.Names())
@@ -141,8 +146,6 @@ func TestLoadNeedsTheVariants(t *testing.T) {
 	}
 	scaled := smallConfig()
 	scaled.FFN = "scaled"
-	lm := smallConfig()
-	lm.Kind = KindDecoderOnly
 	tests := []struct {
 		name string
 		load func() error
@@ -152,13 +155,6 @@ func TestLoadNeedsTheVariants(t *testing.T) {
 			_, _, err := Load(save("scaled.safetensors", scaled, userRegistry(t)), tensor.Float32, nil)
 			return err
 		}, `unknown ffn "scaled": registered are relu`},
-		{"decoder-only as an encoder-decoder", func() error {
-			ck, err := LoadCheckpoint(save("lm.safetensors", lm, nil))
-			if err == nil {
-				_, _, err = ck.Transformer(tensor.Float32)
-			}
-			return err
-		}, "holds a decoder-only model, not an encoder-decoder: Checkpoint.Model rebuilds any kind"},
 	}
 	for _, tc := range tests {
 		err := tc.load()
@@ -178,5 +174,68 @@ func TestLoadOlderCheckpoint(t *testing.T) {
 	}
 	if _, ok := m.(*Transformer); !ok || m.Config().Attention != layers.AttentionMultiHead || m.Config().FFN != layers.FFNReLU {
 		t.Fatalf("an older checkpoint rebuilt as %T with %+v", m, m.Config())
+	}
+}
+
+// TestLoadOlderContradiction loads a checkpoint written before FromConfig
+// refused its config (rotary attention with sinusoidal positions, kv_heads
+// under multi-head attention): the model it holds comes back, while
+// FromConfig refuses the config, naming the field.
+func TestLoadOlderContradiction(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Attention, cfg.KVHeads = layers.AttentionRotary, 1
+	m, err := fromConfig(cfg, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	path := filepath.Join(t.TempDir(), "old.safetensors")
+	if err := SaveCheckpoint(path, cfg, params, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, loaded, err := Load(path, tensor.Float32, nil); err != nil || loaded.Count() != params.Count() {
+		t.Fatalf("loading: %v", err)
+	}
+	if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), "positions is sinusoidal") {
+		t.Fatalf("FromConfig: %v", err)
+	}
+}
+
+// TestVariantOptions checks that a variant's options change the model, and
+// that an option no variant of the config declares, or a value its
+// variant does not take, is an error naming it.
+func TestVariantOptions(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Kind, cfg.Attention, cfg.Positions = KindDecoderOnly, layers.AttentionRotary, layers.PositionsNone
+	logProbs := func(cfg Config) []float64 {
+		m, err := FromConfig(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, _ := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
+		return evalLogProbs(t, m, params)
+	}
+	base := logProbs(cfg)
+	cfg.Options = map[string]float64{layers.OptionRotaryBase: 10000}
+	if !slices.Equal(logProbs(cfg), base) {
+		t.Error("rotary_base 10000, the default, changes the model")
+	}
+	cfg.Options[layers.OptionRotaryBase] = 3
+	if slices.Equal(logProbs(cfg), base) {
+		t.Error("rotary_base 3 changes nothing")
+	}
+	tests := []struct {
+		options map[string]float64
+		want    string
+	}{
+		{map[string]float64{layers.OptionRotaryBase: -1}, "option rotary_base is -1, want > 0"},
+		{map[string]float64{layers.OptionALiBiMaxBias: 4}, "options.alibi_max_bias is set, but attention rotary, ffn relu, norm layer and positions none declare the options no_bias, rotary_base"},
+		{map[string]float64{layers.OptionNoBias: 2}, "option no_bias is 2, want 0 or 1"},
+	}
+	for _, tc := range tests {
+		cfg.Options = tc.options
+		if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.options, err, tc.want)
+		}
 	}
 }

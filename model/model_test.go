@@ -80,7 +80,7 @@ func TestConfigValidation(t *testing.T) {
 		{"norm name", func(c *Config) { c.Norm = "" }, "norm is , want a registered name"},
 		{"positions name", func(c *Config) { c.Positions = "rot ary" }, "positions is rot ary"},
 		{"ffn name", func(c *Config) { c.FFN = "swi\tglu" }, "ffn is swi"},
-		{"kind", func(c *Config) { c.Kind = "seq2seq" }, "kind is seq2seq, want encoder-decoder, decoder-only, encoder-only"},
+		{"kind", func(c *Config) { c.Kind = "seq 2 seq" }, "kind is seq 2 seq, want a name without spaces, such as encoder-decoder, decoder-only, encoder-only"},
 		{"vocabulary", func(c *Config) { c.Vocab = 4 }, "vocab"},
 		{"some layers", func(c *Config) { c.EncoderLayers, c.DecoderLayers = 0, 0 }, "at least one layer"},
 		{"huge vocabulary", func(c *Config) { c.Vocab = 1e12 }, "vocab is 1000000000000, want in [5, 16777216]"},
@@ -91,7 +91,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative layers", func(c *Config) { c.DecoderLayers = -1 }, "decoder_layers is -1"},
 		{"NaN dropout", func(c *Config) { c.Dropout = math.NaN() }, "dropout is NaN"},
 		{"NaN label smoothing", func(c *Config) { c.LabelSmoothing = math.NaN() }, "label_smoothing is NaN"},
-		{"NaN eps", func(c *Config) { c.NormEps = math.NaN() }, "norm_eps is NaN"},
+		{"NaN eps", func(c *Config) { c.Eps = math.NaN() }, "norm_eps is NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,6 +102,25 @@ func TestConfigValidation(t *testing.T) {
 				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+	for _, tc := range []struct {
+		change func(c *Config)
+		want   string
+	}{
+		{func(c *Config) { c.Attention = "rotary" }, "positions is sinusoidal, want none with attention rotary"},
+		{func(c *Config) { c.Attention = "alibi" }, "positions is sinusoidal, want none with attention alibi"},
+		{func(c *Config) { c.KVHeads = 2 }, "kv_heads is 2, want 0 with attention multi-head"},
+	} {
+		c := base
+		tc.change(&c)
+		if _, err := FromConfig(c, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one mentioning %q", err, tc.want)
+		}
+	}
+	other := base
+	other.Kind = "seq2seq"
+	if _, err := FromConfig(other, nil); err == nil || !strings.Contains(err.Error(), "kind is seq2seq, want one of encoder-decoder, decoder-only, encoder-only") {
+		t.Fatalf("unknown kind: %v", err)
 	}
 	if _, err := Preset("huge", 100); err == nil || !strings.Contains(err.Error(), "base, big, small, tiny") {
 		t.Fatalf("unknown preset: %v", err)
@@ -117,7 +136,7 @@ func TestConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := LoadConfig(path, Config{})
-	if err != nil || got != base {
+	if err != nil || !got.Equal(base) {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
 	if err := os.WriteFile(path, []byte(`{"heads": 5}`), 0o644); err != nil {
@@ -240,7 +259,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ck.Config != cfg || ck.Meta["step"] != "7" {
+	if !ck.Config.Equal(cfg) || ck.Meta["step"] != "7" {
 		t.Fatalf("config %+v, meta %v", ck.Config, ck.Meta)
 	}
 	other, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(9, 9)))

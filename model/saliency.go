@@ -25,7 +25,7 @@ const saliencyTarget = "saliency_target"
 // Decode does), tgt the target's ids without BOSID or EOSID, and t counts
 // from 0, len(tgt) being the final EOSID.
 func Saliency(m Model, params *graph.Params, src, tgt []int, t int) (*tensor.Dense, error) {
-	if _, ok := m.(*Transformer); !ok {
+	if l := m.Layout(); !l.Sources || l.Aligned {
 		return nil, errors.Errorf("a saliency map needs an encoder-decoder, whose sources are embedded; have a model of kind %s", m.Config().Kind)
 	}
 	src = endedSources([][]int{src})[0]

@@ -122,7 +122,8 @@ func indexOfMax[T float32 | float64](v []T) int {
 // log p(tgt[t] | tgt[<t], src), padding masked. Every target starts with the
 // start token and has at least one token after it. A decoder-only model
 // reads the source as its prompt (Decoder.Decode): it scores the target's
-// tokens after BOSID src. Pairs are run in batches of up to batch rows,
+// tokens after BOSID src; a model aligned with its sources (an encoder-only
+// model) predicts tgt[j+1] at source position j. Pairs are run in batches of up to batch rows,
 // padded to the longest source and target of each batch; a batch whose
 // attention or log-probabilities alone would take more memory than the
 // machine has available is an error, before anything is allocated.
@@ -179,19 +180,23 @@ func teacherForced(m Model, src, tgt [][]int, first int) (Batch, error) {
 	sh := Shape{Batch: len(src)}
 	ins := make([][]int, len(src))
 	skip := make([]int, len(src))
-	_, prompts := m.(*DecoderOnly) // may be empty
+	prompts := !m.Layout().Sources // may be empty
 	for i := range src {
 		if (len(src[i]) == 0 && !prompts) || len(tgt[i]) < 2 {
 			return Batch{}, errors.Errorf("pair %d: need a source and a target of at least 2 tokens, have %d and %d", first+i+1, len(src[i]), len(tgt[i]))
 		}
 		prefix := []int{tgt[i][0]}
-		if g, ok := m.(generator); ok {
-			prefix = g.prefix(src[i])
+		if g, ok := m.(Generator); ok {
+			prefix = g.Prefix(src[i])
 		}
 		ins[i] = append(prefix, tgt[i][1:len(tgt[i])-1]...)
 		skip[i] = len(prefix) - 1
 		sh.SrcLen = max(sh.SrcLen, len(src[i]))
 		sh.TgtLen = max(sh.TgtLen, len(ins[i]))
+	}
+	if m.Layout().Aligned { // targets at the source positions
+		sh.SrcLen = max(sh.SrcLen, sh.TgtLen)
+		sh.TgtLen = sh.SrcLen
 	}
 	b := Batch{Shape: sh,
 		Src:    make([]int, sh.Batch*sh.SrcLen),

@@ -39,6 +39,8 @@ type bigram struct{ cfg Config }
 
 func (m bigram) Config() Config { return m.cfg }
 
+func (m bigram) Layout() Layout { return Layout{} }
+
 func (m bigram) Feed(p *graph.Program, _ tensor.Dtype, b Batch) error {
 	if err := p.Set(InputTgtIn, b.TgtIn); err != nil {
 		return err

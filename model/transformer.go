@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -15,15 +16,21 @@ const (
 	EOSID = 2 // ends every source and target
 )
 
-// Transformer is the paper's encoder-decoder model (figure 1), built from the
-// layers package: a shared embedding, positional encodings, an encoder and a
-// decoder stack, and the pre-softmax projection tied to the embedding.
+// Transformer is the network of the paper (figure 1), whose parts are
+// optional: a shared embedding, positional encodings, an encoder stack
+// ("encoder"), a decoder stack ("decoder") whose layers attend to the
+// encoder's output when there is one, and the pre-softmax projection tied
+// to the embedding. The kinds of Config.Kind are its shapes:
+//
+//	encoder-decoder  encoder and decoder: targets given sources (translation)
+//	decoder-only     decoder alone, under a causal mask: a language model (GPT-style)
+//	encoder-only     encoder alone: a target token at every source position (a tagger)
 type Transformer struct {
 	cfg     Config
 	embed   layers.Embedding
 	pos     layers.Positional
-	encoder layers.Encoder
-	decoder layers.Decoder
+	encoder *layers.Stack
+	decoder *layers.Stack
 }
 
 // New returns the encoder-decoder model described by cfg (whatever its
@@ -31,47 +38,52 @@ type Transformer struct {
 // variants of one's own.
 func New(cfg Config) (*Transformer, error) {
 	cfg.Kind = KindEncoderDecoder
-	b, err := newBuilder(cfg, nil)
-	if err != nil {
-		return nil, err
-	}
-	return b.transformer()
+	return newTransformer(cfg, nil)
 }
 
-// transformer builds the encoder-decoder.
-func (b *builder) transformer() (*Transformer, error) {
-	enc, err := b.encoder(b.cfg.EncoderLayers)
-	if err != nil {
-		return nil, err
-	}
-	dec, err := b.decoder(b.cfg.DecoderLayers)
-	if err != nil {
-		return nil, err
-	}
-	return &Transformer{cfg: b.cfg, embed: b.embed, pos: b.pos, encoder: enc, decoder: dec}, nil
+// NewDecoderOnly returns a decoder-only model of cfg.DecoderLayers layers
+// (whatever cfg.Kind), with the built-in variants.
+func NewDecoderOnly(cfg Config) (*Transformer, error) {
+	cfg.Kind = KindDecoderOnly
+	return newTransformer(cfg, nil)
+}
+
+// NewEncoderOnly returns an encoder-only model of cfg.EncoderLayers layers
+// (whatever cfg.Kind), with the built-in variants.
+func NewEncoderOnly(cfg Config) (*Transformer, error) {
+	cfg.Kind = KindEncoderOnly
+	return newTransformer(cfg, nil)
 }
 
 // Config is the model's configuration.
 func (m *Transformer) Config() Config { return m.cfg }
 
-// Encode maps source ids [batch, lenS] to the encoder's output
-// [batch, lenS, dModel]; srcMask is PaddingMask of the sources.
-func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
-	x := s.Differentiable(SrcEmbeddings, m.embed.Apply(s.In("embed"), src))
-	x = s.Dropout(m.pos.Apply(s.In("encoder", "pos"), x), m.cfg.Dropout)
-	return m.encoder.Apply(s.In("encoder"), x, srcMask)
+// Layout says which parts of a batch the model reads: sources if it has an
+// encoder, and targets aligned with them if it has no decoder.
+func (m *Transformer) Layout() Layout {
+	return Layout{Sources: m.encoder != nil, Aligned: m.decoder == nil}
 }
 
-// Decode maps target ids [batch, lenT] (starting with BOS) and the encoder's
-// output to next-token scores (logits) [batch, lenT, vocab]:
+// encode maps source ids [batch, lenS] to the encoder's output
+// [batch, lenS, dModel]; srcMask is PaddingMask of the sources.
+func (m *Transformer) encode(s *graph.Scope, src, srcMask *G.Node) *G.Node {
+	x := s.Differentiable(SrcEmbeddings, m.embed.Apply(s.In("embed"), src))
+	x = s.Dropout(m.pos.Apply(s.In("encoder", "pos"), x, nil), m.cfg.Dropout)
+	return m.encoder.Apply(s.In("encoder"), x, srcMask, nil, nil, nil)
+}
+
+// decode maps target ids [batch, lenT] (starting with BOS) and the
+// encoder's output memory (nil without an encoder) to next-token scores
+// (logits) [batch, lenT, vocab]:
 //
 //	Decoder(y, memory) · Eᵀ
 //
-// whose log softmax is the next-token log-probabilities.
-func (m *Transformer) Decode(s *graph.Scope, tgt, memory, tgtMask, srcMask *G.Node) *G.Node {
-	y := m.embed.Apply(s.In("embed"), tgt)
-	y = s.Dropout(m.pos.Apply(s.In("decoder", "pos"), y), m.cfg.Dropout)
-	y = m.decoder.Apply(s.In("decoder"), y, memory, tgtMask, srcMask)
+// whose log softmax is the next-token log-probabilities. With a slot and
+// caches, ids [rows, 1] are one position of incremental decoding.
+func (m *Transformer) decode(s *graph.Scope, ids, mask, memory, memMask *G.Node, at *layers.Slot, caches []layers.LayerCache) *G.Node {
+	y := m.embed.Apply(s.In("embed"), ids)
+	y = s.Dropout(m.pos.Apply(s.In("decoder", "pos"), y, at), m.cfg.Dropout)
+	y = m.decoder.Apply(s.In("decoder"), y, mask, memory, memMask, caches)
 	return m.embed.Logits(s.In("embed"), y)
 }
 
@@ -79,13 +91,20 @@ func (m *Transformer) Decode(s *graph.Scope, tgt, memory, tgtMask, srcMask *G.No
 // inputs (see Feed), and returns the label-smoothed loss and, in an
 // evaluation graph, the log-probabilities [batch, lenT, vocab] (see Output).
 func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
-	if err := checkShape(sh, KindEncoderDecoder, true); err != nil {
+	l := m.Layout()
+	if err := checkShape(sh, m.cfg.Kind, l); err != nil {
 		s.Fail(err)
 		return nil, nil
 	}
-	in := newInputs(s, sh, true, true)
-	memory := m.Encode(s, in.src, in.srcMask)
-	return Output(s, m.Decode(s, in.tgtIn, memory, in.tgtMask, in.srcMask), in.tgtOut, m.cfg.LabelSmoothing)
+	in := newInputs(s, sh, l.Sources, !l.Aligned)
+	var memory *G.Node
+	if m.encoder != nil {
+		memory = m.encode(s, in.src, in.srcMask)
+	}
+	if m.decoder == nil {
+		return Output(s, m.embed.Logits(s.In("embed"), memory), in.tgtOut, m.cfg.LabelSmoothing)
+	}
+	return Output(s, m.decode(s, in.tgtIn, in.tgtMask, memory, in.srcMask, nil, nil), in.tgtOut, m.cfg.LabelSmoothing)
 }
 
 // Output turns logits [batch, len, vocab] into the label-smoothed loss
@@ -110,3 +129,53 @@ func Output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G
 
 // Feed sets a program's inputs from a batch.
 func (m *Transformer) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }
+
+// Prefix is what a row is fed before it generates: the start token, and
+// for a model without an encoder the prompt src.
+func (m *Transformer) Prefix(src []int) []int {
+	if m.encoder != nil {
+		return []int{BOSID}
+	}
+	return append([]int{BOSID}, src...)
+}
+
+// Encode maps the sources to every decoder layer's cross-attention keys
+// and values [n, heads, lenS, dk] (memoryName), which the steps read.
+func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) map[string]*G.Node {
+	outputs := map[string]*G.Node{}
+	if m.decoder == nil {
+		s.Fail(errors.New("a model without a decoder does not generate"))
+		return outputs
+	}
+	if _, _, err := m.decoder.Layer.CacheDims(); err != nil {
+		s.Fail(err)
+		return outputs
+	}
+	for i, c := range m.decoder.Memory(s.In("decoder"), m.encode(s, src, srcMask)) {
+		outputs[memoryName(i, "k")], outputs[memoryName(i, "v")] = c.K, c.V
+	}
+	return outputs
+}
+
+// Step decodes one position of every row against the self-attention
+// caches and, with an encoder, the sources' cross-attention keys and
+// values.
+func (m *Transformer) Step(st *Step) *G.Node {
+	if m.decoder == nil {
+		st.Scope.Fail(errors.New("a model without a decoder does not generate"))
+		return nil
+	}
+	heads, dk, err := m.decoder.Layer.CacheDims()
+	if err != nil {
+		st.Scope.Fail(err)
+		return nil
+	}
+	caches := make([]layers.LayerCache, m.decoder.N)
+	for i, c := range st.Caches(m.decoder.N, heads, dk) {
+		caches[i].Self = c
+		if m.encoder != nil {
+			caches[i].Cross = &layers.Cache{K: st.Memory(memoryName(i, "k")), V: st.Memory(memoryName(i, "v"))}
+		}
+	}
+	return m.decode(st.Scope, st.IDs, nil, nil, st.SrcMask, &st.At, caches)
+}

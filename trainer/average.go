@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/pkg/errors"
@@ -11,12 +12,26 @@ import (
 	"github.com/transformer-go/transformer/model"
 )
 
+// sameShapes reports parameters a and b that differ in their names or shapes.
+func sameShapes(a, b *graph.Params) error {
+	if !slices.Equal(a.Names(), b.Names()) {
+		return errors.New("the checkpoints hold different tensors")
+	}
+	for _, name := range a.Names() {
+		if !a.Shape(name).Eq(b.Shape(name)) {
+			return errors.Errorf("tensor %s has shapes %v and %v", name, a.Shape(name), b.Shape(name))
+		}
+	}
+	return nil
+}
+
 // Average writes to out the element-wise mean of the weights in paths, as the
 // paper does with the last 5 (base) or 20 (big) checkpoints (section 6.1). All
-// checkpoints must be of the same model and tokenizer (the same
-// fingerprints, data.BPEFingerprintKey and data.VocabFingerprintKey, or
-// none); out gets the first one's config and the fingerprints, so that
-// the tools that load it check its tokenizer as they check a step's.
+// checkpoints must be of the same model, of any kind (its tensors are
+// averaged by name), and of the same tokenizer (the same fingerprints,
+// data.BPEFingerprintKey and data.VocabFingerprintKey, or none); out gets
+// the first one's config and the fingerprints, so that the tools that load
+// it check its tokenizer as they check a step's.
 func Average(paths []string, out string) error {
 	if len(paths) == 0 {
 		return errors.New("no checkpoints to average")
@@ -36,15 +51,20 @@ func Average(paths []string, out string) error {
 					meta[k] = v
 				}
 			}
-		} else if ck.Config != cfg {
+		} else if !ck.Config.Equal(cfg) {
 			return errors.Errorf("%s is of another model than %s", path, paths[0])
 		}
 		if err := sameFingerprints(meta, ck.Meta); err != nil {
 			return errors.Wrapf(err, "%s and %s", path, paths[0])
 		}
-		_, params, err := ck.Transformer(tensor.Float64)
+		params, err := ck.Params(tensor.Float64)
 		if err != nil {
 			return err
+		}
+		if sum != nil {
+			if err := sameShapes(sum, params); err != nil {
+				return errors.Wrapf(err, "%s and %s", paths[0], path)
+			}
 		}
 		if sum == nil {
 			sum = params

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -11,9 +12,10 @@ import (
 // target tokens per second: a training step (forward, backward and Adam) and
 // a forward pass (evaluation graph), for the tiny and small presets with
 // vocabularies of 1,000 and 8,000. cmd/bench prints the same figures beside
-// PyTorch's.
+// PyTorch's. The BF16 ones time the same steps with bfloat16 products
+// (graph.BF16).
 
-func benchmark(b *testing.B, step func(r *Rig) error) {
+func benchmark(b *testing.B, prec graph.Precision, step func(r *Rig) error) {
 	for _, preset := range []string{"tiny", "small"} {
 		for _, vocab := range []int{1000, 8000} {
 			b.Run(fmt.Sprintf("%s/vocab=%d", preset, vocab), func(b *testing.B) {
@@ -21,7 +23,7 @@ func benchmark(b *testing.B, step func(r *Rig) error) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r, err := NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
+				r, err := NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32}, prec)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -41,6 +43,10 @@ func benchmark(b *testing.B, step func(r *Rig) error) {
 	}
 }
 
-func BenchmarkTrainStep(b *testing.B) { benchmark(b, (*Rig).TrainStep) }
+func BenchmarkTrainStep(b *testing.B) { benchmark(b, graph.Float32, (*Rig).TrainStep) }
 
-func BenchmarkForward(b *testing.B) { benchmark(b, (*Rig).Forward) }
+func BenchmarkForward(b *testing.B) { benchmark(b, graph.Float32, (*Rig).Forward) }
+
+func BenchmarkTrainStepBF16(b *testing.B) { benchmark(b, graph.BF16, (*Rig).TrainStep) }
+
+func BenchmarkForwardBF16(b *testing.B) { benchmark(b, graph.BF16, (*Rig).Forward) }

@@ -284,7 +284,7 @@ func (t *Trainer) restore(path string) error {
 	if err != nil {
 		return err
 	}
-	if ck.Config != t.m.Config() {
+	if !ck.Config.Equal(t.m.Config()) {
 		return errors.Errorf("checkpoint %s is of another model: %+v, this run's is %+v", path, ck.Config, t.m.Config())
 	}
 	if err := sameFingerprints(t.opt.Meta, ck.Meta); err != nil {

@@ -109,7 +109,7 @@ func Example_ownSublayer() {
 	fmt.Println("continuations:", len(hyps[0]))
 	// Output:
 	// gradients: <nil>
-	// rebuilt: *model.DecoderOnly, ffn nobias, 17216 parameters
+	// rebuilt: *model.Transformer, ffn nobias, 17216 parameters
 	// continuations: 1
 }
 

@@ -1,7 +1,6 @@
 package trainer
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -18,65 +17,52 @@ import (
 // probable token at every position with an encoder-only model. BLEU
 // (Data.BLEU) needs a model that generates.
 
-// checkKind refuses data that the model's kind cannot be trained or
-// evaluated on.
+// checkKind refuses data that the model cannot be trained or evaluated
+// on, going by what it does (model.Layout, model.Generates), not by its
+// type.
 func checkKind(m model.Model, d Data) error {
-	kind := m.Config().Kind
 	generates := model.Generates(m)
 	switch {
 	case d.BLEU != nil && !generates:
 		return notGenerating(m, "a BLEU sample needs a model that generates (encoder-decoder or decoder-only)")
-	case len(d.HeldOut) > 0 && !generates && kind != model.KindEncoderOnly:
+	case len(d.HeldOut) > 0 && !generates && !m.Layout().Aligned:
 		return notGenerating(m, "held-out exact match needs a model that generates or an encoder-only model")
 	}
 	return checkLayout(m, d)
 }
 
 // notGenerating is the error of data that need m, which does not generate,
-// to generate: for an encoder-decoder or a decoder-only model, with the
-// reason model.NewDecoder gives (an attention without a cached step).
+// to generate, with the reason model.NewDecoder gives.
 func notGenerating(m model.Model, need string) error {
-	msg := fmt.Sprintf("%s, have a model of kind %s (%T)", need, m.Config().Kind, m)
-	switch m.(type) {
-	case *model.Transformer, *model.DecoderOnly:
-		_, err := model.NewDecoder(m, nil)
-		return errors.Wrap(err, msg)
-	}
-	return errors.New(msg)
+	_, err := model.NewDecoder(m, nil)
+	return errors.Wrapf(err, "%s, have a model of kind %s (%T)", need, m.Config().Kind, m)
 }
 
 // checkLayout refuses batches longer than m's max_len, and batches laid
-// out for another kind of model than m,
-// one of the built-in kinds: joined batches (data.BatchConfig.Join, no
-// sources) are a decoder-only model's, which reads no sources; an
-// encoder-decoder reads sources, and an encoder-only model sources as long
-// as its targets. A decoder-only model trained on batches with sources
-// would learn the targets alone, so it is refused them when held-out
-// examples or a BLEU sample prompt it with sources.
+// out for another kind of model than m
+// (model.Layout): joined batches (data.BatchConfig.Join, no sources) are
+// for a model that reads no sources; a model that reads sources needs
+// them, and one aligned with its targets sources as long as its targets. A
+// model without sources trained on batches with sources would learn the
+// targets alone, so it is refused them when held-out examples or a BLEU
+// sample prompt it with sources.
 func checkLayout(m model.Model, d Data) error {
 	shapes := d.Train.Shapes()
 	for _, b := range d.Valid {
 		shapes = append(shapes, b.Shape())
 	}
-	maxLen := m.Config().MaxLen
+	l, maxLen := m.Layout(), m.Config().MaxLen
 	for _, sh := range shapes {
 		var err error
-		if sh.SrcLen > maxLen || sh.TgtLen > maxLen {
+		switch {
+		case sh.SrcLen > maxLen || sh.TgtLen > maxLen:
 			err = errors.Errorf("the model's max_len is %d", maxLen)
-		}
-		switch m.(type) {
-		case *model.Transformer:
-			if err == nil && sh.SrcLen == 0 {
-				err = errors.New("an encoder-decoder reads sources: joined batches (data.BatchConfig.Join) are for a decoder-only model")
-			}
-		case *model.EncoderOnly:
-			if err == nil && sh.SrcLen != sh.TgtLen {
-				err = errors.New("an encoder-only model needs sources as long as targets: batches without Join (data.BatchConfig.Join is for a decoder-only model)")
-			}
-		case *model.DecoderOnly:
-			if err == nil && sh.SrcLen > 0 && (len(d.HeldOut) > 0 || d.BLEU != nil) {
-				err = errors.New("a decoder-only model continues the prompt \"source EOS\" when it is evaluated, which it learns from joined batches (data.BatchConfig.Join): batches with sources train it on the targets alone")
-			}
+		case l.Aligned && sh.SrcLen != sh.TgtLen:
+			err = errors.New("an encoder-only model needs sources as long as targets: batches without Join (data.BatchConfig.Join is for a decoder-only model)")
+		case l.Sources && sh.SrcLen == 0:
+			err = errors.New("an encoder-decoder reads sources: joined batches (data.BatchConfig.Join) are for a decoder-only model")
+		case !l.Sources && sh.SrcLen > 0 && (len(d.HeldOut) > 0 || d.BLEU != nil):
+			err = errors.New("a decoder-only model continues the prompt \"source EOS\" when it is evaluated, which it learns from joined batches (data.BatchConfig.Join): batches with sources train it on the targets alone")
 		}
 		if err != nil {
 			return errors.Wrapf(err, "batches of %d rows, sources of length %d and targets of length %d", sh.Rows, sh.SrcLen, sh.TgtLen)

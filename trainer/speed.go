@@ -28,13 +28,16 @@ type Rig struct {
 
 // NewRig builds the model of cfg with float32 parameters and compiles its
 // training and scoring programs (as Trainer.Evaluate runs) for batches of
-// shape sh.
-func NewRig(cfg model.Config, sh model.Shape) (*Rig, error) {
+// shape sh, with products of precision prec.
+func NewRig(cfg model.Config, sh model.Shape, prec graph.Precision) (*Rig, error) {
 	m, err := model.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err == nil {
+		err = params.SetPrecision(prec)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -6,19 +6,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
 
 // TestRigForwardSeesTraining checks that the weights Forward keeps packed
 // while frozen are dropped by the next training step: a forward pass after
 // it gives what the same program gives unfrozen, and differs from the pass
-// before it.
+// before it; in float32 and with bfloat16 products, whose packed weights
+// are bfloat16.
 func TestRigForwardSeesTraining(t *testing.T) {
+	for _, prec := range graph.Precisions {
+		t.Run(string(prec), func(t *testing.T) { testRigForwardSeesTraining(t, prec) })
+	}
+}
+
+func testRigForwardSeesTraining(t *testing.T, prec graph.Precision) {
 	cfg, err := model.Preset("tiny", 50)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRig(cfg, model.Shape{Batch: 7, SrcLen: 9, TgtLen: 8})
+	r, err := NewRig(cfg, model.Shape{Batch: 7, SrcLen: 9, TgtLen: 8}, prec)
 	if err != nil {
 		t.Fatal(err)
 	}

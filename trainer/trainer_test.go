@@ -402,7 +402,7 @@ func TestAverage(t *testing.T) {
 	if ck.Meta[data.BPEFingerprintKey] != "b1" || ck.Meta[data.VocabFingerprintKey] != "v1" {
 		t.Errorf("averaged weights carry metadata %v, want the checkpoints' fingerprints", ck.Meta)
 	}
-	_, avg, err := ck.Transformer(tensor.Float64)
+	_, avg, err := ck.Model(tensor.Float64, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

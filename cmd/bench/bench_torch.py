@@ -5,11 +5,18 @@ the training step uses the fused F.cross_entropy with label smoothing 0.1 and
 zero_grad(set_to_none=True); decoding keeps a key/value cache per layer, as the Go decoder does.
 Prints one JSON object with the measurement and the process's peak RSS.
 
+With precision bf16 everything runs under torch.autocast("cpu", dtype=torch.bfloat16) (the backward pass
+outside it, as PyTorch recommends). torch 1.13's fused attention fast path fails under autocast ("expected
+scalar type BFloat16 but found Float"), so passes without a backward (the forward row, the decoder's
+encoder pass) run with autograd enabled, which sends the modules down their generic path; the forward row
+then records a backward graph it never runs.
+
 Usage:
-  python3 bench_torch.py train  d_model heads d_ff layers vocab warmup runs
-  python3 bench_torch.py decode d_model heads d_ff layers vocab warmup runs method batch src_len max_len
-(method: greedy or beam4)
+  python3 bench_torch.py train  precision d_model heads d_ff layers vocab warmup runs
+  python3 bench_torch.py decode precision d_model heads d_ff layers vocab warmup runs method batch src_len max_len
+(precision: float32 or bf16; method: greedy or beam4)
 """
+import contextlib
 import json
 import math
 import resource
@@ -22,6 +29,17 @@ import torch.nn.functional as F
 from torch import nn
 
 PAD, BOS, EOS = 0, 1, 2
+BF16 = False  # set by main from the precision argument
+
+
+def autocast():
+    """torch.autocast to bfloat16 with precision bf16, else nothing."""
+    return torch.autocast("cpu", dtype=torch.bfloat16) if BF16 else contextlib.nullcontext()
+
+
+def inference():
+    """No autograd, except under autocast, where only autograd avoids the fast path that fails (see above)."""
+    return torch.enable_grad() if BF16 else torch.no_grad()
 
 
 def sinusoids(n, d):
@@ -71,13 +89,14 @@ def bench_train(model, vocab, warmup, runs):
     def train():
         model.train()
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model.logits(src, tgt).reshape(-1, vocab), gold.reshape(-1), label_smoothing=0.1)
+        with autocast():
+            loss = F.cross_entropy(model.logits(src, tgt).reshape(-1, vocab), gold.reshape(-1), label_smoothing=0.1)
         loss.backward()
         opt.step()
 
     def forward():
         model.eval()
-        with torch.no_grad():
+        with inference(), autocast():
             F.cross_entropy(model.logits(src, tgt).reshape(-1, vocab), gold.reshape(-1), label_smoothing=0.1)
 
     tokens = 32 * 32
@@ -93,8 +112,8 @@ class CachedDecoder:
     def __init__(self, model, src):
         self.m, self.h = model, model.heads
         self.layers = model.transformer.decoder.layers
-        with torch.no_grad():
-            memory = model.transformer.encoder(model.embed_at(src))
+        with inference(), autocast():
+            memory = model.transformer.encoder(model.embed_at(src)).detach()
         d = model.d
         self.mem_kv = []
         for layer in self.layers:
@@ -203,7 +222,7 @@ def bench_decode(model, vocab, warmup, runs, method, batch, src_len, max_len):
     produced = []
 
     def run():
-        with torch.no_grad():
+        with torch.no_grad(), autocast():
             produced.append(decode(model, src, max_len))
 
     seconds = median_seconds(run, warmup, runs)
@@ -211,13 +230,17 @@ def bench_decode(model, vocab, warmup, runs, method, batch, src_len, max_len):
 
 
 def main():
-    mode = sys.argv[1]
-    d, heads, dff, layers, vocab, warmup, runs = map(int, sys.argv[2:9])
+    global BF16
+    mode, precision = sys.argv[1], sys.argv[2]
+    if precision not in ("float32", "bf16"):
+        sys.exit(f"precision {precision!r}: want float32 or bf16")
+    BF16 = precision == "bf16"
+    d, heads, dff, layers, vocab, warmup, runs = map(int, sys.argv[3:10])
     torch.manual_seed(0)
     if mode == "train":
         out = bench_train(Model(d, heads, dff, layers, vocab, 0.1), vocab, warmup, runs)
     else:
-        method, batch, src_len, max_len = sys.argv[9], int(sys.argv[10]), int(sys.argv[11]), int(sys.argv[12])
+        method, batch, src_len, max_len = sys.argv[10], int(sys.argv[11]), int(sys.argv[12]), int(sys.argv[13])
         out = bench_decode(Model(d, heads, dff, layers, vocab, 0.0), vocab, warmup, runs, method, batch, src_len, max_len)
     out["threads"] = torch.get_num_threads()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -28,6 +28,12 @@
 // (libopenblas0-openmp): with the default pthread build it oversubscribes
 // the cores and runs 2-3 times slower, which would flatter this project.
 //
+// With -precision bf16 both sides multiply matrices in bfloat16 with float32
+// sums: ours with graph.BF16, PyTorch under torch.autocast("cpu",
+// dtype=torch.bfloat16):
+//
+//	go run ./cmd/bench -torch -precision bf16
+//
 // With -scaling it prints instead how much faster a training step of each
 // -presets and -vocabs runs at GOMAXPROCS than on one core, from -runs
 // pairs of steps, one on each, taken in turn so that both meet the machine
@@ -48,6 +54,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -67,6 +74,7 @@ type options struct {
 	isolate         bool
 	scaling         bool
 	child           string
+	precision       string
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -83,6 +91,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.scaling, "scaling", false, "instead of the table, time training steps alternately on 1 core and on GOMAXPROCS, and print how much faster the latter are")
 	fs.BoolVar(&o.isolate, "isolate", true, "measure each row in a process of its own (for its peak RSS)")
 	fs.StringVar(&o.child, "child", "", "internal: measure one row and print it as JSON")
+	fs.StringVar(&o.precision, "precision", "float32", "matrix products: float32, or bf16 (ours with graph.BF16, PyTorch under torch.autocast(\"cpu\", dtype=torch.bfloat16))")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -122,6 +131,9 @@ func (o options) rows() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := graph.ParsePrecision(o.precision); err != nil {
+		return nil, errors.Wrap(err, "-precision")
+	}
 	var rows []row
 	for _, preset := range strings.Split(o.presets, ",") {
 		for _, vocab := range vs {
@@ -132,12 +144,13 @@ func (o options) rows() ([]row, error) {
 			if err != nil {
 				return nil, errors.Wrapf(err, "-presets %s -vocabs %d", preset, vocab)
 			}
-			rows = append(rows, row{Kind: "train", Preset: preset, Vocab: vocab}, row{Kind: "forward", Preset: preset, Vocab: vocab})
+			rows = append(rows, row{Kind: "train", Preset: preset, Vocab: vocab, Precision: o.precision},
+				row{Kind: "forward", Preset: preset, Vocab: vocab, Precision: o.precision})
 		}
 	}
 	if o.decode {
 		for _, r := range []row{{Kind: "greedy", Batch: 1}, {Kind: "greedy", Batch: 32}, {Kind: "beam4", Batch: 1}} {
-			r.Preset, r.Vocab = "tiny", decodeVocab
+			r.Preset, r.Vocab, r.Precision = "tiny", decodeVocab, o.precision
 			rows = append(rows, r)
 		}
 	}

@@ -51,6 +51,7 @@ func TestBenchRefuses(t *testing.T) {
 		{"-runs", "0"},
 		{"-rounds", "0"},
 		{"-presets", "huge"},
+		{"-precision", "fp16"},
 	} {
 		var out, errb bytes.Buffer
 		if err := run(args, &out, &errb); err == nil {
@@ -60,7 +61,8 @@ func TestBenchRefuses(t *testing.T) {
 }
 
 // TestBenchBesidePyTorch runs the PyTorch side too: every row gets PyTorch's
-// speed, peak RSS and the ratio.
+// speed, peak RSS and the ratio; in float32, and with bf16 products, where
+// PyTorch runs under autocast.
 func TestBenchBesidePyTorch(t *testing.T) {
 	_, blas := os.Stat(openblasOpenMP)
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil || blas != nil {
@@ -70,11 +72,22 @@ func TestBenchBesidePyTorch(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	var out, errb bytes.Buffer
-	if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-rounds", "2", "-torch"}, &out, &errb); err != nil {
-		t.Fatal(err, errb.String())
+	for _, prec := range []string{"float32", "bf16"} {
+		var out, errb bytes.Buffer
+		if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-rounds", "2", "-torch", "-precision", prec}, &out, &errb); err != nil {
+			t.Fatal(err, errb.String())
+		}
+		checkTorchTable(t, prec, out.String())
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+}
+
+// checkTorchTable checks a table of -torch with products of precision prec.
+func checkTorchTable(t *testing.T, prec, out string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if prec != "float32" && !strings.HasPrefix(lines[1], "train "+prec+",") {
+		t.Errorf("line %q does not name the precision %s", lines[1], prec)
+	}
 	for _, line := range lines[1 : len(lines)-1] {
 		f := strings.Fields(line[strings.Index(line, "V"):])
 		if len(f) != 6 {

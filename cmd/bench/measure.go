@@ -34,6 +34,9 @@ type row struct {
 	Preset string `json:"preset"`
 	Vocab  int    `json:"vocab"`
 	Batch  int    `json:"batch,omitempty"`
+	// Precision is that of both sides' products (graph.Precision; "":
+	// float32): PyTorch's bf16 runs under torch.autocast.
+	Precision string `json:"precision,omitempty"`
 
 	Ours    float64 `json:"ours"`
 	OursMB  float64 `json:"ours_mb"`
@@ -45,10 +48,21 @@ type row struct {
 
 // name is the row's label in the table.
 func (r row) name() string {
-	if r.Batch > 0 {
-		return fmt.Sprintf("%s batch %d, %s V%d", r.Kind, r.Batch, r.Preset, r.Vocab)
+	prec := ""
+	if r.precision() != graph.Float32 {
+		prec = " " + string(r.precision())
 	}
-	return fmt.Sprintf("%s, %s V%d", r.Kind, r.Preset, r.Vocab)
+	if r.Batch > 0 {
+		return fmt.Sprintf("%s%s batch %d, %s V%d", r.Kind, prec, r.Batch, r.Preset, r.Vocab)
+	}
+	return fmt.Sprintf("%s%s, %s V%d", r.Kind, prec, r.Preset, r.Vocab)
+}
+
+// precision is the row's precision; rows hold only ones -precision
+// accepted.
+func (r row) precision() graph.Precision {
+	p, _ := graph.ParsePrecision(r.Precision)
+	return p
 }
 
 // measureRounds measures the rows o.rounds times, ours and PyTorch's in
@@ -193,7 +207,7 @@ func newRig(r row) (*trainer.Rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32})
+	return trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32}, r.precision())
 }
 
 // oursDecode measures a decoding row in output tokens per second.
@@ -207,6 +221,9 @@ func oursDecode(r row, warmup, runs int) (float64, error) {
 		return 0, err
 	}
 	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err == nil {
+		err = params.SetPrecision(r.precision())
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -35,7 +35,7 @@ func measureTorch(rows []row, warmup, runs int) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"train"}
+	args := []string{"train", string(r.precision())}
 	if r.Kind != "train" {
 		args[0] = "decode"
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
@@ -57,11 +58,13 @@ func main() {
 type options struct {
 	ckpt, from, srcPath, tgtPath string
 	heads, batch                 int
-	src                          model.SourceFlags
+	src                          srcflags.Flags
+	precision                    graph.Precision
 }
 
 func newFlags(fs *flag.FlagSet) *options {
-	o := &options{}
+	o := &options{precision: graph.Float32}
+	fs.Var(&o.precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, float32 sums)")
 	fs.StringVar(&o.ckpt, "checkpoint", "", "model weights (safetensors)")
 	fs.StringVar(&o.from, "from", "", `"torch" for PyTorch weights (see the package doc)`)
 	fs.IntVar(&o.heads, "heads", 0, "attention heads, with -from torch")
@@ -86,8 +89,8 @@ func (o *options) check(fs *flag.FlagSet) error {
 		return errors.Errorf("-from %q: the only other format is torch", o.from)
 	case o.from == "torch" && o.heads <= 0:
 		return errors.New("-from torch needs -heads")
-	case o.batch <= 0 || o.batch > model.MaxBatch:
-		return errors.Errorf("-batch %d: want 1 to %d (the files are read a batch at a time)", o.batch, model.MaxBatch)
+	case o.batch <= 0 || o.batch > srcflags.MaxBatch:
+		return errors.Errorf("-batch %d: want 1 to %d (the files are read a batch at a time)", o.batch, srcflags.MaxBatch)
 	}
 	return o.src.Check()
 }
@@ -115,6 +118,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	defer tgt.Close()
 	m, params, err := load(o.ckpt, o.from, o.heads)
+	if err == nil {
+		err = params.SetPrecision(o.precision)
+	}
 	if err != nil {
 		return err
 	}
@@ -171,7 +177,7 @@ func (o *options) stream(m model.Model, params *graph.Params, src, tgt *data.Lin
 func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 	if from != "torch" {
 		m, params, err := model.Load(path, tensor.Float32, nil)
-		if err == nil && !model.Generates(m) {
+		if err == nil && !model.Generates(m) && !m.Layout().Aligned {
 			err = errors.Errorf("%s holds a model of kind %s, which scores no targets", path, m.Config().Kind)
 		}
 		return m, params, err
@@ -188,7 +194,7 @@ func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 // line of ids in [1, vocab): sources within the bound b (cut if it
 // truncates them), or with target targets, each starting with the start
 // token and at most the model's max_len ids.
-func readIDs(lr *data.LineReader, n, vocab int, b model.SourceBound, target bool) ([][]int, error) {
+func readIDs(lr *data.LineReader, n, vocab int, b srcflags.Bound, target bool) ([][]int, error) {
 	var seqs [][]int
 	for len(seqs) < n {
 		line, ok, err := lr.Next()
@@ -215,7 +221,7 @@ func readIDs(lr *data.LineReader, n, vocab int, b model.SourceBound, target bool
 
 // checkTarget refuses a target that does not start with the start token
 // and go on, or that is longer than the model takes.
-func checkTarget(b model.SourceBound, where string, seq []int) error {
+func checkTarget(b srcflags.Bound, where string, seq []int) error {
 	if seq[0] != data.BOSID || len(seq) < 2 {
 		return errors.Errorf("%s: a target starts with the start token %d and has a token after it", where, data.BOSID)
 	}
@@ -224,7 +230,7 @@ func checkTarget(b model.SourceBound, where string, seq []int) error {
 
 // cutSource is the source seq within the bound b: as it is, or cut to
 // b.Max ids (keeping its EOSID at the end, if it has one) when b truncates.
-func cutSource(b model.SourceBound, where string, seq []int) ([]int, error) {
+func cutSource(b srcflags.Bound, where string, seq []int) ([]int, error) {
 	keep, err := b.Source(where, len(seq))
 	switch {
 	case err != nil || keep == len(seq):

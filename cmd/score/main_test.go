@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
@@ -33,22 +35,36 @@ func TestScoresMatchPyTorch(t *testing.T) {
 	if out, err := exec.Command(python, "../../model/testdata/torch_parity.py", dir, "3").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	var stdout, stderr bytes.Buffer
-	err := run([]string{"-checkpoint", filepath.Join(dir, "model.safetensors"), "-from", "torch", "-heads", "4",
-		"-src", filepath.Join(dir, "src.txt"), "-tgt", filepath.Join(dir, "tgt.txt"), "-batch", "4"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatal(err, stderr.String())
-	}
-	want, _ := os.ReadFile(filepath.Join(dir, "expected.txt"))
-	got, exp := strings.Fields(stdout.String()), strings.Fields(string(want))
-	if len(got) != len(exp) {
-		t.Fatalf("%d scores, want %d", len(got), len(exp))
-	}
-	for i := range got {
-		g, _ := strconv.ParseFloat(got[i], 64)
-		e, _ := strconv.ParseFloat(exp[i], 64)
-		if d := (g - e) / e; d > 1e-4 || d < -1e-4 {
-			t.Errorf("line %d: %g, PyTorch %g", i+1, g, e)
+	// With bf16 products the scores move by about bfloat16's 2^-9 per
+	// product, and must move.
+	for _, c := range []struct {
+		precision string
+		tol       float64
+	}{{"float32", 1e-4}, {"bf16", 1e-2}} {
+		var stdout, stderr bytes.Buffer
+		err := run([]string{"-checkpoint", filepath.Join(dir, "model.safetensors"), "-from", "torch", "-heads", "4",
+			"-src", filepath.Join(dir, "src.txt"), "-tgt", filepath.Join(dir, "tgt.txt"), "-batch", "4", "-precision", c.precision}, &stdout, &stderr)
+		if err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		want, _ := os.ReadFile(filepath.Join(dir, "expected.txt"))
+		got, exp := strings.Fields(stdout.String()), strings.Fields(string(want))
+		if len(got) != len(exp) {
+			t.Fatalf("%d scores, want %d", len(got), len(exp))
+		}
+		worst := 0.0
+		for i := range got {
+			g, _ := strconv.ParseFloat(got[i], 64)
+			e, _ := strconv.ParseFloat(exp[i], 64)
+			d := math.Abs((g - e) / e)
+			if d > c.tol {
+				t.Errorf("%s: line %d: %g, PyTorch %g", c.precision, i+1, g, e)
+			}
+			worst = max(worst, d)
+		}
+		t.Logf("%s: scores within %.2g of PyTorch's float32 ones", c.precision, worst)
+		if c.precision == "bf16" && worst < 1e-6 {
+			t.Errorf("bf16: scores equal PyTorch's float32 ones to %.2g: the products were not rounded", worst)
 		}
 	}
 }
@@ -63,6 +79,7 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-src", src}, "required"},
+		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-precision", "fp16"}, `precision "fp16"`},
 		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-from", "onnx"}, "torch"},
 		{[]string{"-checkpoint", src, "-src", src, "-tgt", src, "-from", "torch"}, "-heads"},
 		{[]string{"-checkpoint", filepath.Join(dir, "none.safetensors"), "-src", src, "-tgt", src}, "none.safetensors"},
@@ -82,7 +99,7 @@ func TestErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lr.Close()
-	if _, err := readIDs(lr, 10, 100, model.SourceBound{Max: 50, MaxLen: 50}, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
+	if _, err := readIDs(lr, 10, 100, srcflags.Bound{Max: 50, MaxLen: 50}, false); err == nil || !strings.Contains(err.Error(), "bad.txt:2: token 2") {
 		t.Errorf("bad id: %v", err)
 	}
 }
@@ -150,7 +167,7 @@ func TestTruncate(t *testing.T) {
 	if want := "score: " + src + ":2: 31 tokens, truncated to 8 (-max-src-len)\n"; errb.String() != want {
 		t.Errorf("warning %q, want %q", errb.String(), want)
 	}
-	b := model.SourceBound{Max: 3, MaxLen: 16, Truncate: true}
+	b := srcflags.Bound{Max: 3, MaxLen: 16, Truncate: true}
 	for _, tc := range []struct{ in, want []int }{{[]int{5, 6, 7, 2}, []int{5, 6, 2}}, {[]int{5, 6, 7, 8}, []int{5, 6, 7}}, {[]int{5, 2}, []int{5, 2}}} {
 		if got, err := cutSource(b, "x:1", tc.in); err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("cutSource(%v): %v, %v; want %v", tc.in, got, err, tc.want)

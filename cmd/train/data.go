@@ -11,7 +11,6 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/internal/sysmem"
-	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
@@ -67,9 +66,9 @@ func (s settings) bucketStep() int {
 }
 
 // batch makes the batcher and the validation batches: joined (source EOS
-// target as one sequence) for a decoder-only model.
+// target as one sequence) for a model that reads no sources (decoder-only).
 func batch(s settings, train, valid, heldOut []data.Example, vocab int) (corpus, error) {
-	join := s.kind() == model.KindDecoderOnly
+	join := !s.layout().Sources
 	bks := buckets(s.bucketStep(), join, train, valid)
 	positions := longest(join, train, valid)
 	for _, e := range heldOut {
@@ -215,7 +214,7 @@ func readFiles(s settings, split, src, tgt string, log *slog.Logger) ([]data.Pai
 // every -bleu-every evaluations; nil if either is 0, or if the model does
 // not translate (an encoder-only model, a language model of text).
 func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEUSample {
-	if s.BLEUEvery == 0 || s.BLEUSample == 0 || s.text() || s.kind() == model.KindEncoderOnly {
+	if s.BLEUEvery == 0 || s.BLEUSample == 0 || s.text() || s.layout().Aligned {
 		return nil
 	}
 	b := &trainer.BLEUSample{Detokenize: tok.Decode, Every: s.BLEUEvery, KeepBest: s.KeepBest == "bleu"}

@@ -431,11 +431,14 @@ func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.L
 		return nil, nil, err
 	}
 	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(s.Seed, 2)))
+	if err == nil {
+		err = params.SetPrecision(s.precision())
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	log.Info("model", "preset", s.Preset, "parameters", params.Count(), "vocab", cfg.Vocab, "steps", s.Steps,
-		"out", s.Out, "ranks", world.Size())
+		"out", s.Out, "ranks", world.Size(), "precision", params.Precision(), "bf16_kernel", bf16Kernel(params))
 	opt := s.options()
 	opt.Meta, opt.World = c.meta, world
 	t, err := trainer.New(m, params, c.data, opt, trainer.NewReporter(stderr, log))
@@ -544,4 +547,13 @@ func finish(s settings, log *slog.Logger) error {
 	log.Info("done", "out", s.Out, "final", filepath.Join(s.Out, "final.safetensors"),
 		"metrics", filepath.Join(s.Out, "metrics.jsonl"), "plot", filepath.Join(s.Out, "loss.png"))
 	return nil
+}
+
+// bf16Kernel names the kernel of bf16 products (graph.BF16Kernel) for a
+// run in bf16, and is empty for the others.
+func bf16Kernel(params *graph.Params) string {
+	if params.Precision() != graph.BF16 {
+		return ""
+	}
+	return graph.BF16Kernel()
 }

@@ -87,6 +87,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-config", hugeConfig}, "d_ff is 1000000000000"},
 		{[]string{"-config", layersConfig}, "encoder_layers is 1000000000"},
 		{[]string{"-config", memoryConfig}, "model too large: decoder_layers = 1024"},
+		{[]string{"-precision", "fp16"}, `-precision: precision "fp16": want float32 or bf16`},
 		{[]string{"-model", "gpt"}, `-model "gpt": want one of encoder-decoder, decoder-only, encoder-only`},
 		{[]string{"-task", "files", "-model", "decoder-only", "-train-tgt", "a", "-steps", "5"}, "-train-tgt and -valid-tgt alone will do"},
 		{[]string{"-task", "files", "-model", "encoder-only", "-data", "d", "-steps", "5", "-keep-best", "bleu"}, "-keep-best bleu needs a model that translates sources"},
@@ -281,6 +282,30 @@ func TestTrainAndResume(t *testing.T) {
 	}
 }
 
+// TestPrecisionIsKept trains with bf16 products: run.json records the
+// precision, and a resume keeps it.
+func TestPrecisionIsKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := []string{"-precision", "bf16", "-steps", "2", "-max-tokens", "128", "-train-size", "200", "-held-out", "16", "-out", dir}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	if js, _ := os.ReadFile(filepath.Join(dir, "run.json")); !strings.Contains(string(js), `"precision": "bf16"`) {
+		t.Fatalf("run.json lacks the precision:\n%s", js)
+	}
+	errb.Reset()
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "precision=bf16") {
+		t.Errorf("the resumed run's log does not say precision=bf16:\n%s", errb.String())
+	}
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-precision", "float32"}, &out, &errb); err == nil {
+		t.Error("-resume with -precision: no error")
+	}
+}
+
 // multi30k is the shared data directory, beside the project.
 const multi30k = "../../../shared/data/multi30k"
 
@@ -359,8 +384,8 @@ func TestDecoderOnlyRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := m.(*model.DecoderOnly); !ok {
-				t.Fatalf("the checkpoint rebuilt as %T", m)
+			if m.Config().Kind != model.KindDecoderOnly || m.Layout().Sources {
+				t.Fatalf("the checkpoint rebuilt as a %s model reading sources %t", m.Config().Kind, m.Layout().Sources)
 			}
 			if err := run(context.Background(), dist.Alone(), []string{"-resume", out, "-steps", "6"}, &stdout, &errb); err != nil {
 				t.Fatal(err, errb.String())

@@ -89,7 +89,7 @@ func finalWeights(t *testing.T, dir string) *graph.Params {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, params, err := ck.Transformer(tensor.Float64)
+	_, params, err := ck.Model(tensor.Float64, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

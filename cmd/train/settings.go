@@ -12,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/atomicfile"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/internal/strictjson"
@@ -70,6 +71,9 @@ type settings struct {
 	Keep        int     `json:"keep"`
 	Average     int     `json:"average"`
 	Out         string  `json:"out"`
+	// Precision is that of the matrix products (graph.Precision); run.json
+	// files of older runs have none: float32.
+	Precision string `json:"precision,omitempty"`
 }
 
 // flags defines the command's flags over s and the ones that are not settings.
@@ -132,6 +136,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
 	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
+	fs.StringVar(&s.Precision, "precision", string(graph.Float32), "matrix products: float32, or bf16 (operands rounded to bfloat16, sums and everything else in float32; see the README)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start over in an -out directory that holds a run, removing the run's files")
 	fs.StringVar(&f.resume, "resume", "", "continue the run in this output directory from its last checkpoint, with its settings")
 	fs.BoolVar(&f.summary, "summary", false, "print the model's parameter summary and exit")
@@ -161,10 +166,13 @@ func (s settings) kind() string {
 	return s.Model
 }
 
+// layout is how the model of the run's kind reads batches.
+func (s settings) layout() model.Layout { return model.KindLayout(s.kind()) }
+
 // text reports whether the run learns a language model of target text
 // alone: a decoder-only model on files without sources.
 func (s settings) text() bool {
-	return !s.synthetic() && s.kind() == model.KindDecoderOnly && s.TrainSrc == "" && s.ValidSrc == ""
+	return !s.synthetic() && !s.layout().Sources && s.TrainSrc == "" && s.ValidSrc == ""
 }
 
 // complete fills in defaults that depend on the task and checks the settings.
@@ -351,7 +359,14 @@ func (s settings) check() error {
 	case !s.paper() && s.Schedule != trainer.ScheduleConstant && s.Cooldown > 0:
 		return errors.Errorf("-schedule %s decays to the end of the run already: -cooldown must be 0, have %v", s.Schedule, s.Cooldown)
 	}
-	return nil
+	_, err := graph.ParsePrecision(s.Precision)
+	return errors.Wrap(err, "-precision")
+}
+
+// precision is the precision of the run's products.
+func (s settings) precision() graph.Precision {
+	p, _ := graph.ParsePrecision(s.Precision)
+	return p
 }
 
 // maxExamples bounds the tokens of a synthetic task's examples (2^28 ids
@@ -373,7 +388,7 @@ func (s *settings) completeFiles() error {
 			name string
 		}
 		files := []file{{&s.TrainTgt, "train." + s.TgtLang}, {&s.ValidTgt, "val." + s.TgtLang}}
-		if s.SrcLang != "" || s.kind() != model.KindDecoderOnly {
+		if s.SrcLang != "" || s.layout().Sources {
 			files = append(files, file{&s.TrainSrc, "train." + s.SrcLang}, file{&s.ValidSrc, "val." + s.SrcLang})
 		}
 		for _, p := range files {
@@ -402,7 +417,7 @@ func (s settings) checkBLEU() error {
 		return errors.Errorf("-keep-best %q: want loss or bleu", s.KeepBest)
 	case s.KeepBest == "bleu" && (s.BLEUEvery == 0 || s.BLEUSample == 0):
 		return errors.New("-keep-best bleu needs -bleu-every and -bleu-sample above 0")
-	case s.KeepBest == "bleu" && (s.text() || s.kind() == model.KindEncoderOnly):
+	case s.KeepBest == "bleu" && (s.text() || s.layout().Aligned):
 		return errors.New("-keep-best bleu needs a model that translates sources: an encoder-decoder, or a decoder-only model trained on pairs")
 	}
 	return nil
@@ -495,7 +510,7 @@ func (s settings) checkSaved() error {
 			return errors.Wrap(err, "-task")
 		}
 	} else if s.TrainTgt == "" || s.ValidTgt == "" || (s.TrainSrc == "") != (s.ValidSrc == "") ||
-		s.TrainSrc == "" && s.kind() != model.KindDecoderOnly {
+		s.TrainSrc == "" && s.layout().Sources {
 		return errors.Errorf("-task files: want train_src, train_tgt, valid_src and valid_tgt (a decoder-only model: train_tgt and valid_tgt alone will do), have %q, %q, %q and %q",
 			s.TrainSrc, s.TrainTgt, s.ValidSrc, s.ValidTgt)
 	}

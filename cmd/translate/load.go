@@ -8,6 +8,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
@@ -29,8 +30,8 @@ func load(dir, checkpoint string) (*translator, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "-model, -checkpoint")
 	}
-	if !model.Generates(r.Model) {
-		return nil, errors.Errorf("%s holds a model of kind %s, which does not generate", r.Path, r.Model.Config().Kind)
+	if !model.Generates(r.Model) && !r.Model.Layout().Aligned {
+		return nil, errors.Errorf("%s holds a model of kind %s, which neither generates nor tags", r.Path, r.Model.Config().Kind)
 	}
 	if r.Tokenizer == nil {
 		return nil, errors.Errorf("-model needs the output directory of a run on files, with %s", filepath.Join(dir, rundir.BPE))
@@ -91,7 +92,7 @@ func checkOutput(flag, path string) error {
 // a target; a prompt gets neither), within the bounds of b: a source (or a
 // prompt with the BOSID the model reads before it) may be truncated, a
 // target may not.
-func (t *translator) encode(l lines, i int, kind text, b model.SourceBound) ([]int, error) {
+func (t *translator) encode(l lines, i int, kind text, b srcflags.Bound) ([]int, error) {
 	ids := t.tok.Encode(l.text[i])
 	if kind == targetText {
 		if err := b.Target(l.where(i), len(ids)+2); err != nil {
@@ -120,7 +121,7 @@ const (
 )
 
 // sources tokenizes the input lines as sources, or as prompts.
-func (t *translator) sources(in lines, prompts bool, b model.SourceBound) ([][]int, error) {
+func (t *translator) sources(in lines, prompts bool, b srcflags.Bound) ([][]int, error) {
 	kind := sourceText
 	if prompts {
 		kind = promptText

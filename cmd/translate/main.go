@@ -46,6 +46,10 @@
 // output is written, in input order, as soon as it is done: translate
 // works in bounded memory on input of any length.
 //
+// A model that does not generate but predicts a token at every source
+// position (an encoder-only model, a tagger) prints, for each line, the
+// tokens it predicts up to the first EOS.
+//
 // With -attention PNG, the cross-attention of the sentence on input line
 // -attention-line (1 by default) to its translation (or its target with
 // -score) is drawn as a heat map labelled with the source and target tokens:
@@ -64,7 +68,9 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer/rundir"
@@ -84,14 +90,16 @@ type options struct {
 	seed                          uint64
 	attention                     string
 	attentionLine, layer, head    int
-	src                           model.SourceFlags
+	src                           srcflags.Flags
 	prompt                        bool
+	precision                     graph.Precision
 	warn                          io.Writer // warnings: standard error
 }
 
 func newFlags(fs *flag.FlagSet) *options {
-	o := &options{search: model.DefaultSearch()}
+	o := &options{search: model.DefaultSearch(), precision: graph.Float32}
 	s := &o.search
+	fs.Var(&o.precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, float32 sums)")
 	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
 	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file")
 	fs.StringVar(&o.input, "input", "", "sentences to translate, one a line (default: standard input)")
@@ -141,6 +149,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer targets.Close()
 	}
 	t, err := load(o.dir, o.checkpoint)
+	if err == nil {
+		err = t.params.SetPrecision(o.precision)
+	}
 	if err != nil {
 		return err
 	}
@@ -164,11 +175,13 @@ func (o *options) stream(t *translator, in, targets *data.LineReader, stdout io.
 	if err != nil {
 		return pair{}, err
 	}
-	d, err := model.NewDecoder(t.m, t.params)
-	if err != nil {
-		return pair{}, err
+	var d *model.Decoder
+	if !t.tags() {
+		if d, err = model.NewDecoder(t.m, t.params); err != nil {
+			return pair{}, err
+		}
+		defer d.Close()
 	}
-	defer d.Close()
 	w := bufio.NewWriter(stdout)
 	var picked *pair
 	for first := 0; ; {
@@ -279,8 +292,8 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.search.MaxLen < 0 {
 		return errors.Errorf("-max-len %d: want 0 (the source's length + %d) or more", o.search.MaxLen, model.DefaultExtraLen)
 	}
-	if o.search.Batch < 1 || o.search.Batch > model.MaxBatch {
-		return errors.Errorf("-batch %d: want 1 to %d (the input is read a batch at a time)", o.search.Batch, model.MaxBatch)
+	if o.search.Batch < 1 || o.search.Batch > srcflags.MaxBatch {
+		return errors.Errorf("-batch %d: want 1 to %d (the input is read a batch at a time)", o.search.Batch, srcflags.MaxBatch)
 	}
 	if o.attention != "" && o.attentionLine < 1 {
 		return errors.Errorf("-attention-line %d: lines count from 1", o.attentionLine)
@@ -301,18 +314,20 @@ func (o *options) check(fs *flag.FlagSet) error {
 }
 
 // checkModel reports flags the loaded model cannot serve: outputs longer
-// than its max_len; prompts need a decoder-only model, cross-attention maps
-// an encoder-decoder.
+// than its max_len; prompts need a model without sources, cross-attention maps
+// one with sources.
 func (o *options) checkModel(t *translator) error {
 	cfg := t.m.Config()
-	kind := cfg.Kind
+	kind, sources := cfg.Kind, t.m.Layout().Sources
 	switch {
 	case o.search.MaxLen > cfg.MaxLen:
 		return errors.Errorf("-max-len %d: the model takes at most %d tokens (its max_len)", o.search.MaxLen, cfg.MaxLen)
-	case o.prompt && kind != model.KindDecoderOnly:
-		return errors.Errorf("-prompt needs a decoder-only model; %s holds a %s model", o.dir, kind)
-	case o.attention != "" && kind != model.KindEncoderDecoder:
-		return errors.Errorf("-attention draws cross-attention, which a %s model has not", kind)
+	case o.prompt && sources:
+		return errors.Errorf("-prompt needs a model that continues prompts, such as a decoder-only model; %s holds a %s model", o.dir, kind)
+	case o.attention != "" && (!sources || t.tags()):
+		return errors.Errorf("-attention draws cross-attention, which the %s model has not", kind)
+	case t.tags() && (o.score != "" || o.search.NBest > 1):
+		return errors.Errorf("%s holds a %s model, which tags each source position: -score and -nbest are for a model that generates", o.dir, kind)
 	case o.attention != "" && (o.layer < -1 || o.layer >= cfg.DecoderLayers):
 		return errors.Errorf("-layer %d: the decoder's layers are 0 to %d (-1: the last)", o.layer, cfg.DecoderLayers-1)
 	case o.attention != "" && (o.head < -1 || o.head >= cfg.Heads):
@@ -324,13 +339,16 @@ func (o *options) checkModel(t *translator) error {
 // process translates or scores a chunk of the input (with d, or the
 // chunk's lines of targets), writing the results to w, and returns every
 // sentence's source and target ids.
-func (o *options) process(t *translator, d *model.Decoder, in lines, targets *data.LineReader, b model.SourceBound, w io.Writer) ([]pair, error) {
+func (o *options) process(t *translator, d *model.Decoder, in lines, targets *data.LineReader, b srcflags.Bound, w io.Writer) ([]pair, error) {
 	srcs, err := t.sources(in, o.prompt, b)
 	if err != nil {
 		return nil, err
 	}
 	if targets != nil {
 		return t.score(srcs, in, targets, o.search.Batch, b, w)
+	}
+	if t.tags() {
+		return t.tag(srcs, in, o.search.Batch, w)
 	}
 	return t.translate(d, srcs, in, o.search, o.prompt, w)
 }

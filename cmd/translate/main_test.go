@@ -105,6 +105,7 @@ func TestTranslate(t *testing.T) {
 	}{
 		{"beam search", []string{"-input", in}, 3},
 		{"greedy", []string{"-input", in, "-method", "greedy", "-batch", "2"}, 3},
+		{"greedy, bf16 products", []string{"-input", in, "-method", "greedy", "-precision", "bf16"}, 3},
 		{"sampling", []string{"-input", in, "-method", "sample", "-top-k", "5", "-top-p", "0.9", "-temperature", "0.8"}, 3},
 		{"3-best", []string{"-input", in, "-nbest", "3", "-beam", "5"}, 9},
 		{"bounded length", []string{"-input", in, "-max-len", "3", "-alpha", "0"}, 3},
@@ -211,6 +212,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-model", dir, "-input", in, "-method", "greedy", "-nbest", "2"}, "-nbest"},
 		{[]string{"-model", dir, "-input", in, "-nbest", "5"}, "n-best"},
 		{[]string{"-model", dir, "-input", in, "-method", "viterbi"}, "viterbi"},
+		{[]string{"-model", dir, "-input", in, "-precision", "fp16"}, `precision "fp16": want float32 or bf16`},
 		{[]string{"-model", dir, "-input", in, "-attention", "a.png", "-attention-line", "3"}, "in.de has 2 lines"},
 		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-layer", "2"}, "-layer 2"},
 		{[]string{"-model", dir, "-input", in, "-attention", filepath.Join(tmp, "a.png"), "-head", "4"}, "-head 4"},
@@ -320,14 +322,19 @@ func TestPrompts(t *testing.T) {
 	if got := translateOK(t, "ein Hund .\n", "-model", lm, "-method", "greedy"); len(got) != 1 {
 		t.Fatalf("a decoder-only model translating: %q", got)
 	}
+	tagger := writeRunOf(t, model.KindEncoderOnly, "learned")
+	if got := translateOK(t, "ein Hund .\n\nzwei Katzen\n", "-model", tagger); len(got) != 3 {
+		t.Fatalf("an encoder-only model tagging: %q, want a line of tags a line", got)
+	}
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"-model", writeRun(t, "sinusoidal"), "-prompt"}, "-prompt needs a decoder-only model"},
-		{[]string{"-model", lm, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which a decoder-only model has not"},
+		{[]string{"-model", writeRun(t, "sinusoidal"), "-prompt"}, "-prompt needs a model that continues prompts"},
+		{[]string{"-model", lm, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which the decoder-only model has not"},
 		{[]string{"-model", lm, "-prompt", "-score", "x"}, "give one"},
-		{[]string{"-model", writeRunOf(t, model.KindEncoderOnly, "learned")}, "holds a model of kind encoder-only, which does not generate"},
+		{[]string{"-model", tagger, "-score", "x"}, "tags each source position: -score and -nbest are for a model that generates"},
+		{[]string{"-model", tagger, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which the encoder-only model has not"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
 )
@@ -43,7 +44,7 @@ func continued(prompt []int, hyps []model.Hypothesis) []model.Hypothesis {
 // score writes the teacher-forced log-probability of each of the next
 // lines of targets as the translation of the same line of in, whose ids
 // are srcs.
-func (t *translator) score(srcs [][]int, in lines, targets *data.LineReader, batch int, b model.SourceBound, w io.Writer) ([]pair, error) {
+func (t *translator) score(srcs [][]int, in lines, targets *data.LineReader, batch int, b srcflags.Bound, w io.Writer) ([]pair, error) {
 	tl, err := readChunk(targets, in.first, len(in.text))
 	if err != nil {
 		return nil, errors.Wrap(err, "-score")
@@ -67,6 +68,27 @@ func (t *translator) score(srcs [][]int, in lines, targets *data.LineReader, bat
 			return nil, errors.Errorf("%s:%d: the score is %v, not a number a model with finite log-probabilities gives (are its weights too large?)", tl.name, in.first+i+1, s)
 		}
 		fmt.Fprintf(w, "%.6f\n", s)
+	}
+	return pairs, nil
+}
+
+// tags reports whether the model tags the sources rather than generating.
+func (t *translator) tags() bool { return !model.Generates(t.m) && t.m.Layout().Aligned }
+
+// tag writes, for each source, the most probable token at each of its
+// positions (model.Tag) up to the first EOS: what a tagger predicts.
+func (t *translator) tag(srcs [][]int, in lines, batch int, w io.Writer) ([]pair, error) {
+	tags, err := model.Tag(t.m, t.params, srcs, batch)
+	if err != nil {
+		return nil, errors.Wrapf(err, "tagging %s", in.name)
+	}
+	pairs := make([]pair, len(srcs))
+	for i, tg := range tags {
+		if end := slices.Index(tg, model.EOSID); end >= 0 {
+			tg = tg[:end]
+		}
+		fmt.Fprintln(w, t.tok.Decode(tg))
+		pairs[i] = pair{src: srcs[i], tgt: tg}
 	}
 	return pairs, nil
 }

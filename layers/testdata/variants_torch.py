@@ -1,6 +1,6 @@
 """PyTorch references for layers' TestVariantsMatchTorch, for
 internal/torchtest/cases.py: rotary position embedding, the SwiGLU
-feed-forward network and grouped-query attention, written from their papers
+feed-forward network, grouped-query attention and ALiBi, written from their papers
 (and Hugging Face's LLaMA conventions) without reference to the Go code.
 CASES maps a case's name to a function of its parameters and mask giving the
 output.
@@ -34,7 +34,18 @@ def linear(p, name, x):
     return y
 
 
-def gqa(p, mask, kv_heads, rotary, query="x", key_value="x"):
+def alibi_slopes(n):
+    """The head slopes of ALiBi (Press et al., 2022, and its code)."""
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][: n - closest]
+
+
+def gqa(p, mask, kv_heads, rotary, query="x", key_value="x", alibi=False):
     q_in, kv_in = p[query], p[key_value]
     b, len_q, _ = q_in.shape
     len_k = kv_in.shape[1]
@@ -49,6 +60,11 @@ def gqa(p, mask, kv_heads, rotary, query="x", key_value="x"):
     k = k.repeat_interleave(HEADS // kv_heads, dim=1)
     v = v.repeat_interleave(HEADS // kv_heads, dim=1)
     scores = q @ k.transpose(-1, -2) / math.sqrt(dk)
+    if alibi:
+        # -m_h |i - j| for query i and key j
+        distance = (torch.arange(len_q)[:, None] - torch.arange(len_k)[None, :]).abs().to(torch.float64)
+        slopes = torch.tensor(alibi_slopes(HEADS), dtype=torch.float64)
+        scores = scores - (slopes[:, None, None] * distance).to(scores.dtype)
     if mask is not None:
         scores = scores.masked_fill(mask, float("-inf"))
     heads = torch.softmax(scores, dim=-1) @ v
@@ -62,5 +78,7 @@ CASES = {
     "grouped-query self-attention, causal, rotary": lambda p, m: gqa(p, m, 2, True),
     "multi-query cross-attention": lambda p, m: gqa(p, m, 1, False, query="y"),
     "multi-head as grouped-query, rotary, no bias": lambda p, m: gqa(p, m, 4, True),
+    "alibi grouped-query self-attention, causal": lambda p, m: gqa(p, m, 2, False, alibi=True),
+    "alibi multi-head self-attention, padding": lambda p, m: gqa(p, m, 4, False, alibi=True),
 }
 

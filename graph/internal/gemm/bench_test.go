@@ -32,27 +32,54 @@ func benchSgemm(b *testing.B, f sgemmFunc) {
 		m, n, k := s[0], s[1], s[2]
 		a, bm, c := random[float32](rng, m, k, k), random[float32](rng, k, n, n), make([]float32, m*n)
 		for _, mode := range []string{"NN", "NT", "TN", "TT"} {
-			tA, tB := mode[0] == 'T', mode[1] == 'T'
-			lda, ldb := k, n
-			if tA {
-				lda = m
-			}
-			if tB {
-				ldb = k
-			}
-			b.Run(fmt.Sprintf("%s/%dx%dx%d", mode, m, n, k), func(b *testing.B) {
-				f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n) // fault in C's pages and fill pools
-				b.ResetTimer()
-				for range b.N {
-					f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n)
-				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", mode, m, n, k), func(b *testing.B) { timeGEMM(b, f, mode, m, n, k, a, bm, c) })
 		}
 	}
 }
 
 func BenchmarkSgemm(b *testing.B) { benchSgemm(b, Sgemm) }
+
+// BenchmarkGEMM times the float32 GEMM and the bfloat16 one (SgemmBF16)
+// in turn on 1024³ and the shapes of benchShapes, with B transposed as a
+// layer's weights are (NT) and as the gradients read them (NN, TN), in
+// GFLOP/s: precision/mode/shape.
+func BenchmarkGEMM(b *testing.B) {
+	bf16 := func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		SgemmBF16(tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc, Epilogue[float32]{})
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range append([][3]int{{1024, 1024, 1024}}, benchShapes...) {
+		m, n, k := s[0], s[1], s[2]
+		a, bm, c := random[float32](rng, m, k, k), random[float32](rng, k, n, n), make([]float32, m*n)
+		for _, mode := range []string{"NT", "NN", "TN"} {
+			for _, prec := range []struct {
+				name string
+				f    sgemmFunc
+			}{{"float32", Sgemm}, {"bf16", bf16}} {
+				name := fmt.Sprintf("%s/%s/%dx%dx%d", prec.name, mode, m, n, k)
+				b.Run(name, func(b *testing.B) { timeGEMM(b, prec.f, mode, m, n, k, a, bm, c) })
+			}
+		}
+	}
+}
+
+// timeGEMM times f on one product of benchSgemm's in GFLOP/s.
+func timeGEMM(b *testing.B, f sgemmFunc, mode string, m, n, k int, a, bm, c []float32) {
+	tA, tB := mode[0] == 'T', mode[1] == 'T'
+	lda, ldb := k, n
+	if tA {
+		lda = m
+	}
+	if tB {
+		ldb = k
+	}
+	f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n) // fault in C's pages and fill pools
+	b.ResetTimer()
+	for range b.N {
+		f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n)
+	}
+	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
 
 // BenchmarkGonumSgemm times gonum's pure-Go BLAS on the same products.
 func BenchmarkGonumSgemm(b *testing.B) { benchSgemm(b, viaBLAS(gonum.Implementation{})) }

@@ -36,7 +36,10 @@ type impl[T float] struct {
 	kernel     microKernel[T]
 	gather     packer[T] // copies rows into packed panels
 	scatter    packer[T] // copies columns into packed panels
-	pool       sync.Pool // of *workspace[T]
+	// panels, when set, packs the panels instead of copying them with
+	// gather and scatter: the bfloat16 GEMM's (see bf16.go).
+	panels panelPacker[T]
+	pool   sync.Pool // of *workspace[T]
 }
 
 // workspace holds one goroutine's packing buffers and scratch tile.
@@ -201,12 +204,12 @@ func (p *problem[T]) offsetB(q, j int) int {
 
 // serial computes p on the calling goroutine; p.m, p.n and p.k are positive.
 func (im *impl[T]) serial(p problem[T]) {
-	w := im.workspace(min(p.m, im.mc), min(p.n, im.nc), min(p.k, im.kc))
+	kcEqual := im.kcEqual(p.k)
+	w := im.workspace(min(p.m, im.mc), min(p.n, im.nc), kcEqual)
 	defer im.pool.Put(w)
 	if p.beta != 0 && p.beta != 1 {
 		scale(p.c, p.ldc, p.m, p.n, p.beta)
 	}
-	kcEqual := im.kcEqual(p.k)
 	for jc := 0; jc < p.n; jc += im.nc {
 		nc := min(im.nc, p.n-jc)
 		for pc := 0; pc < p.k; pc += kcEqual {
@@ -245,20 +248,21 @@ func (im *impl[T]) workspace(mc, nc, kc int) *workspace[T] {
 }
 
 // macro updates the mc×nc block of C at c from the packed blocks of A and B
-// in w, tile by tile.
+// in w, tile by tile; the micro-kernel's k is the panels' depth.
 func (im *impl[T]) macro(w *workspace[T], mc, nc, kc int, c []T, ldc int, accumulate bool) {
 	mr, nr := im.mr, im.nr
+	kd := im.depth(kc)
 	for jr := 0; jr < nc; jr += nr {
-		b := &w.b[jr*kc]
+		b := &w.b[jr*kd]
 		cols := min(nr, nc-jr)
 		for ir := 0; ir < mc; ir += mr {
-			a := &w.a[ir*kc]
+			a := &w.a[ir*kd]
 			rows := min(mr, mc-ir)
 			if rows == mr && cols == nr {
-				im.kernel(kc, a, b, &c[ir*ldc+jr], ldc, accumulate)
+				im.kernel(kd, a, b, &c[ir*ldc+jr], ldc, accumulate)
 				continue
 			}
-			im.kernel(kc, a, b, &w.tile[0], nr, false)
+			im.kernel(kd, a, b, &w.tile[0], nr, false)
 			addTile(c[ir*ldc+jr:], ldc, w.tile, nr, rows, cols, accumulate)
 		}
 	}

@@ -19,7 +19,9 @@
 // products that read B once, without packing it (gemv.go), and a B that
 // many products share can be packed once (PackSB, SgemmPacked; packed.go).
 //
-// Products are accumulated in the element type, as BLAS does.
+// Products are accumulated in the element type, as BLAS does. SgemmBF16
+// rounds float32 operands to bfloat16 and accumulates in float32, with
+// AVX512_BF16's VDPBF16PS where the CPU has it (bf16.go).
 package gemm
 
 import "fmt"

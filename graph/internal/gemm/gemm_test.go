@@ -14,7 +14,7 @@ import (
 // small products go through every blocking loop several times.
 func variants[T float](im *impl[T]) []*impl[T] {
 	tiny := &impl[T]{name: im.name + "-tiny", mr: im.mr, nr: im.nr,
-		mc: 2 * im.mr, kc: 11, nc: 3 * im.nr, kernel: im.kernel, gather: im.gather, scatter: im.scatter}
+		mc: 2 * im.mr, kc: 11, nc: 3 * im.nr, kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: im.panels}
 	return []*impl[T]{im, tiny}
 }
 
@@ -58,6 +58,15 @@ type matrices[T float] struct {
 // where u is the unit roundoff of T; the factor 2 covers the reference's own
 // rounding when T is float64.
 func newMatrices[T float](tc testCase, rng *rand.Rand) *matrices[T] {
+	return newMatricesOf[T](tc, rng, nil)
+}
+
+// newMatricesOf is newMatrices for a product that multiplies f(a) by f(b)
+// element by element (nil f: the identity), such as bfloat16's rounding.
+func newMatricesOf[T float](tc testCase, rng *rand.Rand, f func(T) T) *matrices[T] {
+	if f == nil {
+		f = func(x T) T { return x }
+	}
 	ar, ac, br, bc := tc.m, tc.k, tc.k, tc.n
 	if tc.transA {
 		ar, ac = ac, ar
@@ -86,7 +95,7 @@ func newMatrices[T float](tc testCase, rng *rand.Rand) *matrices[T] {
 				if tc.transB {
 					ib = j*x.ldb + p
 				}
-				ap, bp := float64(x.a[ia]), float64(x.b[ib])
+				ap, bp := float64(f(x.a[ia])), float64(f(x.b[ib]))
 				sum += ap * bp
 				abs += math.Abs(ap * bp)
 			}
@@ -131,7 +140,13 @@ func check[T float](t *testing.T, im *impl[T], tc testCase, rng *rand.Rand) {
 // it in messages.
 func checkWith[T float](t *testing.T, name string, run func(problem[T]), tc testCase, rng *rand.Rand) {
 	t.Helper()
-	x := newMatrices[T](tc, rng)
+	checkOf(t, name, run, tc, rng, nil)
+}
+
+// checkOf is checkWith for a product of f(a) and f(b) (newMatricesOf).
+func checkOf[T float](t *testing.T, name string, run func(problem[T]), tc testCase, rng *rand.Rand, f func(T) T) {
+	t.Helper()
+	x := newMatricesOf[T](tc, rng, f)
 	run(problem[T]{transA: tc.transA, transB: tc.transB, m: tc.m, n: tc.n, k: tc.k, a: x.a, lda: x.lda, b: x.b, ldb: x.ldb, beta: T(tc.beta), c: x.c, ldc: x.ldc})
 	bad := 0
 	for i := range x.c {

@@ -18,6 +18,10 @@ var (
 
 	avx512Sgemm = &impl[float32]{name: "avx512", mr: 12, nr: 32, mc: 192, kc: 256, nc: 4096, kernel: sgemmKernel12x32,
 		gather: gatherAVX, scatter: scatterAVX}
+	// avx512BF16 is the bfloat16 GEMM with VDPBF16PS: its kc elements of
+	// the inner dimension take the bytes of 256 float32 ones.
+	avx512BF16 = &impl[float32]{name: "avx512bf16", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096, kernel: bf16Kernel12x32,
+		gather: gatherAVX, scatter: scatterAVX, panels: newPairing(convertAVX512)}
 	avx512Dgemm = &impl[float64]{name: "avx512", mr: 12, nr: 16, mc: 96, kc: 256, nc: 2048, kernel: dgemmKernel12x16,
 		gather: gather[float64], scatter: scatter[float64]}
 )
@@ -30,6 +34,13 @@ func init() {
 		sgemms, dgemms = append(sgemms, avx512Sgemm), append(dgemms, avx512Dgemm)
 	}
 	sgemm, dgemm = sgemms[len(sgemms)-1], dgemms[len(dgemms)-1]
+	if cpu.X86.HasAVX2 {
+		roundInto = roundAVX2
+	}
+	sbf16 = widening(sgemm)
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
+		sbf16 = checked(avx512BF16, sbf16)
+	}
 }
 
 // sgemmKernel6x16 is an AVX2 microKernel for 6×16 float32 tiles; k ≥ 1.
@@ -51,3 +62,26 @@ func sgemmKernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
 //
 //go:noescape
 func dgemmKernel12x16(k int, a, b, c *float64, ldc int, accumulate bool)
+
+// bf16Kernel12x32 is an AVX512_BF16 microKernel for 12×32 float32 tiles
+// from panels of bfloat16 pairs (pairing); k ≥ 1 counts pairs.
+//
+//go:noescape
+func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+
+// cvtBF16 writes ToBF16(src[i]) to dst[i] for i < n, a multiple of 16. It
+// needs AVX512_BF16.
+//
+//go:noescape
+func cvtBF16(dst *uint16, src *float32, n int)
+
+// convertAVX512 is convertGo with cvtBF16 for all but the last n mod 16
+// values.
+func convertAVX512(dst []uint16, src []float32) {
+	n := len(src) &^ 15
+	if n > 0 {
+		_ = dst[len(src)-1]
+		cvtBF16(&dst[0], &src[0], n)
+	}
+	convertGo(dst[n:], src[n:])
+}

@@ -145,3 +145,102 @@ loop:
 	JNZ  loop
 
 	STORE_TILE(VADDPD)
+
+// The bfloat16 micro-kernel (AVX512_BF16) keeps a 12×32 float32 tile of C in
+// Z8-Z31, as the float32 one does. Each step of its k loop takes one pair of
+// the inner dimension: it loads one slot row of the packed B panel (32
+// columns, a bfloat16 pair each) into Z0 and Z1, broadcasts each row's pair
+// of the packed A panel into Z2, and does 24 VDPBF16PS, each two
+// multiply-adds per lane.
+//
+// Go's assembler knows none of the AVX512_BF16 instructions, so they are
+// written as their bytes: EVEX.512.F3.0F38.W0 52 /r for VDPBF16PS,
+// EVEX.512.F2.0F38.W0 72 /r for VCVTNE2PS2BF16 and EVEX.512.F3.0F38.W0 72 /r
+// for VCVTNEPS2BF16, register operands only. The comments give them in
+// Intel's operand order (destination first). bf16_amd64_test.go checks them
+// against a scalar reference.
+
+// func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+TEXT ·bf16Kernel12x32(SB), NOSPLIT, $0-41
+	LOAD_ARGS(2)
+	PREFETCH_C
+	ZERO_TILE
+
+loop:
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VPBROADCASTD 0(SI), Z2
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC0 // VDPBF16PS Z8, Z2, Z0
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC9 // VDPBF16PS Z9, Z2, Z1
+	VPBROADCASTD 4(SI), Z2
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD0 // VDPBF16PS Z10, Z2, Z0
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD9 // VDPBF16PS Z11, Z2, Z1
+	VPBROADCASTD 8(SI), Z2
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE0 // VDPBF16PS Z12, Z2, Z0
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE9 // VDPBF16PS Z13, Z2, Z1
+	VPBROADCASTD 12(SI), Z2
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF0 // VDPBF16PS Z14, Z2, Z0
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF9 // VDPBF16PS Z15, Z2, Z1
+	VPBROADCASTD 16(SI), Z2
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC0 // VDPBF16PS Z16, Z2, Z0
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC9 // VDPBF16PS Z17, Z2, Z1
+	VPBROADCASTD 20(SI), Z2
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD0 // VDPBF16PS Z18, Z2, Z0
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD9 // VDPBF16PS Z19, Z2, Z1
+	VPBROADCASTD 24(SI), Z2
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE0 // VDPBF16PS Z20, Z2, Z0
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE9 // VDPBF16PS Z21, Z2, Z1
+	VPBROADCASTD 28(SI), Z2
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF0 // VDPBF16PS Z22, Z2, Z0
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF9 // VDPBF16PS Z23, Z2, Z1
+	VPBROADCASTD 32(SI), Z2
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC0 // VDPBF16PS Z24, Z2, Z0
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC9 // VDPBF16PS Z25, Z2, Z1
+	VPBROADCASTD 36(SI), Z2
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD0 // VDPBF16PS Z26, Z2, Z0
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD9 // VDPBF16PS Z27, Z2, Z1
+	VPBROADCASTD 40(SI), Z2
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE0 // VDPBF16PS Z28, Z2, Z0
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE9 // VDPBF16PS Z29, Z2, Z1
+	VPBROADCASTD 44(SI), Z2
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF0 // VDPBF16PS Z30, Z2, Z0
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF9 // VDPBF16PS Z31, Z2, Z1
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop
+
+	STORE_TILE(VADDPS)
+
+// func cvtBF16(dst *uint16, src *float32, n int)
+//
+// Rounds n float32 values at src to bfloat16 at dst; n is a multiple of 16.
+// 32 at a time with VCVTNE2PS2BF16, whose second source gives the low half
+// of the result, then the last 16 with VCVTNEPS2BF16.
+TEXT ·cvtBF16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+pairs:
+	CMPQ CX, $32
+	JB   half
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	BYTE $0x62; BYTE $0xF2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xD0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VMOVDQU32 Z2, (DI)
+	ADDQ $128, SI
+	ADDQ $64, DI
+	SUBQ $32, CX
+	JMP  pairs
+
+half:
+	TESTQ CX, CX
+	JZ    done
+	VMOVUPS (SI), Z0
+	BYTE $0x62; BYTE $0xF2; BYTE $0x7E; BYTE $0x48; BYTE $0x72; BYTE $0xD0 // VCVTNEPS2BF16 Y2, Z0
+	VMOVDQU Y2, (DI)
+
+done:
+	VZEROUPPER
+	RET

@@ -1,9 +1,38 @@
 package gemm
 
-// packA copies op(A)[i0:i0+mc, p0:p0+kc] into dst as panels of mr rows: panel
-// q holds rows q·mr to q·mr+mr-1, column after column (mr values each),
-// starting at dst[q·mr·kc]. Rows past mc are zero.
+// packA packs op(A)[i0:i0+mc, p0:p0+kc] into dst as panels of mr rows:
+// panel q holds rows q·mr to q·mr+mr-1, column after column (mr slots each),
+// starting at dst[q·mr·depth(kc)]. Rows past mc are zero.
 func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
+	if im.panels != nil {
+		im.panels.packA(im, dst, p, i0, p0, mc, kc)
+		return
+	}
+	im.copyA(dst, p, i0, p0, mc, kc)
+}
+
+// packB packs op(B)[p0:p0+kc, j0:j0+nc] into dst as panels of nr columns:
+// panel q holds columns q·nr to q·nr+nr-1, row after row (nr slots each),
+// starting at dst[q·nr·depth(kc)]. Columns past nc are zero.
+func (im *impl[T]) packB(dst []T, p *problem[T], p0, j0, kc, nc int) {
+	if im.panels != nil {
+		im.panels.packB(im, dst, p, p0, j0, kc, nc)
+		return
+	}
+	im.copyB(dst, p, p0, j0, kc, nc)
+}
+
+// depth is how many slots of a packed panel's row or column hold kc
+// elements of the inner dimension: kc, unless the panels say otherwise.
+func (im *impl[T]) depth(kc int) int {
+	if im.panels != nil {
+		return im.panels.depth(kc)
+	}
+	return kc
+}
+
+// copyA is packA for panels that are copies of A: a slot per element.
+func (im *impl[T]) copyA(dst []T, p *problem[T], i0, p0, mc, kc int) {
 	mr := im.mr
 	ir := 0
 	if full := mc / mr; p.transA && full >= 4 {
@@ -30,10 +59,8 @@ func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
 	}
 }
 
-// packB copies op(B)[p0:p0+kc, j0:j0+nc] into dst as panels of nr columns:
-// panel q holds columns q·nr to q·nr+nr-1, row after row (nr values each),
-// starting at dst[q·nr·kc]. Columns past nc are zero.
-func (im *impl[T]) packB(dst []T, p *problem[T], p0, j0, kc, nc int) {
+// copyB is packB for panels that are copies of B: a slot per element.
+func (im *impl[T]) copyB(dst []T, p *problem[T], p0, j0, kc, nc int) {
 	nr := im.nr
 	for jr := 0; jr < nc; jr += nr {
 		cols := min(nr, nc-jr)

@@ -57,3 +57,20 @@ func transpose6x8(dst *float32, src *float32, ld int, n int)
 //
 //go:noescape
 func copyRows(dst *float32, w int, src *float32, ld int, rows, cols int)
+
+// roundAVX2 is roundGo with roundBF16 for all but the last len(src) mod 8
+// values.
+func roundAVX2(dst, src []float32) {
+	n := len(src) &^ 7
+	if n > 0 {
+		_ = dst[len(src)-1]
+		roundBF16(&dst[0], &src[0], n)
+	}
+	roundGo(dst[n:], src[n:])
+}
+
+// roundBF16 writes src[i] rounded to bfloat16 to dst[i] for i < n, a
+// multiple of 8. It needs AVX2.
+//
+//go:noescape
+func roundBF16(dst, src *float32, n int)

@@ -57,7 +57,7 @@ func pack[T float](im *impl[T], transB bool, k, n int, b []T, ldb int) *PackedB[
 		panic(fmt.Sprintf("gemm: negative size k=%d n=%d", k, n))
 	}
 	checkMatrix("b", br, bc, len(b), ldb)
-	pb := &PackedB[T]{im: im, k: k, n: n, data: make([]T, k*roundUp(n, im.nr))}
+	pb := &PackedB[T]{im: im, k: k, n: n, data: make([]T, im.depth(k)*roundUp(n, im.nr))}
 	pb.fill(&p, 0, n)
 	return pb
 }
@@ -84,12 +84,20 @@ func (pb *PackedB[T]) run(p problem[T]) {
 // block is the packed panels of op(B)[pc:pc+kc, j0:] for the block of rows
 // that starts at pc (kc is that block's length).
 func (pb *PackedB[T]) block(pc, j0, kc int) []T {
-	return pb.data[pc*roundUp(pb.n, pb.im.nr)+j0*kc:]
+	im := pb.im
+	return pb.data[im.depth(pc)*roundUp(pb.n, im.nr)+j0*im.depth(kc):]
 }
 
 // kcEqual is the length of the blocks of the inner dimension k: equal, so
-// that none is much shorter than the others.
-func (im *impl[T]) kcEqual(k int) int { return ceilDiv(k, ceilDiv(k, im.kc)) }
+// that none is much shorter than the others, and even for panels of
+// bfloat16 pairs, so that no pair straddles two blocks.
+func (im *impl[T]) kcEqual(k int) int {
+	kc := ceilDiv(k, ceilDiv(k, im.kc))
+	if im.panels != nil {
+		kc = roundUp(kc, 2)
+	}
+	return kc
+}
 
 // panelsB returns the packed panels of op(B)[pc:pc+kc, jc:jc+nc]: those of
 // p.packed when B is packed already, else buf after packing them into it.

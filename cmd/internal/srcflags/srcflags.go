@@ -1,4 +1,7 @@
-package model
+// Package srcflags holds the -max-src-len and -long flags of the commands
+// that read sentences for a model (cmd/translate, cmd/score), and the
+// bound they set on its sources and targets.
+package srcflags
 
 import (
 	"flag"
@@ -8,6 +11,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
 )
 
 // SinusoidalSourceLimit caps the default source length of a model with
@@ -20,26 +24,26 @@ const SinusoidalSourceLimit = 1024
 // time: a batch is held in memory whole.
 const MaxBatch = 1 << 16
 
-// SourceLimit is the most tokens a source (or prompt) may have by default:
-// c.MaxLen, and with sinusoidal positions at most SinusoidalSourceLimit.
-func (c Config) SourceLimit() int {
+// Limit is the most tokens a source (or prompt) of a model of config c may
+// have by default: c.MaxLen, and with sinusoidal positions at most
+// SinusoidalSourceLimit.
+func Limit(c model.Config) int {
 	if c.Positions == layers.PositionsSinusoid {
 		return min(c.MaxLen, SinusoidalSourceLimit)
 	}
 	return c.MaxLen
 }
 
-// SourceFlags are the -max-src-len and -long flags of the commands that
-// read sentences for a model (cmd/translate, cmd/score).
-type SourceFlags struct {
-	// MaxSrcLen is the most tokens of a source, 0 for Config.SourceLimit.
+// Flags are the -max-src-len and -long flags.
+type Flags struct {
+	// MaxSrcLen is the most tokens of a source, 0 for Limit.
 	MaxSrcLen int
 	// Long says what a longer source gets: "error" or "truncate".
 	Long string
 }
 
 // Register defines the flags on fs.
-func (f *SourceFlags) Register(fs *flag.FlagSet) {
+func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.MaxSrcLen, "max-src-len", 0, fmt.Sprintf(
 		"longest source in tokens, with the EOS (or a prompt's BOS) the model reads (0: the model's max_len, at most %d with sinusoidal positions)",
 		SinusoidalSourceLimit))
@@ -47,7 +51,7 @@ func (f *SourceFlags) Register(fs *flag.FlagSet) {
 }
 
 // Check reports flag values that no model takes.
-func (f SourceFlags) Check() error {
+func (f Flags) Check() error {
 	if f.Long != "error" && f.Long != "truncate" {
 		return errors.Errorf("-long %q: want error or truncate", f.Long)
 	}
@@ -59,8 +63,8 @@ func (f SourceFlags) Check() error {
 
 // Bound is the bound the flags set for a model of config c, whose warnings
 // go to warn, each starting with "prog: ".
-func (f SourceFlags) Bound(c Config, prog string, warn io.Writer) (SourceBound, error) {
-	b := SourceBound{Max: c.SourceLimit(), MaxLen: c.MaxLen, Truncate: f.Long == "truncate", Prog: prog, Warn: warn}
+func (f Flags) Bound(c model.Config, prog string, warn io.Writer) (Bound, error) {
+	b := Bound{Max: Limit(c), MaxLen: c.MaxLen, Truncate: f.Long == "truncate", Prog: prog, Warn: warn}
 	if f.MaxSrcLen > c.MaxLen {
 		return b, errors.Errorf("-max-src-len %d: the model takes at most %d tokens (its max_len)", f.MaxSrcLen, c.MaxLen)
 	}
@@ -70,9 +74,8 @@ func (f SourceFlags) Bound(c Config, prog string, warn io.Writer) (SourceBound, 
 	return b, nil
 }
 
-// SourceBound bounds the sources a command reads (SourceFlags.Bound) and
-// its targets.
-type SourceBound struct {
+// Bound bounds the sources a command reads (Flags.Bound) and its targets.
+type Bound struct {
 	// Max is the most tokens of a source, MaxLen the model's max_len.
 	Max, MaxLen int
 	// Truncate cuts a longer source to Max tokens instead of refusing it,
@@ -85,7 +88,7 @@ type SourceBound struct {
 // Source returns how many of the n tokens of the source at where
 // ("FILE:LINE") to keep: n, or Max with a warning if Truncate; a source of
 // more than Max tokens is otherwise an error.
-func (b SourceBound) Source(where string, n int) (int, error) {
+func (b Bound) Source(where string, n int) (int, error) {
 	if n <= b.Max {
 		return n, nil
 	}
@@ -104,7 +107,7 @@ func (b SourceBound) Source(where string, n int) (int, error) {
 
 // Target refuses a target at where of n tokens, BOS and EOS included, if
 // n is more than MaxLen: targets are never cut.
-func (b SourceBound) Target(where string, n int) error {
+func (b Bound) Target(where string, n int) error {
 	if n <= b.MaxLen {
 		return nil
 	}

@@ -1,0 +1,304 @@
+package gemm
+
+import (
+	"math"
+	"sync"
+	"unsafe"
+)
+
+// The bfloat16 GEMM (SgemmBF16) multiplies float32 matrices whose elements
+// are first rounded to bfloat16, accumulating in float32: the products of
+// mixed-precision training, as PyTorch's autocast computes them. A bfloat16
+// is the upper half of a float32: the sign, the same 8 exponent bits, and 7
+// of the 23 fraction bits. The product of two of them is exact in float32,
+// so only the accumulation rounds.
+//
+// Two implementations, chosen at run time:
+//
+//   - On CPUs with AVX512_BF16 the packed panels hold bfloat16 values, two
+//     consecutive elements of the inner dimension in each 32-bit slot (see
+//     pairing), and the micro-kernel multiplies them with VDPBF16PS, which
+//     does two multiply-adds per float32 lane: twice the float32 kernel's
+//     work per instruction, from half the memory.
+//   - Elsewhere the packed panels hold float32 values rounded to bfloat16
+//     (see rounding), and the float32 micro-kernel multiplies them: the same
+//     products, summed in another order.
+//
+// Both round as VCVTNEPS2BF16 does: to nearest, ties to even; subnormals
+// become zero of the same sign; a NaN stays a NaN, made quiet.
+
+// ToBF16 rounds x to bfloat16 as VCVTNEPS2BF16 does: to nearest, ties to
+// even (a finite value may round to infinity), subnormals to a zero of
+// their sign, NaNs to quiet NaNs with the same sign and top fraction bits.
+func ToBF16(x float32) uint16 {
+	b := math.Float32bits(x)
+	switch {
+	case b&0x7f800000 == 0: // zero or subnormal
+		return uint16(b>>16) & 0x8000
+	case b&0x7fffffff > 0x7f800000: // NaN
+		return uint16(b>>16) | 0x40
+	}
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+// FromBF16 is the float32 of the bfloat16 h, exactly.
+func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// RoundBF16 is x rounded to bfloat16 (ToBF16) and widened back to float32.
+func RoundBF16(x float32) float32 { return FromBF16(ToBF16(x)) }
+
+// roundInto writes every element of src rounded to bfloat16 to dst, which
+// may be src: roundGo, or with AVX2 where the CPU has it (kernel_amd64.go).
+var roundInto = roundGo
+
+// roundGo writes every element of src rounded to bfloat16 to dst.
+func roundGo(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = RoundBF16(v)
+	}
+}
+
+// convertGo writes ToBF16(src[i]) to dst[i]; dst is at least as long as
+// src.
+func convertGo(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = ToBF16(v)
+	}
+}
+
+// sbf16 is the implementation SgemmBF16 uses: kernel_amd64.go sets the
+// AVX512_BF16 one on CPUs that have it, and otherwise the float32 GEMM's
+// kernel on rounded panels (widening).
+var sbf16 = widening(goSgemm)
+
+// widening returns the bfloat16 GEMM that packs its panels as im does,
+// rounds them to bfloat16 and multiplies them with im's float32 kernel.
+func widening(im *impl[float32]) *impl[float32] {
+	return &impl[float32]{name: im.name + "-widen", mr: im.mr, nr: im.nr, mc: im.mc, kc: im.kc, nc: im.nc,
+		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: newRounding()}
+}
+
+// SgemmBF16 computes C = op(A)·op(B) + beta·C as Sgemm does, with every
+// element of A and B rounded to bfloat16 (ToBF16) before it is multiplied,
+// and the products summed in float32. It panics as Sgemm does.
+func SgemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, e Epilogue[float32]) {
+	sbf16.run(problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, epi: e})
+}
+
+// PackBF16B packs op(B), k×n, rounded to bfloat16, for SgemmPacked, which
+// then computes SgemmBF16's products: B is stored k×n, or n×k when transB
+// is set, with leading dimension ldb. On CPUs with AVX512_BF16 the copy
+// takes half the memory of B. It panics when B does not fit in b.
+func PackBF16B(transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
+	return pack(sbf16, transB, k, n, b, ldb)
+}
+
+// checked returns native when its products equal fallback's on a problem
+// with partial tiles and an odd inner dimension, and fallback otherwise,
+// so that a kernel that computes wrongly on this CPU is never used. The
+// elements are small multiples of 1/8, exact in bfloat16, and so are
+// their products and sums in float32 in any order.
+func checked(native, fallback *impl[float32]) *impl[float32] {
+	const m, n, k = 13, 35, 67
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(i*7%23-11) / 8
+	}
+	for i := range b {
+		b[i] = float32(i*5%19-9) / 8
+	}
+	got, want := make([]float32, m*n), make([]float32, m*n)
+	for _, run := range []struct {
+		im *impl[float32]
+		c  []float32
+	}{{native, got}, {fallback, want}} {
+		run.im.run(problem[float32]{transB: true, m: m, n: n, k: k, a: a, lda: k, b: b, ldb: k, c: run.c, ldc: n})
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return fallback
+		}
+	}
+	return native
+}
+
+// BF16Kernel names the bfloat16 GEMM this CPU runs: "avx512bf16" for
+// VDPBF16PS, else the float32 kernel it widens to, such as "avx2-widen".
+func BF16Kernel() string { return sbf16.name }
+
+// A panelPacker packs the panels of an implementation whose panels are not
+// plain copies of A and B (gather and scatter): the bfloat16 ones.
+type panelPacker[T float] interface {
+	// packA and packB are impl.packA and impl.packB.
+	packA(im *impl[T], dst []T, p *problem[T], i0, p0, mc, kc int)
+	packB(im *impl[T], dst []T, p *problem[T], p0, j0, kc, nc int)
+	// depth is how many slots of a panel's row (A) or column (B) hold kc
+	// elements of the inner dimension.
+	depth(kc int) int
+}
+
+// rounding rounds the block of A or B to be packed to bfloat16 into a
+// scratch matrix, reading it where it lies (one call for a contiguous
+// block), then packs that as the float32 GEMM does.
+type rounding struct {
+	blocks *sync.Pool // of *[]float32
+}
+
+func newRounding() rounding { return rounding{blocks: &sync.Pool{}} }
+
+func (r rounding) packA(im *impl[float32], dst []float32, p *problem[float32], i0, p0, mc, kc int) {
+	rows, cols := mc, kc
+	if p.transA {
+		rows, cols = kc, mc
+	}
+	r.packRounded(p.a[p.offsetA(i0, p0):], p.lda, rows, cols, func(a []float32, lda int) {
+		q := *p
+		q.a, q.lda = a, lda
+		im.copyA(dst, &q, 0, 0, mc, kc)
+	})
+}
+
+func (r rounding) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
+	rows, cols := kc, nc
+	if p.transB {
+		rows, cols = nc, kc
+	}
+	r.packRounded(p.b[p.offsetB(p0, j0):], p.ldb, rows, cols, func(b []float32, ldb int) {
+		q := *p
+		q.b, q.ldb = b, ldb
+		im.copyB(dst, &q, 0, 0, kc, nc)
+	})
+}
+
+// packRounded calls pack with the rows×cols matrix src (leading dimension
+// ld) rounded to bfloat16, and its leading dimension.
+func (r rounding) packRounded(src []float32, ld, rows, cols int, pack func(m []float32, ld int)) {
+	buf := r.round(src, ld, rows, cols)
+	pack(*buf, cols)
+	r.blocks.Put(buf)
+}
+
+// round returns the rows×cols matrix src (leading dimension ld) rounded to
+// bfloat16, with leading dimension cols, in a scratch buffer to put back.
+func (r rounding) round(src []float32, ld, rows, cols int) *[]float32 {
+	b, _ := r.blocks.Get().(*[]float32)
+	if b == nil || cap(*b) < rows*cols {
+		s := make([]float32, rows*cols)
+		b = &s
+	}
+	*b = (*b)[:rows*cols]
+	if ld == cols { // one run of memory: one call
+		roundInto(*b, src[:rows*cols])
+		return b
+	}
+	for i := range rows {
+		roundInto((*b)[i*cols:(i+1)*cols], src[i*ld:][:cols])
+	}
+	return b
+}
+
+func (rounding) depth(kc int) int { return kc }
+
+// pairing packs panels of bfloat16 pairs for VDPBF16PS: slot q of a row of
+// an A panel, or of a column of a B panel, holds the elements 2q (low 16
+// bits) and 2q+1 (high 16 bits) of the inner dimension, rounded to bfloat16;
+// a block of odd length ends with a zero. The slots are float32 in type
+// only: the packers move them as bits, never as numbers. convert rounds a
+// row of float32 values to bfloat16.
+type pairing struct {
+	convert func(dst []uint16, src []float32)
+	// lines holds rows of pairs on their way into a panel.
+	lines *sync.Pool // of *[]float32
+}
+
+func newPairing(convert func(dst []uint16, src []float32)) pairing {
+	return pairing{convert: convert, lines: &sync.Pool{}}
+}
+
+func (pairing) depth(kc int) int { return (kc + 1) / 2 }
+
+// packA packs op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows: a row of
+// op(A) is contiguous in A unless transA.
+func (pr pairing) packA(im *impl[float32], dst []float32, p *problem[float32], i0, p0, mc, kc int) {
+	pr.panels(im, dst, im.mr, mc, kc, !p.transA, p.a, p.lda, func(ir int) int { return p.offsetA(i0+ir, p0) })
+}
+
+// packB packs op(B)[p0:p0+kc, j0:j0+nc] into panels of nr columns: a
+// column of op(B) is contiguous in B when transB.
+func (pr pairing) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
+	pr.panels(im, dst, im.nr, nc, kc, p.transB, p.b, p.ldb, func(jr int) int { return p.offsetB(p0, j0+jr) })
+}
+
+// panels packs n lines (rows of op(A) or columns of op(B)) of kc elements
+// into panels of w lines, zero past n: line l starts at src[at(l)], and
+// its elements follow one another when contiguous, else lie ld apart.
+func (pr pairing) panels(im *impl[float32], dst []float32, w, n, kc int, contiguous bool, src []float32, ld int, at func(l int) int) {
+	d := pr.depth(kc)
+	for l := 0; l < n; l += w {
+		lines := min(w, n-l)
+		panel := dst[l*d : (l+w)*d]
+		if lines < w {
+			clear(panel)
+		}
+		if contiguous {
+			pr.contiguous(im, panel, w, src[at(l):], ld, lines, kc)
+		} else {
+			pr.interleave(panel, w, src[at(l):], ld, kc, lines)
+		}
+	}
+}
+
+// contiguous packs lines lines of kc elements each, line r at src[r·ld:],
+// as the first lines columns of the panel dst of width w: each line's
+// elements are consecutive in memory, so its pairs are its bfloat16 values
+// as they come, two to a slot, moved into the panel by the implementation's
+// scatter (a transposition).
+func (pr pairing) contiguous(im *impl[float32], dst []float32, w int, src []float32, ld, lines, kc int) {
+	d := pr.depth(kc)
+	buf := pr.buffer(lines * d)
+	for r := range lines {
+		line := (*buf)[r*d : (r+1)*d]
+		line[d-1] = 0 // the zero that ends an odd line
+		pr.convert(halves(line)[:kc], src[r*ld:][:kc])
+	}
+	im.scatter(dst, w, *buf, d, lines, d)
+	pr.lines.Put(buf)
+}
+
+// interleave packs kc rows of width elements each, row q at src[q·ld:], as
+// the panel dst of width w: slot q of column j holds rows 2q and 2q+1 of
+// column j.
+func (pr pairing) interleave(dst []float32, w int, src []float32, ld, kc, width int) {
+	var even, odd [64]uint16
+	for q := 0; q < kc; q += 2 {
+		pr.convert(even[:width], src[q*ld:][:width])
+		hi := odd[:width]
+		if q+1 < kc {
+			pr.convert(hi, src[(q+1)*ld:][:width])
+		} else {
+			clear(hi)
+		}
+		row := dst[q/2*w:][:width]
+		for j := range row {
+			row[j] = math.Float32frombits(uint32(even[j]) | uint32(hi[j])<<16)
+		}
+	}
+}
+
+// buffer returns a scratch row of at least n slots.
+func (pr pairing) buffer(n int) *[]float32 {
+	b, _ := pr.lines.Get().(*[]float32)
+	if b == nil || cap(*b) < n {
+		s := make([]float32, n)
+		b = &s
+	}
+	*b = (*b)[:n]
+	return b
+}
+
+// halves is s's memory as bfloat16 values, two per slot, low half first.
+func halves(s []float32) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(s))), 2*len(s))
+}

@@ -1,0 +1,195 @@
+package gemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/cpu"
+)
+
+// needBF16 skips t on CPUs without AVX512_BF16.
+func needBF16(t *testing.T) {
+	t.Helper()
+	if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512BF16 {
+		t.Skip("this CPU has no AVX512_BF16: the instructions cannot run here (the encodings are checked by TestBF16Encodings)")
+	}
+}
+
+// edgeFloats are float32 values at the edges of the rounding (bf16Cases)
+// followed by random ones.
+func edgeFloats(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		if i < len(bf16Cases) {
+			x[i] = math.Float32frombits(bf16Cases[i].in)
+		} else {
+			x[i] = math.Float32frombits(rng.Uint32())
+		}
+	}
+	return x
+}
+
+// TestCvtBF16 checks VCVTNE2PS2BF16 (32 values at a time) and VCVTNEPS2BF16
+// (the last 16) against ToBF16.
+func TestCvtBF16(t *testing.T) {
+	needBF16(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{16, 32, 48, 64, 80, 1000} {
+		src := edgeFloats(rng, n)
+		rng.Shuffle(n, func(i, j int) { src[i], src[j] = src[j], src[i] })
+		got := make([]uint16, n)
+		convertAVX512(got, src)
+		for i, x := range src {
+			if want := ToBF16(x); got[i] != want {
+				t.Errorf("n=%d: %#08x converts to %#04x, want %#04x", n, math.Float32bits(x), got[i], want)
+			}
+		}
+	}
+}
+
+// TestVDPBF16PS checks the micro-kernel's VDPBF16PS against dpbf16, lane
+// by lane, on panels of edge values (NaN, infinities, values that rounded
+// from ties, bfloat16 subnormals, which it must read as zero) and random
+// ones: NaN and infinities exactly, finite results within float32's
+// rounding of the sum (the manual's order of the multiply-adds is a model,
+// not a promise of every CPU's).
+func TestVDPBF16PS(t *testing.T) {
+	needBF16(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{1, 2, 3, 8} {
+		a, b := make([]float32, 12*k), make([]float32, 32*k)
+		subnormals := []uint16{0x0001, 0x8040, 0x007f}
+		for i := range a {
+			hi := ToBF16(float32(rng.NormFloat64()))
+			if i%5 == 0 {
+				hi = pick(rng, subnormals)
+			}
+			a[i] = math.Float32frombits(uint32(ToBF16(pick(rng, edgeFloats(rng, 40)))) | uint32(hi)<<16)
+		}
+		for i := range b {
+			b[i] = math.Float32frombits(uint32(ToBF16(float32(rng.NormFloat64()))) | uint32(ToBF16(pick(rng, edgeFloats(rng, 40))))<<16)
+		}
+		for _, accumulate := range []bool{false, true} {
+			c := make([]float32, 12*32)
+			for i := range c {
+				c[i] = float32(rng.NormFloat64())
+			}
+			c0 := append([]float32(nil), c...)
+			bf16Kernel12x32(k, &a[0], &b[0], &c[0], 32, accumulate)
+			for i := range 12 {
+				for j := range 32 {
+					var want float32
+					var abs float64
+					for p := range k {
+						ap, bp := math.Float32bits(a[12*p+i]), math.Float32bits(b[32*p+j])
+						want = dpbf16(want, ap, bp)
+						abs += math.Abs(float64(bf16In(ap>>16))*float64(bf16In(bp>>16))) + math.Abs(float64(bf16In(ap&0xffff))*float64(bf16In(bp&0xffff)))
+					}
+					if accumulate {
+						want += c0[i*32+j]
+						abs += math.Abs(float64(c0[i*32+j]))
+					}
+					got := c[i*32+j]
+					if !closeBF16(got, want, 2*float64(2*k+2)*0x1p-24*abs) {
+						t.Errorf("k=%d accumulate=%t: c[%d,%d] = %g (%#08x), want %g (%#08x)", k, accumulate, i, j, got, math.Float32bits(got), want, math.Float32bits(want))
+					}
+				}
+			}
+		}
+	}
+}
+
+// closeBF16 reports whether got is want, both NaN, or (finite) within
+// bound of it.
+func closeBF16(got, want float32, bound float64) bool {
+	switch {
+	case math.IsNaN(float64(want)):
+		return math.IsNaN(float64(got))
+	case math.IsInf(float64(want), 0):
+		return got == want
+	}
+	return math.Abs(float64(got-want)) <= bound
+}
+
+// TestBF16Encodings checks every instruction that kernel_avx512_amd64.s
+// writes as bytes (Go's assembler lacks their mnemonics) against the
+// instruction its comment names: GNU objdump disassembles the bytes. The
+// encodings are checked even where the CPU cannot run them.
+func TestBF16Encodings(t *testing.T) {
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("GNU objdump is missing (apt-get install binutils)")
+		}
+		t.Skip("no GNU objdump (apt-get install binutils)")
+	}
+	src, err := os.ReadFile("kernel_avx512_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code []byte
+	var want []string
+	for _, line := range strings.Split(string(src), "\n") {
+		insn, comment, ok := strings.Cut(strings.TrimSpace(line), " // ")
+		if !ok || !strings.HasPrefix(insn, "BYTE ") {
+			continue
+		}
+		for _, b := range strings.Split(insn, ";") {
+			v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(b), "BYTE $"), 0, 8)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			code = append(code, byte(v))
+		}
+		// "VDPBF16PS Z8, Z2, Z0" is objdump's "vdpbf16ps zmm8,zmm2,zmm0".
+		op, args, _ := strings.Cut(comment, " ")
+		args = strings.NewReplacer("Z", "zmm", "Y", "ymm", " ", "").Replace(args)
+		want = append(want, strings.ToLower(op)+" "+args)
+	}
+	if len(want) != 26 {
+		t.Fatalf("%d byte-encoded instructions, want 26 (24 VDPBF16PS and two conversions)", len(want))
+	}
+	raw := t.TempDir() + "/code.bin"
+	if err := os.WriteFile(raw, code, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(objdump, "-D", "-b", "binary", "-m", "i386:x86-64", "-M", "intel", "--no-show-raw-insn", raw).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, insn, ok := strings.Cut(line, ":\t"); ok {
+			got = append(got, strings.Join(strings.Fields(insn), " "))
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the bytes disassemble to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRoundAVX2 checks the AVX2 rounding of the widening GEMM's panels
+// against RoundBF16, bit for bit, on the edge values and random bits.
+func TestRoundAVX2(t *testing.T) {
+	if !cpu.X86.HasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{8, 23, 24, 1000} { // 24: every edge value in the vector loop
+		x := edgeFloats(rng, max(n, len(bf16Cases)))[:n]
+		inPlace, apart := append([]float32(nil), x...), make([]float32, n)
+		roundAVX2(inPlace, inPlace)
+		roundAVX2(apart, x)
+		for i, v := range x {
+			want := math.Float32bits(RoundBF16(v))
+			if got := math.Float32bits(inPlace[i]); got != want || math.Float32bits(apart[i]) != want {
+				t.Errorf("n=%d: %#08x rounds to %#08x in place and %#08x apart, want %#08x", n, math.Float32bits(v), got, math.Float32bits(apart[i]), want)
+			}
+		}
+	}
+}

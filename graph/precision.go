@@ -1,0 +1,136 @@
+package graph
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	blas "github.com/transformer-go/transformer/graph/internal/gemm"
+)
+
+// Precision is how a compiled program's matrix products round their
+// operands: a property of the program, not of the graph or the model, so
+// one graph compiles into programs of either precision.
+type Precision string
+
+const (
+	// Float32 multiplies in the graph's element type (float32 or
+	// float64): the default.
+	Float32 Precision = "float32"
+	// BF16 rounds both operands of every matrix product (MatMul, Affine,
+	// AffineReLU, BatchedMatMul, HeadScores, HeadMix and the products of
+	// their gradients) to bfloat16, to nearest even,
+	// and sums the products in float32, as PyTorch's autocast does on the
+	// CPU. Everything else (parameters, optimizer state, norms, softmax,
+	// the loss, reductions) stays float32. With AVX512_BF16 the products
+	// run twice as many multiply-adds per instruction; without it they
+	// widen to float32 (BF16Kernel says which). Only float32 graphs take it.
+	BF16 Precision = "bf16"
+)
+
+// Precisions lists the precisions ParsePrecision accepts.
+var Precisions = []Precision{Float32, BF16}
+
+// ParsePrecision parses "float32" or "bf16"; "" is Float32.
+func ParsePrecision(s string) (Precision, error) {
+	switch p := Precision(s); p {
+	case "":
+		return Float32, nil
+	case Float32, BF16:
+		return p, nil
+	}
+	return "", errors.Errorf("precision %q: want float32 or bf16", s)
+}
+
+// String implements flag.Value.
+func (p Precision) String() string { return string(p) }
+
+// Set implements flag.Value with ParsePrecision, so that a command's
+// -precision flag can be a Precision.
+func (p *Precision) Set(s string) error {
+	v, err := ParsePrecision(s)
+	if err == nil {
+		*p = v
+	}
+	return err
+}
+
+// check reports whether a graph of element type dt can be compiled in p.
+func (p Precision) check(dt tensor.Dtype) error {
+	switch {
+	case p != Float32 && p != BF16:
+		return errors.Errorf("precision %q: want float32 or bf16", string(p))
+	case p == BF16 && dt != tensor.Float32:
+		return errors.Errorf("bf16 products need a float32 graph, not %v", dt)
+	}
+	return nil
+}
+
+// BF16Kernel names the kernel of BF16 products on this CPU: "avx512bf16"
+// (VDPBF16PS), or a float32 kernel multiplying operands rounded to bfloat16,
+// such as "avx2-widen".
+func BF16Kernel() string { return blas.BF16Kernel() }
+
+// A CompileOption sets a property of a program being compiled.
+type CompileOption func(*compileOptions)
+
+type compileOptions struct {
+	precision Precision
+}
+
+// WithPrecision compiles a program whose products have precision p,
+// instead of its parameter store's (Params.SetPrecision).
+func WithPrecision(p Precision) CompileOption {
+	return func(o *compileOptions) { o.precision = p }
+}
+
+// SetPrecision sets the precision of the programs compiled on p from now
+// on without WithPrecision: those the model and the decoder compile for
+// it. Programs compiled before keep theirs. It fails for a precision that
+// p's element type cannot take.
+func (p *Params) SetPrecision(pr Precision) error {
+	if err := pr.check(p.dtype); err != nil {
+		return err
+	}
+	p.precision = pr
+	return nil
+}
+
+// Precision is the precision of programs compiled on p without
+// WithPrecision: Float32 unless SetPrecision said otherwise.
+func (p *Params) Precision() Precision {
+	if p.precision == "" {
+		return Float32
+	}
+	return p.precision
+}
+
+// Precision is the precision of p's products.
+func (p *Program) Precision() Precision { return p.precision }
+
+// affineBF16 is affine with BF16 products, for float32 only: op(w) packed
+// by PackBF16B as pw unless that is nil.
+func affineBF16(transW bool, m, k, n int, x, w []float32, pw *blas.PackedB[float32], bias []float32, relu bool, y []float32) {
+	e := blas.Epilogue[float32]{Bias: bias, ReLU: relu}
+	if pw != nil {
+		blas.SgemmPacked(false, m, x, k, pw, 0, y, n, e)
+		return
+	}
+	ldw := n
+	if transW {
+		ldw = k
+	}
+	blas.SgemmBF16(false, transW, m, n, k, x, k, w, ldw, 0, y, n, e)
+}
+
+// gemmBF16 is gemm with BF16 products, for float32 only.
+func gemmBF16(transA, transB bool, m, n, k int, a, b, c []float32, beta float64) {
+	gemmVia(gemmLDBF16, transA, transB, m, n, k, a, b, c, beta)
+}
+
+// gemmLDFunc is the signature of gemmLD.
+type gemmLDFunc[T Float] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int)
+
+// gemmLDBF16 is gemmLD with BF16 products, for float32 only.
+func gemmLDBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float64, c []float32, ldc int) {
+	blas.SgemmBF16(transA, transB, m, n, k, a, lda, b, ldb, float32(beta), c, ldc, blas.Epilogue[float32]{})
+}

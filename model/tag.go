@@ -1,0 +1,84 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Tag predicts with a model whose Layout is Aligned (an encoder-only
+// model, a tagger) the most probable target token at every position of
+// each source: len(src) tokens for source src, whose ids (ending with
+// EOSID, as it was trained) are within the vocabulary and at most the
+// config's MaxLen. Sources are run in batches of up to batch rows, padded
+// to the longest of each batch.
+func Tag(m Model, params *graph.Params, srcs [][]int, batch int) ([][]int, error) {
+	if !m.Layout().Aligned {
+		return nil, errors.Errorf("tagging needs a model that predicts a token at every source position (Layout.Aligned), have a model of kind %s", m.Config().Kind)
+	}
+	if batch < 1 {
+		return nil, errors.Errorf("tagging needs batch ≥ 1, have %d", batch)
+	}
+	cfg := m.Config()
+	progs := graph.NewPrograms()
+	defer progs.Close()
+	tags := make([][]int, 0, len(srcs))
+	for start := 0; start < len(srcs); start += batch {
+		b, err := tagBatch(cfg, srcs[start:min(start+batch, len(srcs))], start)
+		if err != nil {
+			return nil, err
+		}
+		need := cfg.forwardBytes(int(params.Dtype().Size()), b.Batch, b.SrcLen, b.TgtLen)
+		if err := checkAvailable(fmt.Sprintf("tagging sources %d to %d", start+1, start+b.Batch), need); err != nil {
+			return nil, errors.Errorf("%v; tag fewer sources at once, or shorter ones", err)
+		}
+		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(m, params, b.Shape) })
+		if err == nil {
+			err = m.Feed(p, params.Dtype(), b)
+		}
+		if err == nil {
+			err = p.Run()
+		}
+		if err != nil {
+			return nil, err
+		}
+		// lp: [rows, len, vocab]
+		lp := graph.Float64s(p.Output(LogProbs))
+		vocab := len(lp) / len(b.Src)
+		for i, src := range srcs[start : start+b.Batch] {
+			row := make([]int, len(src))
+			for j := range row {
+				at := (i*b.SrcLen + j) * vocab
+				row[j] = indexOfMax(lp[at : at+vocab])
+			}
+			tags = append(tags, row)
+		}
+	}
+	return tags, nil
+}
+
+// tagBatch pads sources into a batch whose targets are the sources
+// themselves (any ids do: Tag reads no loss); first is the index of the
+// first, for errors.
+func tagBatch(cfg Config, srcs [][]int, first int) (Batch, error) {
+	n := 0
+	for i, src := range srcs {
+		if len(src) == 0 || len(src) > cfg.MaxLen {
+			return Batch{}, errors.Errorf("source %d has %d tokens, want 1 to the model's max_len %d", first+i+1, len(src), cfg.MaxLen)
+		}
+		for j, id := range src {
+			if id < 0 || id >= cfg.Vocab {
+				return Batch{}, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", first+i+1, j+1, id, cfg.Vocab)
+			}
+		}
+		n = max(n, len(src))
+	}
+	b := Batch{Shape: Shape{Batch: len(srcs), SrcLen: n, TgtLen: n}, Src: make([]int, len(srcs)*n), TgtIn: make([]int, len(srcs)*n)}
+	for i, src := range srcs {
+		copy(b.Src[i*n:], src)
+	}
+	b.TgtOut = b.Src
+	return b, nil
+}

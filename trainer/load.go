@@ -100,7 +100,7 @@ func (r *Trained) Translate(sentences []string, s model.Search) ([]string, error
 // Continue continues prompts with a decoder-only model and returns each
 // continuation, detokenized.
 func (r *Trained) Continue(prompts []string, s model.Search) ([]string, error) {
-	if r.Model.Config().Kind != model.KindDecoderOnly {
+	if r.Model.Layout().Sources {
 		return nil, errors.Errorf("continuing prompts needs a decoder-only model, have one of kind %s", r.Model.Config().Kind)
 	}
 	return r.generate(prompts, s, false)
@@ -110,6 +110,9 @@ func (r *Trained) Continue(prompts []string, s model.Search) ([]string, error) {
 func (r *Trained) generate(lines []string, s model.Search, sources bool) ([]string, error) {
 	if r.Tokenizer == nil {
 		return nil, errors.New("this run has no tokenizer (a synthetic task): decode ids with model.NewDecoder(r.Model, r.Params)")
+	}
+	if !model.Generates(r.Model) {
+		return nil, errors.Errorf("translating needs a model that generates, have one of kind %s", r.Model.Config().Kind)
 	}
 	d, err := model.NewDecoder(r.Model, r.Params)
 	if err != nil {
@@ -134,56 +137,34 @@ func (r *Trained) generate(lines []string, s model.Search, sources bool) ([]stri
 	return out, nil
 }
 
-// Tag maps each sentence through an encoder-only model: the most probable
+// Tag maps each sentence through a tagger (a model whose targets align
+// with its sources, such as an encoder-only model): the most probable
 // token at every position of "sentence EOS", up to the first EOS,
 // detokenized.
 func (r *Trained) Tag(sentences []string) ([]string, error) {
-	if r.Model.Config().Kind != model.KindEncoderOnly {
-		return nil, errors.Errorf("tagging needs an encoder-only model, have one of kind %s", r.Model.Config().Kind)
+	if !r.Model.Layout().Aligned {
+		return nil, errors.Errorf("tagging needs an encoder-only model (one whose targets align with its sources), have one of kind %s", r.Model.Config().Kind)
 	}
 	if r.Tokenizer == nil {
-		return nil, errors.New("this run has no tokenizer (a synthetic task): tag ids with model.CompileEval")
+		return nil, errors.New("this run has no tokenizer (a synthetic task): tag ids with model.Tag")
 	}
-	out := make([]string, len(sentences))
+	srcs := make([][]int, len(sentences))
 	for i, sent := range sentences {
-		ids, err := r.tagIDs(append(r.Tokenizer.Encode(sent), data.EOSID))
-		if err != nil {
-			return nil, errors.Wrapf(err, "sentence %d", i+1)
+		srcs[i] = append(r.Tokenizer.Encode(sent), data.EOSID)
+	}
+	tags, err := model.Tag(r.Model, r.Params, srcs, tagBatch)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(tags))
+	for i, ids := range tags {
+		if end := slices.Index(ids, data.EOSID); end >= 0 {
+			ids = ids[:end]
 		}
 		out[i] = r.Tokenizer.Decode(ids)
 	}
 	return out, nil
 }
 
-// tagIDs is the encoder-only model's most probable token at each position
-// of src, up to the first EOSID.
-func (r *Trained) tagIDs(src []int) ([]int, error) {
-	n := len(src)
-	if n > r.Model.Config().MaxLen {
-		return nil, errors.Errorf("%d tokens, more than the model's max_len %d", n, r.Model.Config().MaxLen)
-	}
-	sh := model.Shape{Batch: 1, SrcLen: n, TgtLen: n}
-	p, err := model.CompileEval(r.Model, r.Params, sh)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	if err := r.Model.Feed(p, r.Params.Dtype(), model.Batch{Shape: sh, Src: src, TgtIn: make([]int, n), TgtOut: make([]int, n)}); err != nil {
-		return nil, err
-	}
-	if err := p.Run(); err != nil {
-		return nil, err
-	}
-	logp := graph.Float64s(p.Output(model.LogProbs))
-	vocab := r.Model.Config().Vocab
-	var ids []int
-	for pos := range n {
-		row := logp[pos*vocab : (pos+1)*vocab]
-		best := slices.Index(row, slices.Max(row))
-		if best == data.EOSID {
-			break
-		}
-		ids = append(ids, best)
-	}
-	return ids, nil
-}
+// tagBatch is how many sentences Tag runs at once.
+const tagBatch = 32

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/transformer-go/transformer/graph"
@@ -13,13 +14,16 @@ import (
 // exactly right, and with one token changed it is not.
 func TestTagIDs(t *testing.T) {
 	f := kindFixture(t, model.KindEncoderOnly, "copy")
-	r := &Trained{Model: f.m, Params: f.params}
 	progs := graph.NewPrograms()
 	defer progs.Close()
 	for _, src := range [][]int{{5, 6, 7, model.EOSID}, {8, model.EOSID}, {4, 4, 9, 9, 5, model.EOSID}} {
-		ids, err := r.tagIDs(src)
+		tags, err := model.Tag(f.m, f.params, [][]int{src}, 1)
 		if err != nil {
 			t.Fatal(err)
+		}
+		ids := tags[0]
+		if end := slices.Index(ids, model.EOSID); end >= 0 {
+			ids = ids[:end]
 		}
 		n := len(src)
 		if len(ids) >= n {

@@ -326,6 +326,10 @@ func TestPrompts(t *testing.T) {
 	if got := translateOK(t, "ein Hund .\n\nzwei Katzen\n", "-model", tagger); len(got) != 3 {
 		t.Fatalf("an encoder-only model tagging: %q, want a line of tags a line", got)
 	}
+	targets := filepath.Join(t.TempDir(), "targets.txt")
+	if err := os.WriteFile(targets, []byte("a dog\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -333,7 +337,7 @@ func TestPrompts(t *testing.T) {
 		{[]string{"-model", writeRun(t, "sinusoidal"), "-prompt"}, "-prompt needs a model that continues prompts"},
 		{[]string{"-model", lm, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which the decoder-only model has not"},
 		{[]string{"-model", lm, "-prompt", "-score", "x"}, "give one"},
-		{[]string{"-model", tagger, "-score", "x"}, "tags each source position: -score and -nbest are for a model that generates"},
+		{[]string{"-model", tagger, "-score", targets}, "tags each source position: -score and -nbest are for a model that generates"},
 		{[]string{"-model", tagger, "-attention", filepath.Join(t.TempDir(), "a.png")}, "-attention draws cross-attention, which the encoder-only model has not"},
 	}
 	for _, tc := range tests {

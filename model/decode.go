@@ -286,7 +286,7 @@ func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if s.Method == MethodBeam {
 		return beam(ss, pl, s)
 	}
-	pick := argmax
+	pick := indexOfMax[float64]
 	if s.Method == MethodSample {
 		pick = newSampler(s).pick
 	}

@@ -75,12 +75,21 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	return ss, ss.setMemory(enc, memory, ids, srcLen, beams)
 }
 
-// srcIDs pads the sources into ids [len(srcs), srcLen].
+// srcIDs pads the sources into ids [len(srcs), srcLen], srcLen the longest
+// rounded up to a multiple of shapeStep, so that batches of nearby lengths
+// share programs (within the config's MaxLen).
 func (d *Decoder) srcIDs(srcs [][]int) (ids []int, srcLen int, err error) {
-	srcLen, err = d.srcLen(srcs)
-	if err != nil {
-		return nil, 0, err
+	longest := 0
+	for i, s := range srcs {
+		if len(s) == 0 {
+			return nil, 0, errors.Errorf("source %d is empty (it needs at least EOS)", i+1)
+		}
+		longest = max(longest, len(s))
 	}
+	if longest > d.cfg.MaxLen {
+		return nil, 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.cfg.MaxLen)
+	}
+	srcLen = d.roundLen(longest)
 	ids = make([]int, len(srcs)*srcLen)
 	for i, s := range srcs {
 		copy(ids[i*srcLen:], s)
@@ -255,23 +264,6 @@ func gatherRows[T any](buf, src []T, size int, order []int) []T {
 		copy(buf[r*size:(r+1)*size], src[from*size:(from+1)*size])
 	}
 	return buf
-}
-
-// srcLen is the padded length of a batch of sources: the longest rounded up
-// to a multiple of shapeStep, so that batches of nearby lengths share
-// programs (within the config's MaxLen).
-func (d *Decoder) srcLen(srcs [][]int) (int, error) {
-	longest := 0
-	for i, s := range srcs {
-		if len(s) == 0 {
-			return 0, errors.Errorf("source %d is empty (it needs at least EOS)", i+1)
-		}
-		longest = max(longest, len(s))
-	}
-	if longest > d.cfg.MaxLen {
-		return 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.cfg.MaxLen)
-	}
-	return d.roundLen(longest), nil
 }
 
 // shapeStep is the granularity of the padded lengths of decoding programs.

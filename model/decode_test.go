@@ -54,7 +54,7 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 			}
 			at := len(prefixes[i]) - 1 + t
 			row := outputRow(lp, i*n+at, vocab)
-			tok := argmax(row)
+			tok := indexOfMax(row)
 			done[i] = hyps[i].add(tok, row[tok])
 			if at+1 < n {
 				b.TgtIn[i*n+at+1] = tok

@@ -100,9 +100,6 @@ func (s Scores) Perplexity() float64 { return math.Exp(s.Loss()) }
 // Accuracy is the fraction of targets predicted right.
 func (s Scores) Accuracy() float64 { return float64(s.Correct) / float64(max(s.Tokens, 1)) }
 
-// argmax is indexOfMax for a search picking from float64 log-probabilities.
-func argmax(v []float64) int { return indexOfMax(v) }
-
 // indexOfMax is the index of the largest element of v, the first of equal
 // ones (0 for an empty v).
 func indexOfMax[T float32 | float64](v []T) int {

@@ -196,19 +196,12 @@ func (c *Checkpoint) Params(dt tensor.Dtype) (*graph.Params, error) {
 		return nil, err
 	}
 	for _, name := range c.file.Names() {
-		t, err := c.file.Dense(name, dt)
-		if err == nil {
-			err = checkFinite(name, t)
-		}
-		if err == nil {
-			_, err = params.Get(name, t.Shape(), graph.Zeros)
-		}
-		if err == nil {
-			err = params.Set(name, t)
-		}
-		if err != nil {
+		if _, err := params.Get(name, tensor.Shape(c.file.Tensors[name].Shape), graph.Zeros); err != nil {
 			return nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 		}
+	}
+	if err := c.Restore(params); err != nil {
+		return nil, err
 	}
 	return params, nil
 }

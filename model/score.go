@@ -159,13 +159,19 @@ func ScoreBatch(progs *graph.Programs, m Model, params *graph.Params, b Batch) (
 	if err != nil {
 		return Scores{}, err
 	}
-	if err := m.Feed(p, params.Dtype(), b); err != nil {
-		return Scores{}, err
-	}
-	if err := p.Run(); err != nil {
+	if err := runBatch(p, m, params.Dtype(), b); err != nil {
 		return Scores{}, err
 	}
 	return ScoreRun(p, b), nil
+}
+
+// runBatch feeds b, of element type dt, to the program p built by m, and
+// runs it.
+func runBatch(p *graph.Program, m Model, dt tensor.Dtype, b Batch) error {
+	if err := m.Feed(p, dt, b); err != nil {
+		return err
+	}
+	return p.Run()
 }
 
 // teacherForced pads pairs into a batch whose decoder input is tgt[:-1] and

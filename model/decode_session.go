@@ -35,7 +35,7 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	srcLen := 0
 	var enc *graph.Program
 	var ids []int
-	memory := map[string]tensor.Shape{}
+	var memory map[string]tensor.Shape
 	if d.m.Layout().Sources {
 		var err error
 		if ids, srcLen, err = d.srcIDs(srcs); err != nil {
@@ -43,9 +43,10 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 		}
 		key := fmt.Sprintf("encode/%dx%d", len(srcs), srcLen)
 		enc, err = d.progs.Get(key, func() (*graph.Program, error) {
-			p, names, err := d.compileEncode(len(srcs), srcLen)
-			d.memories[key] = names
-			return p, err
+			s, outputs, shapes := encodeGraph(d.m.(SourceEncoder), d.params, len(srcs), srcLen)
+			d.memories[key] = shapes
+			p, err := graph.Compile(s, nil, outputs)
+			return p, errors.Wrapf(err, "encode program for %d sources of length %d", len(srcs), srcLen)
 		})
 		if err == nil {
 			err = d.encode(enc, ids, len(srcs), srcLen)
@@ -53,12 +54,12 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range d.memories[key] {
-			memory[name] = enc.Output(name).Shape()
-		}
+		memory = d.memories[key]
 	}
 	step, err := d.progs.Get(fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps), func() (*graph.Program, error) {
-		return d.compileStep(rows, srcLen, steps, memory)
+		s, outputs := stepGraph(d.m, d.params, rows, srcLen, steps, memory)
+		p, err := graph.Compile(s, nil, outputs)
+		return p, errors.Wrapf(err, "step program for %d rows and %d positions", rows, steps)
 	})
 	if err != nil {
 		return nil, err

@@ -481,7 +481,7 @@ func TestSamplerDistribution(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.s.Rand = rand.New(rand.NewPCG(1, 2))
-			sm := newSampler(tc.s)
+			sm := &sampler{s: tc.s}
 			counts := make([]float64, len(row))
 			for range n {
 				counts[sm.pick(slices.Clone(row))]++

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -30,9 +31,7 @@ func SaveCheckpoint(path string, cfg Config, params *graph.Params, meta map[stri
 		return errors.Wrap(err, "encoding config")
 	}
 	md := map[string]string{configKey: string(data)}
-	for k, v := range meta {
-		md[k] = v
-	}
+	maps.Copy(md, meta)
 	var tensors []safetensors.Tensor
 	for _, name := range params.Names() {
 		t, err := safetensors.FromDense(name, params.Value(name))

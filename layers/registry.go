@@ -3,7 +3,7 @@ package layers
 import (
 	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -166,12 +166,7 @@ func (t *Table[T]) New(name string, z Sizes) (T, error) {
 
 // Names lists the registered names in order.
 func (t *Table[T]) Names() []string {
-	names := make([]string, 0, len(t.byName))
-	for n := range t.byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(t.byName))
 }
 
 // Variants names a model's sublayers in a Registry.

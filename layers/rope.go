@@ -29,23 +29,20 @@ type Rotary struct {
 
 // Apply rotates x [..., len, dHead] (the heads' queries or keys) at
 // positions 0, 1, …, len-1.
-func (r Rotary) Apply(s *graph.Scope, x *G.Node) *G.Node {
-	if err := r.check(x); err != nil {
-		s.Fail(err)
-		return nil
-	}
-	// cos, sin: [len, dHead], broadcast over the leading axes of x.
-	cos, sin := r.tables(s, x.Shape()[x.Dims()-2])
-	return r.rotate(s, x, cos, sin)
-}
+func (r Rotary) Apply(s *graph.Scope, x *G.Node) *G.Node { return r.At(s, x, nil, 0) }
 
 // At rotates x [..., len, dHead] at the positions pos, an int [len] below
 // maxLen: an incremental decoder's step rotates its one position with the
-// step's slot index.
+// step's slot index. A nil pos is Apply's positions 0, 1, …, len-1.
 func (r Rotary) At(s *graph.Scope, x, pos *G.Node, maxLen int) *G.Node {
 	if err := r.check(x); err != nil {
 		s.Fail(err)
 		return nil
+	}
+	if pos == nil {
+		// cos, sin: [len, dHead], broadcast over the leading axes of x.
+		cos, sin := r.tables(s, x.Shape()[x.Dims()-2])
+		return r.rotate(s, x, cos, sin)
 	}
 	// The rows pos of the tables [maxLen, dHead]: [len, dHead].
 	cos, sin := r.tables(s, maxLen)

@@ -26,10 +26,7 @@ func Attention(m Model, params *graph.Params, src, out []int, name string) ([][]
 		return nil, err
 	}
 	defer p.Close()
-	if err := m.Feed(p, params.Dtype(), b); err != nil {
-		return nil, err
-	}
-	if err := p.Run(); err != nil {
+	if err := runBatch(p, m, params.Dtype(), b); err != nil {
 		return nil, err
 	}
 	w := p.Output(name + ".weights")

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -31,9 +32,7 @@ func SaveCheckpoint(path string, cfg Config, params *graph.Params, meta map[stri
 		return errors.Wrap(err, "encoding config")
 	}
 	md := map[string]string{configKey: string(data)}
-	for k, v := range meta {
-		md[k] = v
-	}
+	maps.Copy(md, meta)
 	var tensors []safetensors.Tensor
 	for _, name := range params.Names() {
 		t, err := safetensors.FromDense(name, params.Value(name))
@@ -197,19 +196,12 @@ func (c *Checkpoint) Params(dt tensor.Dtype) (*graph.Params, error) {
 		return nil, err
 	}
 	for _, name := range c.file.Names() {
-		t, err := c.file.Dense(name, dt)
-		if err == nil {
-			err = checkFinite(name, t)
-		}
-		if err == nil {
-			_, err = params.Get(name, t.Shape(), graph.Zeros)
-		}
-		if err == nil {
-			err = params.Set(name, t)
-		}
-		if err != nil {
+		if _, err := params.Get(name, tensor.Shape(c.file.Tensors[name].Shape), graph.Zeros); err != nil {
 			return nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 		}
+	}
+	if err := c.Restore(params); err != nil {
+		return nil, err
 	}
 	return params, nil
 }

@@ -3,8 +3,9 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -100,12 +101,7 @@ var presets = map[string]Config{
 
 // PresetNames lists the presets: base, big, small, tiny.
 func PresetNames() []string {
-	names := make([]string, 0, len(presets))
-	for n := range presets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(presets))
 }
 
 // Preset returns the named configuration for a vocabulary of the given size,

@@ -28,8 +28,8 @@ type Decoder struct {
 	cfg    Config
 	params *graph.Params
 	progs  *graph.Programs
-	// memories names the outputs of each encode program, by its key.
-	memories map[string][]string
+	// memories are the shapes of each encode program's outputs, by its key.
+	memories map[string]map[string]tensor.Shape
 }
 
 // Generator is a Model that generates one position at a time: a Decoder
@@ -65,7 +65,7 @@ func NewDecoder(m Model, params *graph.Params) (*Decoder, error) {
 	if err := canGenerate(m); err != nil {
 		return nil, err
 	}
-	return &Decoder{m: m.(Generator), cfg: m.Config(), params: params, progs: graph.NewPrograms(), memories: map[string][]string{}}, nil
+	return &Decoder{m: m.(Generator), cfg: m.Config(), params: params, progs: graph.NewPrograms(), memories: map[string]map[string]tensor.Shape{}}, nil
 }
 
 // canGenerate says why m cannot decode, or nil: it builds a step program's
@@ -75,26 +75,20 @@ func canGenerate(m Model) error {
 	if !ok {
 		return errors.Errorf("incremental decoding needs a model that generates (a model.Generator), have a model of kind %s (%T)", m.Config().Kind, m)
 	}
-	memory, srcLen := map[string]tensor.Shape{}, 0
+	var memory map[string]tensor.Shape
+	srcLen := 0
 	if m.Layout().Sources {
 		enc, ok := m.(SourceEncoder)
 		if !ok {
 			return errors.Errorf("incremental decoding: %T reads sources but is not a model.SourceEncoder", m)
 		}
-		s := graph.NewScope(graph.NewParamShapes(tensor.Float32))
-		srcLen = 1
-		src, mask := s.Input(InputSrc, tensor.Int, 1, 1), s.Input(InputSrcMask, tensor.Float32, 1, 1, 1, 1)
-		for name, n := range enc.Encode(s, src, mask) {
-			if n != nil {
-				memory[name] = n.Shape()
-			}
-		}
+		s, _, shapes := encodeGraph(enc, graph.NewParamShapes(tensor.Float32), 1, 1)
 		if err := s.Err(); err != nil {
 			return errors.Wrapf(err, "incremental decoding with a model of kind %s", m.Config().Kind)
 		}
+		memory, srcLen = shapes, 1
 	}
-	s := graph.NewScope(graph.NewParamShapes(tensor.Float32))
-	g.Step(newStep(s, 1, srcLen, 1, memory))
+	s, _ := stepGraph(g, graph.NewParamShapes(tensor.Float32), 1, srcLen, 1, memory)
 	return errors.Wrapf(s.Err(), "incremental decoding with a model of kind %s", m.Config().Kind)
 }
 
@@ -286,9 +280,9 @@ func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if s.Method == MethodBeam {
 		return beam(ss, pl, s)
 	}
-	pick := argmax
+	pick := indexOfMax[float64]
 	if s.Method == MethodSample {
-		pick = newSampler(s).pick
+		pick = (&sampler{s: s}).pick
 	}
 	return stepwise(ss, pl, pick)
 }

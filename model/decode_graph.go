@@ -99,14 +99,14 @@ func (st *Step) Memory(name string) *G.Node {
 	return st.Scope.Input(name, st.Scope.Dtype(), append([]int{st.rows}, sh[1:]...)...)
 }
 
-// compileStep builds the step program of d's model for rows rows, sources
-// of srcLen positions (0 for a model that reads none) and caches of maxLen
-// positions, reading the encode program's outputs of the given shapes: its outputs are the
-// next-token log-probabilities (LogProbs, [rows, 1, vocab]) and the updated
-// caches.
-func (d *Decoder) compileStep(rows, srcLen, maxLen int, memory map[string]tensor.Shape) (*graph.Program, error) {
-	st := newStep(graph.NewScope(d.params), rows, srcLen, maxLen, memory)
-	logits := d.m.Step(st)
+// stepGraph builds, in a scope of params, the graph of g's step program
+// for rows rows, sources of srcLen positions (0 for a model that reads
+// none) and caches of maxLen positions, reading the encode program's
+// outputs of the shapes memory: its outputs are the next-token
+// log-probabilities (LogProbs, [rows, 1, vocab]) and the updated caches.
+func stepGraph(g Generator, params *graph.Params, rows, srcLen, maxLen int, memory map[string]tensor.Shape) (*graph.Scope, map[string]*G.Node) {
+	st := newStep(graph.NewScope(params), rows, srcLen, maxLen, memory)
+	logits := g.Step(st)
 	outputs := map[string]*G.Node{}
 	if st.Scope.Err() == nil {
 		outputs[LogProbs] = st.Scope.LogSoftmax(logits)
@@ -114,24 +114,23 @@ func (d *Decoder) compileStep(rows, srcLen, maxLen int, memory map[string]tensor
 			outputs[cacheName(i, "k")], outputs[cacheName(i, "v")] = c.K, c.V
 		}
 	}
-	p, err := graph.Compile(st.Scope, nil, outputs)
-	return p, errors.Wrapf(err, "step program for %d rows and %d positions", rows, maxLen)
+	return st.Scope, outputs
 }
 
-// compileEncode builds the encode program of d's model for n sources of
-// length srcLen: inputs src and src_mask, outputs the values of
-// SourceEncoder.Encode, whose names it returns.
-func (d *Decoder) compileEncode(n, srcLen int) (*graph.Program, []string, error) {
-	s := graph.NewScope(d.params)
+// encodeGraph builds, in a scope of params, the graph of enc's encode
+// program for n sources of length srcLen: inputs src and src_mask, outputs
+// the values of SourceEncoder.Encode, and their shapes.
+func encodeGraph(enc SourceEncoder, params *graph.Params, n, srcLen int) (*graph.Scope, map[string]*G.Node, map[string]tensor.Shape) {
+	s := graph.NewScope(params)
 	src := s.Input(InputSrc, tensor.Int, n, srcLen)
-	mask := s.Input(InputSrcMask, s.Dtype(), n, 1, 1, srcLen)
-	outputs := d.m.(SourceEncoder).Encode(s, src, mask)
-	names := make([]string, 0, len(outputs))
-	for name := range outputs {
-		names = append(names, name)
+	outputs := enc.Encode(s, src, s.Input(InputSrcMask, s.Dtype(), n, 1, 1, srcLen))
+	shapes := map[string]tensor.Shape{}
+	for name, v := range outputs {
+		if v != nil {
+			shapes[name] = v.Shape()
+		}
 	}
-	p, err := graph.Compile(s, nil, outputs)
-	return p, names, errors.Wrapf(err, "encode program for %d sources of length %d", n, srcLen)
+	return s, outputs, shapes
 }
 
 // memoryName names layer i's cross-attention keys or values of the encoder's

@@ -14,8 +14,6 @@ type sampler struct {
 	idx []int
 }
 
-func newSampler(s Search) *sampler { return &sampler{s: s} }
-
 // pick draws a token from the log-probabilities row:
 //
 //	p_i ∝ exp(row_i / τ)

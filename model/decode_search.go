@@ -8,7 +8,7 @@ import (
 
 // stepwise decodes one token per row and step in the session ss, one row
 // per source, choosing each token from the row's log-probabilities with
-// pick: greedy decoding (argmax) or sampling. Source i is first fed its
+// pick: greedy decoding (indexOfMax) or sampling. Source i is first fed its
 // prefix, then stops at EOSID or after pl.limits[i] tokens.
 func stepwise(ss *session, pl plan, pick func(row []float64) int) ([][]Hypothesis, error) {
 	n := len(pl.prefixes)

@@ -35,7 +35,7 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	srcLen := 0
 	var enc *graph.Program
 	var ids []int
-	memory := map[string]tensor.Shape{}
+	var memory map[string]tensor.Shape
 	if d.m.Layout().Sources {
 		var err error
 		if ids, srcLen, err = d.srcIDs(srcs); err != nil {
@@ -43,9 +43,10 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 		}
 		key := fmt.Sprintf("encode/%dx%d", len(srcs), srcLen)
 		enc, err = d.progs.Get(key, func() (*graph.Program, error) {
-			p, names, err := d.compileEncode(len(srcs), srcLen)
-			d.memories[key] = names
-			return p, err
+			s, outputs, shapes := encodeGraph(d.m.(SourceEncoder), d.params, len(srcs), srcLen)
+			d.memories[key] = shapes
+			p, err := graph.Compile(s, nil, outputs)
+			return p, errors.Wrapf(err, "encode program for %d sources of length %d", len(srcs), srcLen)
 		})
 		if err == nil {
 			err = d.encode(enc, ids, len(srcs), srcLen)
@@ -53,12 +54,12 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range d.memories[key] {
-			memory[name] = enc.Output(name).Shape()
-		}
+		memory = d.memories[key]
 	}
 	step, err := d.progs.Get(fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps), func() (*graph.Program, error) {
-		return d.compileStep(rows, srcLen, steps, memory)
+		s, outputs := stepGraph(d.m, d.params, rows, srcLen, steps, memory)
+		p, err := graph.Compile(s, nil, outputs)
+		return p, errors.Wrapf(err, "step program for %d rows and %d positions", rows, steps)
 	})
 	if err != nil {
 		return nil, err
@@ -75,12 +76,21 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	return ss, ss.setMemory(enc, memory, ids, srcLen, beams)
 }
 
-// srcIDs pads the sources into ids [len(srcs), srcLen].
+// srcIDs pads the sources into ids [len(srcs), srcLen], srcLen the longest
+// rounded up to a multiple of shapeStep, so that batches of nearby lengths
+// share programs (within the config's MaxLen).
 func (d *Decoder) srcIDs(srcs [][]int) (ids []int, srcLen int, err error) {
-	srcLen, err = d.srcLen(srcs)
-	if err != nil {
-		return nil, 0, err
+	longest := 0
+	for i, s := range srcs {
+		if len(s) == 0 {
+			return nil, 0, errors.Errorf("source %d is empty (it needs at least EOS)", i+1)
+		}
+		longest = max(longest, len(s))
 	}
+	if longest > d.cfg.MaxLen {
+		return nil, 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.cfg.MaxLen)
+	}
+	srcLen = d.roundLen(longest)
 	ids = make([]int, len(srcs)*srcLen)
 	for i, s := range srcs {
 		copy(ids[i*srcLen:], s)
@@ -255,23 +265,6 @@ func gatherRows[T any](buf, src []T, size int, order []int) []T {
 		copy(buf[r*size:(r+1)*size], src[from*size:(from+1)*size])
 	}
 	return buf
-}
-
-// srcLen is the padded length of a batch of sources: the longest rounded up
-// to a multiple of shapeStep, so that batches of nearby lengths share
-// programs (within the config's MaxLen).
-func (d *Decoder) srcLen(srcs [][]int) (int, error) {
-	longest := 0
-	for i, s := range srcs {
-		if len(s) == 0 {
-			return 0, errors.Errorf("source %d is empty (it needs at least EOS)", i+1)
-		}
-		longest = max(longest, len(s))
-	}
-	if longest > d.cfg.MaxLen {
-		return 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.cfg.MaxLen)
-	}
-	return d.roundLen(longest), nil
 }
 
 // shapeStep is the granularity of the padded lengths of decoding programs.

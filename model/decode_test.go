@@ -54,7 +54,7 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 			}
 			at := len(prefixes[i]) - 1 + t
 			row := outputRow(lp, i*n+at, vocab)
-			tok := argmax(row)
+			tok := indexOfMax(row)
 			done[i] = hyps[i].add(tok, row[tok])
 			if at+1 < n {
 				b.TgtIn[i*n+at+1] = tok
@@ -481,7 +481,7 @@ func TestSamplerDistribution(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.s.Rand = rand.New(rand.NewPCG(1, 2))
-			sm := newSampler(tc.s)
+			sm := &sampler{s: tc.s}
 			counts := make([]float64, len(row))
 			for range n {
 				counts[sm.pick(slices.Clone(row))]++

@@ -116,14 +116,11 @@ func (c Config) CheckMemory(training bool, batchTokens int) error {
 	if !ok {
 		return nil
 	}
-	return c.checkMemory(training, batchTokens, avail)
-}
-
-func (c Config) checkMemory(training bool, batchTokens int, avail sysmem.Limit) error {
 	return c.checkFootprint(c.Footprint(4, batchTokens), training, batchTokens, avail)
 }
 
-// checkFootprint is checkMemory of the footprint f of c.
+// checkFootprint is CheckMemory of the footprint f of c, with avail bytes
+// available.
 func (c Config) checkFootprint(f Footprint, training bool, batchTokens int, avail sysmem.Limit) error {
 	need, what := f.Weights, "its weights"
 	if training {
@@ -133,7 +130,7 @@ func (c Config) checkFootprint(f Footprint, training bool, batchTokens int, avai
 		return nil
 	}
 	return errors.Errorf("model too large: %s = %s gives %d parameters; %s needs about %s, and this process may allocate %s",
-		f.Largest, c.fieldValue(f.Largest), f.Params, what, bytesString(need), avail)
+		f.Largest, c.fieldValue(f.Largest), f.Params, what, sysmem.Bytes(need), avail)
 }
 
 // fieldValue is the value of the named size field of c, as text.
@@ -141,9 +138,6 @@ func (c Config) fieldValue(field string) string {
 	v := map[string]int{"vocab": c.Vocab, "encoder_layers": c.EncoderLayers, "decoder_layers": c.DecoderLayers, "max_len": c.MaxLen}[field]
 	return fmt.Sprintf("%d (d_model %d, d_ff %d)", v, c.DModel, c.DFF)
 }
-
-// bytesString writes n in GB or MB.
-func bytesString(n int64) string { return sysmem.Bytes(n) }
 
 // forwardBytes is the least memory that one forward pass without gradients
 // holds at once over rows sequences of srcLen source and tgtLen target
@@ -191,7 +185,7 @@ func fitsIn(what string, need float64, avail sysmem.Limit) error {
 		return nil
 	}
 	return errors.Errorf("%s: at least %s needed, and this process may allocate %s",
-		what, bytesString(int64(min(need, math.MaxInt64/2))), avail)
+		what, sysmem.Bytes(int64(min(need, math.MaxInt64/2))), avail)
 }
 
 // checkMemory refuses, before anything is allocated, to decode the batch

@@ -43,7 +43,7 @@ func TestFootprintCountsEveryParameter(t *testing.T) {
 
 func TestCheckMemoryNamesTheField(t *testing.T) {
 	cfg, _ := Preset("base", 37000)
-	if err := cfg.checkMemory(true, 4096, sysmem.Limit{Bytes: 16 << 30, Source: "test"}); err != nil {
+	if err := cfg.checkFootprint(cfg.Footprint(4, 4096), true, 4096, sysmem.Limit{Bytes: 16 << 30, Source: "test"}); err != nil {
 		t.Fatalf("base on 16 GB: %v", err)
 	}
 	tests := []struct {
@@ -60,7 +60,7 @@ func TestCheckMemoryNamesTheField(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		err := c.checkMemory(false, 4096, sysmem.Limit{Bytes: 2 << 30, Source: "cgroup v2 /sys/fs/cgroup/memory.max"})
+		err := c.checkFootprint(c.Footprint(4, 4096), false, 4096, sysmem.Limit{Bytes: 2 << 30, Source: "cgroup v2 /sys/fs/cgroup/memory.max"})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "may allocate 2.0 GB (lowest limit: cgroup v2 /sys/fs/cgroup/memory.max)") {
 			t.Errorf("error %v, want one naming %q, the 2.0 GB available and the limit", err, tt.want)
 		}

@@ -45,13 +45,10 @@ func Saliency(m Model, params *graph.Params, src, tgt []int, t int) (*tensor.Den
 	b := Batch{Shape: sh, Src: src, TgtIn: append([]int{BOSID}, tgt...), TgtOut: append(append([]int(nil), tgt...), EOSID)}
 	picked := make([]int, sh.TgtLen)
 	picked[t] = b.TgtOut[t]
-	if err := m.Feed(p, params.Dtype(), b); err != nil {
-		return nil, err
-	}
 	if err := p.Set(saliencyTarget, picked); err != nil {
 		return nil, err
 	}
-	if err := p.Run(); err != nil {
+	if err := runBatch(p, m, params.Dtype(), b); err != nil {
 		return nil, err
 	}
 	g := graph.Float64s(p.InputGrad(SrcEmbeddings))

@@ -100,9 +100,6 @@ func (s Scores) Perplexity() float64 { return math.Exp(s.Loss()) }
 // Accuracy is the fraction of targets predicted right.
 func (s Scores) Accuracy() float64 { return float64(s.Correct) / float64(max(s.Tokens, 1)) }
 
-// argmax is indexOfMax for a search picking from float64 log-probabilities.
-func argmax(v []float64) int { return indexOfMax(v) }
-
 // indexOfMax is the index of the largest element of v, the first of equal
 // ones (0 for an empty v).
 func indexOfMax[T float32 | float64](v []T) int {
@@ -162,13 +159,19 @@ func ScoreBatch(progs *graph.Programs, m Model, params *graph.Params, b Batch) (
 	if err != nil {
 		return Scores{}, err
 	}
-	if err := m.Feed(p, params.Dtype(), b); err != nil {
-		return Scores{}, err
-	}
-	if err := p.Run(); err != nil {
+	if err := runBatch(p, m, params.Dtype(), b); err != nil {
 		return Scores{}, err
 	}
 	return ScoreRun(p, b), nil
+}
+
+// runBatch feeds b, of element type dt, to the program p built by m, and
+// runs it.
+func runBatch(p *graph.Program, m Model, dt tensor.Dtype, b Batch) error {
+	if err := m.Feed(p, dt, b); err != nil {
+		return err
+	}
+	return p.Run()
 }
 
 // teacherForced pads pairs into a batch whose decoder input is tgt[:-1] and

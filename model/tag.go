@@ -36,10 +36,7 @@ func Tag(m Model, params *graph.Params, srcs [][]int, batch int) ([][]int, error
 		}
 		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(m, params, b.Shape) })
 		if err == nil {
-			err = m.Feed(p, params.Dtype(), b)
-		}
-		if err == nil {
-			err = p.Run()
+			err = runBatch(p, m, params.Dtype(), b)
 		}
 		if err != nil {
 			return nil, err

@@ -38,22 +38,26 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (Config, *graph.Params
 	if err != nil {
 		return Config{}, nil, err
 	}
+	var m *Transformer
+	var shapes *graph.Params
 	cfg, err := torchConfig(f, heads)
 	if err == nil {
-		err = checkTorchNames(f, cfg)
+		m, err = New(cfg)
 	}
 	if err == nil {
-		err = checkHolds(f, cfg.Footprint(4, 0).Params, cfg, false)
+		shapes, err = ParamShapes(m)
+	}
+	if err == nil {
+		err = checkTorchNames(f, shapes, cfg)
+	}
+	if err == nil {
+		err = checkHolds(f, int64(shapes.Count()), cfg, false)
 	}
 	if err == nil {
 		err = cfg.CheckMemory(false, 0)
 	}
 	if err != nil {
 		return Config{}, nil, errors.Wrapf(err, "importing %s", path)
-	}
-	m, err := New(cfg)
-	if err != nil {
-		return Config{}, nil, err
 	}
 	params, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
@@ -98,19 +102,11 @@ func countLayers(f *safetensors.File, stack string) int {
 }
 
 // checkTorchNames refuses, before anything is allocated, a file whose
-// tensor names are not those of the model of cfg: the import is complete or
-// refused, listing every missing and every unexpected tensor (a layer whose
-// norm1.weight is missing is not counted, and its other tensors would
-// otherwise be left out silently).
-func checkTorchNames(f *safetensors.File, cfg Config) error {
-	m, err := New(cfg)
-	if err != nil {
-		return err
-	}
-	shapes, err := ParamShapes(m)
-	if err != nil {
-		return err
-	}
+// tensor names are not those of the parameters shapes of the model of cfg:
+// the import is complete or refused, listing every missing and every
+// unexpected tensor (a layer whose norm1.weight is missing is not counted,
+// and its other tensors would otherwise be left out silently).
+func checkTorchNames(f *safetensors.File, shapes *graph.Params, cfg Config) error {
 	want := map[string]bool{}
 	var problems []string
 	for _, name := range shapes.Names() {

@@ -116,7 +116,7 @@ func (r *Trained) generate(lines []string, s model.Search, sources bool) ([]stri
 	}
 	d, err := model.NewDecoder(r.Model, r.Params)
 	if err != nil {
-		return nil, errors.Wrap(err, "decoding needs a model that generates")
+		return nil, err
 	}
 	defer d.Close()
 	srcs := make([][]int, len(lines))

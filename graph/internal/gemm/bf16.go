@@ -132,8 +132,8 @@ func BF16Kernel() string { return sbf16.name }
 // plain copies of A and B (gather and scatter): the bfloat16 ones.
 type panelPacker[T float] interface {
 	// packA and packB are impl.packA and impl.packB.
-	packA(im *impl[T], dst []T, p *problem[T], i0, p0, mc, kc int)
-	packB(im *impl[T], dst []T, p *problem[T], p0, j0, kc, nc int)
+	packA(im *impl[T], dst []T, p problem[T], i0, p0, mc, kc int)
+	packB(im *impl[T], dst []T, p problem[T], p0, j0, kc, nc int)
 	// depth is how many slots of a panel's row (A) or column (B) hold kc
 	// elements of the inner dimension.
 	depth(kc int) int
@@ -148,25 +148,25 @@ type rounding struct {
 
 func newRounding() rounding { return rounding{blocks: &sync.Pool{}} }
 
-func (r rounding) packA(im *impl[float32], dst []float32, p *problem[float32], i0, p0, mc, kc int) {
+func (r rounding) packA(im *impl[float32], dst []float32, p problem[float32], i0, p0, mc, kc int) {
 	rows, cols := mc, kc
 	if p.transA {
 		rows, cols = kc, mc
 	}
 	r.packRounded(p.a[p.offsetA(i0, p0):], p.lda, rows, cols, func(a []float32, lda int) {
-		q := *p
+		q := p
 		q.a, q.lda = a, lda
 		im.copyA(dst, &q, 0, 0, mc, kc)
 	})
 }
 
-func (r rounding) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
+func (r rounding) packB(im *impl[float32], dst []float32, p problem[float32], p0, j0, kc, nc int) {
 	rows, cols := kc, nc
 	if p.transB {
 		rows, cols = nc, kc
 	}
 	r.packRounded(p.b[p.offsetB(p0, j0):], p.ldb, rows, cols, func(b []float32, ldb int) {
-		q := *p
+		q := p
 		q.b, q.ldb = b, ldb
 		im.copyB(dst, &q, 0, 0, kc, nc)
 	})
@@ -221,13 +221,13 @@ func (pairing) depth(kc int) int { return (kc + 1) / 2 }
 
 // packA packs op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows: a row of
 // op(A) is contiguous in A unless transA.
-func (pr pairing) packA(im *impl[float32], dst []float32, p *problem[float32], i0, p0, mc, kc int) {
+func (pr pairing) packA(im *impl[float32], dst []float32, p problem[float32], i0, p0, mc, kc int) {
 	pr.panels(im, dst, im.mr, mc, kc, !p.transA, p.a, p.lda, func(ir int) int { return p.offsetA(i0+ir, p0) })
 }
 
 // packB packs op(B)[p0:p0+kc, j0:j0+nc] into panels of nr columns: a
 // column of op(B) is contiguous in B when transB.
-func (pr pairing) packB(im *impl[float32], dst []float32, p *problem[float32], p0, j0, kc, nc int) {
+func (pr pairing) packB(im *impl[float32], dst []float32, p problem[float32], p0, j0, kc, nc int) {
 	pr.panels(im, dst, im.nr, nc, kc, p.transB, p.b, p.ldb, func(jr int) int { return p.offsetB(p0, j0+jr) })
 }
 

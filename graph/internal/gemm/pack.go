@@ -5,7 +5,7 @@ package gemm
 // starting at dst[q·mr·depth(kc)]. Rows past mc are zero.
 func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
 	if im.panels != nil {
-		im.panels.packA(im, dst, p, i0, p0, mc, kc)
+		im.panels.packA(im, dst, *p, i0, p0, mc, kc)
 		return
 	}
 	im.copyA(dst, p, i0, p0, mc, kc)
@@ -16,7 +16,7 @@ func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
 // starting at dst[q·nr·depth(kc)]. Columns past nc are zero.
 func (im *impl[T]) packB(dst []T, p *problem[T], p0, j0, kc, nc int) {
 	if im.panels != nil {
-		im.panels.packB(im, dst, p, p0, j0, kc, nc)
+		im.panels.packB(im, dst, *p, p0, j0, kc, nc)
 		return
 	}
 	im.copyB(dst, p, p0, j0, kc, nc)

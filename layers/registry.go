@@ -151,15 +151,11 @@ func (t *Table[T]) New(name string, z Sizes) (T, error) {
 		var zero T
 		return zero, errors.Errorf("unknown %s %q: registered are %s", t.kind, name, strings.Join(t.Names(), ", "))
 	}
-	opts := maps.Clone(z.Options)
+	opts := map[string]float64{}
 	for _, o := range t.options[name] {
-		if _, ok := opts[o.Name]; !ok {
-			if opts == nil {
-				opts = map[string]float64{}
-			}
-			opts[o.Name] = o.Default
-		}
+		opts[o.Name] = o.Default
 	}
+	maps.Copy(opts, z.Options)
 	z.Options = opts
 	return f(z), nil
 }

@@ -6,12 +6,6 @@ import (
 	"github.com/transformer-go/transformer/graph"
 )
 
-// The sublayers of a layer are values of small interfaces: Attention, FFN
-// and Norm (norm.go), beside the Positional encodings (positional.go) a
-// model adds to its embeddings. The paper's are MultiHeadAttention,
-// FeedForward and LayerNorm; a variant is another implementation, which a
-// Registry can build by name.
-
 // Attention is an attention sublayer. Apply attends from query [batch,
 // lenQ, dModel] to keyValue [batch, lenK, dModel] under the additive mask
 // ([batch or 1, 1, lenQ or 1, lenK], see PaddingMask and CausalMask, or nil)

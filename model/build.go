@@ -21,21 +21,7 @@ import (
 // whose attention places positions itself (rotary, ALiBi), kv_heads that
 // the attention does not have.
 func FromConfig(cfg Config, reg *layers.Registry) (Model, error) {
-	return fromConfig(cfg, reg, true)
-}
-
-// fromConfig is FromConfig, checking the settings against the model built
-// if strict; a checkpoint's config is not, so that one written before
-// these checks rebuilds the model it holds.
-func fromConfig(cfg Config, reg *layers.Registry, strict bool) (Model, error) {
-	cfg = cfg.withDefaults()
-	if !slices.Contains(Kinds(), cfg.Kind) {
-		return nil, errors.Errorf("model config: kind is %s, want one of %s (a model of one's own kind is built by its own code)", cfg.Kind, strings.Join(Kinds(), ", "))
-	}
-	m, err := newTransformer(cfg, reg)
-	if err == nil && strict {
-		err = m.checkSettings()
-	}
+	m, err := newTransformer(cfg, reg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -54,29 +40,32 @@ func (m *Transformer) checkSettings() error {
 		return errors.Errorf("invalid config: positions is %s, want none with attention %s, which places positions itself (positions added to the embeddings would count them twice)", m.cfg.Positions, m.cfg.Attention)
 	}
 	if kv := m.cfg.KVHeads; kv != 0 && kv != m.cfg.Heads {
-		if a, ok := attn.(layers.IncrementalAttention); !ok || first(a.CacheDims()) != kv {
+		if heads, _, err := st.Layer.CacheDims(); err != nil || heads != kv {
 			return errors.Errorf("invalid config: kv_heads is %d, want 0 with attention %s, which does not share key/value heads: fewer need attention grouped-query, rotary or alibi", kv, m.cfg.Attention)
 		}
 	}
 	return nil
 }
 
-// first is the first of two values.
-func first(a, _ int) int { return a }
-
 // newTransformer builds the model of cfg.Kind, its sublayers from the
 // variants cfg names in reg (nil: the built-in ones): the encoder stack
 // for a kind that reads sources, the decoder stack for one that
-// generates.
-func newTransformer(cfg Config, reg *layers.Registry) (*Transformer, error) {
+// generates. If strict, it refuses the settings that the model contradicts
+// or does not read (checkSettings); a checkpoint's config is not checked,
+// so that one written before these checks rebuilds the model it holds.
+func newTransformer(cfg Config, reg *layers.Registry, strict bool) (*Transformer, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if !slices.Contains(Kinds(), cfg.Kind) {
+		return nil, errors.Errorf("model config: kind is %s, want one of %s (a model of one's own kind is built by its own code)", cfg.Kind, strings.Join(Kinds(), ", "))
+	}
 	if reg == nil {
 		reg = layers.NewRegistry()
 	}
-	if err := checkOptions(cfg, reg); err != nil {
+	var err error
+	if cfg.Options, err = options(cfg, reg); err != nil {
 		return nil, err
 	}
 	pos, err := reg.Positions.New(cfg.Positions, cfg.Sizes)
@@ -84,21 +73,22 @@ func newTransformer(cfg Config, reg *layers.Registry) (*Transformer, error) {
 		return nil, errors.Wrap(err, "model config")
 	}
 	m := &Transformer{cfg: cfg, embed: layers.NewEmbedding(cfg.Vocab, cfg.DModel), pos: pos}
-	switch cfg.Kind {
-	case KindDecoderOnly:
-		if cfg.DecoderLayers == 0 {
-			return nil, errors.New("a decoder-only model needs decoder_layers > 0")
-		}
-		m.decoder, err = stack(cfg, reg, cfg.DecoderLayers, false)
-	case KindEncoderOnly:
-		if cfg.EncoderLayers == 0 {
-			return nil, errors.New("an encoder-only model needs encoder_layers > 0")
-		}
+	// An encoder-only model has an encoder, a decoder-only model a
+	// decoder, the paper's both, its decoder attending to the encoder.
+	l := KindLayout(cfg.Kind)
+	switch {
+	case l.Aligned && cfg.EncoderLayers == 0:
+		return nil, errors.New("an encoder-only model needs encoder_layers > 0")
+	case !l.Sources && cfg.DecoderLayers == 0:
+		return nil, errors.New("a decoder-only model needs decoder_layers > 0")
+	case l.Sources:
 		m.encoder, err = stack(cfg, reg, cfg.EncoderLayers, false)
-	default:
-		if m.encoder, err = stack(cfg, reg, cfg.EncoderLayers, false); err == nil {
-			m.decoder, err = stack(cfg, reg, cfg.DecoderLayers, true)
-		}
+	}
+	if !l.Aligned && err == nil {
+		m.decoder, err = stack(cfg, reg, cfg.DecoderLayers, l.Sources)
+	}
+	if err == nil && strict {
+		err = m.checkSettings()
 	}
 	if err != nil {
 		return nil, err
@@ -121,27 +111,34 @@ func stack(cfg Config, reg *layers.Registry, n int, cross bool) (*layers.Stack, 
 	return st, errors.Wrap(err, "model config")
 }
 
-// checkOptions refuses options that none of the config's variants
-// declares, or that the one declaring it does not take, naming them.
-func checkOptions(cfg Config, reg *layers.Registry) error {
-	declared := map[string]layers.Option{}
+// options checks the config's options against those its variants declare
+// in reg and returns them all, those it leaves out at their defaults, so
+// that the model's config, and the checkpoints that record it, say what
+// the model was built with. An option that no variant declares, or that
+// the one declaring it does not take, is an error naming it.
+func options(cfg Config, reg *layers.Registry) (map[string]float64, error) {
+	declared, all := map[string]layers.Option{}, map[string]float64{}
 	for _, opts := range [][]layers.Option{reg.Attention.Options(cfg.Attention), reg.FFN.Options(cfg.FFN),
 		reg.Norm.Options(cfg.Norm), reg.Positions.Options(cfg.Positions)} {
 		for _, o := range opts {
-			declared[o.Name] = o
+			declared[o.Name], all[o.Name] = o, o.Default
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Options)) {
 		o, ok := declared[name]
 		if !ok {
-			return errors.Errorf("invalid config: options.%s is set, but attention %s, ffn %s, norm %s and positions %s declare %s",
+			return nil, errors.Errorf("invalid config: options.%s is set, but attention %s, ffn %s, norm %s and positions %s declare %s (a config copied from a model records the options of its variants: remove those of others)",
 				name, cfg.Attention, cfg.FFN, cfg.Norm, cfg.Positions, optionNames(declared))
 		}
 		if err := o.Check(cfg.Options[name]); err != nil {
-			return errors.Wrap(err, "invalid config")
+			return nil, errors.Wrap(err, "invalid config")
 		}
 	}
-	return nil
+	if len(all) == 0 {
+		return nil, nil
+	}
+	maps.Copy(all, cfg.Options)
+	return all, nil
 }
 
 // optionNames lists the options' names, or says there are none.

@@ -161,7 +161,7 @@ func Load(path string, dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Par
 // checkpoint's weights, of element type dt. It checks the tensors' names
 // and shapes and the memory the model needs before allocating it.
 func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Params, error) {
-	m, err := fromConfig(c.Config, reg, false)
+	m, err := newTransformer(c.Config, reg, false)
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}

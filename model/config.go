@@ -50,9 +50,21 @@ type Config struct {
 	Positions string `json:"positions"`
 }
 
-// Equal reports whether c and o describe the same model.
+// Equal reports whether c and o describe the same model. An option of a
+// built-in variant that one leaves out stands for its default, as in
+// configs written before every option was recorded.
 func (c Config) Equal(o Config) bool {
-	return reflect.DeepEqual(c.withDefaults(), o.withDefaults())
+	return reflect.DeepEqual(c.withOptions(), o.withOptions())
+}
+
+// withOptions is c withDefaults and the options of its built-in variants
+// that it leaves out at their defaults.
+func (c Config) withOptions() Config {
+	c = c.withDefaults()
+	if opts, err := options(c, layers.NewRegistry()); err == nil {
+		c.Options = opts
+	}
+	return c
 }
 
 // The model kinds a Config can describe.
@@ -113,15 +125,8 @@ func Preset(name string, vocab int) (Config, error) {
 	if !ok {
 		return Config{}, errors.Errorf("unknown preset %q: want one of %s", name, strings.Join(PresetNames(), ", "))
 	}
-	c.Kind = KindEncoderDecoder
-	c.Vocab = vocab
-	c.LabelSmoothing = 0.1
-	c.Attention = layers.AttentionMultiHead
-	c.FFN = layers.FFNReLU
-	c.Norm = layers.NormLayer
-	c.Eps = 1e-5
-	c.Positions = layers.PositionsSinusoid
-	c.MaxLen = 1024
+	c.Kind, c.Vocab, c.LabelSmoothing, c.Eps, c.MaxLen = KindEncoderDecoder, vocab, 0.1, 1e-5, 1024
+	c.Attention, c.FFN, c.Norm, c.Positions = layers.AttentionMultiHead, layers.FFNReLU, layers.NormLayer, layers.PositionsSinusoid
 	return c, c.Validate()
 }
 

@@ -16,13 +16,13 @@ import (
 )
 
 // Decoder generates with a model incrementally: an encoder-decoder
-// translates its sources, a decoder-only model continues its prompts. An encoder-decoder's sources are encoded once per batch, with
-// each decoder layer's cross-attention keys and values; a decoder-only
-// model's prompt is fed one position per step. Each step decodes one new
-// position per row against a cache of the earlier positions'
-// self-attention keys and values, instead of re-running the model over the
-// whole prefix. It keeps the programs it compiles, one set per batch shape,
-// until Close. It is not safe for concurrent use.
+// translates its sources, encoded once per batch (an encode program gives
+// each decoder layer's cross-attention keys and values); a decoder-only
+// model continues its prompts, fed one position per step. Each step (a
+// step program) decodes one new position per row against a cache of the
+// earlier positions' self-attention keys and values, instead of re-running
+// the model over the whole prefix. It keeps the programs it compiles, one
+// set per batch shape, until Close. It is not safe for concurrent use.
 type Decoder struct {
 	m      Generator
 	cfg    Config
@@ -207,7 +207,7 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 		for i, j := range idx {
 			batch[i] = srcs[j]
 		}
-		hyps, err := d.decodeBatch(batch, s)
+		hyps, err := d.decodeBatch(batch, idx, s)
 		if err != nil {
 			return nil, errors.Wrapf(err, "decoding the batch of sources %s", numbers(idx))
 		}
@@ -260,31 +260,29 @@ func numbers(idx []int) string {
 	return strings.Join(parts, ", ")
 }
 
-// decodeBatch decodes one batch of sources together.
-func (d *Decoder) decodeBatch(srcs [][]int, s Search) ([][]Hypothesis, error) {
-	pl, err := d.plan(srcs, s.MaxLen)
+// decodeBatch decodes one batch of sources together, srcs[i] being source
+// idx[i] of Decode's.
+func (d *Decoder) decodeBatch(srcs [][]int, idx []int, s Search) ([][]Hypothesis, error) {
+	pl, err := d.plan(srcs, idx, s.MaxLen)
 	if err != nil {
 		return nil, err
 	}
-	beams := 1
-	if s.Method == MethodBeam {
-		beams = s.Beam
+	r := rule{k: 1, nbest: 1, choose: topK}
+	switch s.Method {
+	case MethodBeam:
+		r.k, r.nbest, r.alpha = s.Beam, s.NBest, s.Alpha
+	case MethodSample:
+		sm := &sampler{s: s}
+		r.choose = func(row []float64, _ int) []int { return []int{sm.pick(row)} }
 	}
-	if err := d.checkMemory(srcs, beams, pl.steps); err != nil {
+	if err := d.checkMemory(srcs, r.k, pl.steps); err != nil {
 		return nil, err
 	}
-	ss, err := d.start(srcs, beams, pl.steps)
+	ss, err := d.start(srcs, idx, r.k, pl.steps)
 	if err != nil {
 		return nil, err
 	}
-	if s.Method == MethodBeam {
-		return beam(ss, pl, s)
-	}
-	pick := indexOfMax[float64]
-	if s.Method == MethodSample {
-		pick = (&sampler{s: s}).pick
-	}
-	return stepwise(ss, pl, pick)
+	return search(ss, pl, r)
 }
 
 // plan is how a batch of sources is decoded: the tokens the rows of each
@@ -296,17 +294,18 @@ type plan struct {
 	steps    int
 }
 
-// plan checks the sources' ids and bounds each output: by maxLen, or the
-// source's length plus DefaultExtraLen, and so that the steps it takes fit
-// the config's MaxLen. Source i takes len(prefix)-1 steps to feed its
-// prefix, then one per output token but the last.
-func (d *Decoder) plan(srcs [][]int, maxLen int) (plan, error) {
+// plan checks the sources' ids (srcs[i] is source idx[i]) and bounds each
+// output: by maxLen, or the source's length plus DefaultExtraLen, and so
+// that the steps it takes fit the config's MaxLen. Source i takes
+// len(prefix)-1 steps to feed its prefix, then one per output token but
+// the last.
+func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
 	pl := plan{prefixes: make([][]int, len(srcs)), limits: make([]int, len(srcs))}
 	longest := 0
 	for i, src := range srcs {
 		for j, id := range src {
 			if id < 0 || id >= d.cfg.Vocab {
-				return pl, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", i+1, j+1, id, d.cfg.Vocab)
+				return pl, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", idx[i]+1, j+1, id, d.cfg.Vocab)
 			}
 		}
 		prefix := d.m.Prefix(src)
@@ -316,7 +315,7 @@ func (d *Decoder) plan(srcs [][]int, maxLen int) (plan, error) {
 		}
 		limit = min(limit, d.cfg.MaxLen-(len(prefix)-1))
 		if limit < 1 {
-			return pl, errors.Errorf("source %d: a prompt of %d tokens leaves no room for output under the model's max_len %d", i+1, len(src), d.cfg.MaxLen)
+			return pl, errors.Errorf("source %d: a prompt of %d tokens leaves no room for output under the model's max_len %d", idx[i]+1, len(src), d.cfg.MaxLen)
 		}
 		pl.prefixes[i], pl.limits[i] = prefix, limit
 		longest = max(longest, len(prefix)-1+limit)

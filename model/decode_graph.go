@@ -11,14 +11,6 @@ import (
 	"github.com/transformer-go/transformer/layers"
 )
 
-// Incremental decoding runs a step program per batch shape, and for a
-// model that reads sources an encode program too. The encode program maps
-// the sources to the values its steps read (SourceEncoder.Encode: an
-// encoder-decoder's cross-attention keys and values of every layer); the
-// step program decodes one position of every row, reading each cache
-// [rows, heads, maxLen, dk] and returning it updated, to be copied back
-// into its input (reordered by the beams' backpointers) for the next step.
-
 // Inputs of the step program besides the caches and memories.
 const (
 	inStepIDs  = "step_ids"  // [rows, 1] the previous token of each row

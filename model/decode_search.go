@@ -6,48 +6,6 @@ import (
 	"slices"
 )
 
-// stepwise decodes one token per row and step in the session ss, one row
-// per source, choosing each token from the row's log-probabilities with
-// pick: greedy decoding (indexOfMax) or sampling. Source i is first fed its
-// prefix, then stops at EOSID or after pl.limits[i] tokens.
-func stepwise(ss *session, pl plan, pick func(row []float64) int) ([][]Hypothesis, error) {
-	n := len(pl.prefixes)
-	hyps, done, tokens := make([]Hypothesis, n), make([]bool, n), make([]int, n)
-	for i, p := range pl.prefixes {
-		tokens[i] = p[0]
-	}
-	for live := n; live > 0; {
-		if err := ss.advance(tokens, nil); err != nil {
-			return nil, err
-		}
-		for i := range hyps {
-			if done[i] {
-				continue
-			}
-			if p := pl.prefixes[i]; ss.t < len(p) {
-				tokens[i] = p[ss.t] // still feeding the prefix
-				continue
-			}
-			lp, err := ss.logProbs(i, 1)
-			if err != nil {
-				return nil, err
-			}
-			row := outputRow(lp, 0, len(lp))
-			tokens[i] = pick(row)
-			if hyps[i].add(tokens[i], row[tokens[i]]) || len(hyps[i].Tokens) == pl.limits[i] {
-				done[i] = true
-				live--
-			}
-		}
-	}
-	out := make([][]Hypothesis, n)
-	for i, h := range hyps {
-		h.Score = h.LogProb
-		out[i] = []Hypothesis{h}
-	}
-	return out, nil
-}
-
 // outputRow is row i of the log-probabilities lp [rows·vocab], with the
 // tokens no output holds (padding and the start token) made impossible.
 func outputRow(lp []float64, i, vocab int) []float64 {
@@ -56,42 +14,46 @@ func outputRow(lp []float64, i, vocab int) []float64 {
 	return row
 }
 
-// add appends tok, of log-probability logp, and reports whether it ended h.
-func (h *Hypothesis) add(tok int, logp float64) bool {
-	h.LogProb += logp
-	if tok == EOSID {
-		h.Ended = true
-		return true
-	}
-	h.Tokens = append(h.Tokens, tok)
-	return false
-}
-
 // lengthPenalty is GNMT's lp(Y) = ((5 + |Y|) / 6)^α (Wu et al., 2016).
 func lengthPenalty(n int, alpha float64) float64 {
 	return math.Pow((5+float64(n))/6, alpha)
 }
 
-// beam decodes with beam search in the session ss, s.Beam rows per
-// source: once a source's rows have been fed its prefix, at every step its
-// beams are extended by their most probable tokens, the best s.Beam
-// extensions go on (their rows' caches reordered by backpointers) and
-// extensions ending with EOSID among the best s.Beam are finished. A source
-// stops when s.Beam hypotheses are finished or its beams reach its length
-// bound; its hypotheses are ranked by LogProb / lengthPenalty.
-func beam(ss *session, pl plan, s Search) ([][]Hypothesis, error) {
-	k := s.Beam
+// rule is how a search extends its beams: k rows a source, the nbest
+// hypotheses it returns, GNMT's α, and the tokens that may extend a live
+// beam of log-probabilities row (choose: the 2k most probable for beam
+// search and greedy decoding, one drawn for sampling).
+type rule struct {
+	k, nbest int
+	alpha    float64
+	choose   func(row []float64, k int) []int
+}
+
+// search decodes in the session ss, r.k rows per source: once a source's
+// rows have been fed its prefix, at every step its beams are extended by
+// the tokens r.choose picks, the best r.k extensions go on (their rows'
+// caches reordered by backpointers) and extensions ending with EOSID among
+// the best r.k are finished. A source stops when r.k hypotheses are
+// finished or its beams reach its length bound; its hypotheses are ranked
+// by LogProb / lengthPenalty. With one beam and α 0 it is greedy decoding
+// or sampling, whose Score is its LogProb.
+func search(ss *session, pl plan, r rule) ([][]Hypothesis, error) {
+	k := r.k
 	rows := len(pl.prefixes) * k
 	tokens, parents := make([]int, rows), make([]int, rows)
-	for r := range tokens {
-		tokens[r], parents[r] = pl.prefixes[r/k][0], r
+	for i := range tokens {
+		tokens[i], parents[i] = pl.prefixes[i/k][0], i
+	}
+	var order []int // nil: one row a source, whose caches stay in place
+	if k > 1 {
+		order = parents
 	}
 	bs := make([]*beams, len(pl.prefixes))
 	for i := range bs {
-		bs[i] = newBeams(k, pl.limits[i], s.Alpha)
+		bs[i] = newBeams(r, pl.limits[i])
 	}
 	for live := len(bs); live > 0; {
-		if err := ss.advance(tokens, parents); err != nil {
+		if err := ss.advance(tokens, order); err != nil {
 			return nil, err
 		}
 		for i, b := range bs {
@@ -99,8 +61,8 @@ func beam(ss *session, pl plan, s Search) ([][]Hypothesis, error) {
 				continue
 			}
 			if p := pl.prefixes[i]; ss.t < len(p) {
-				for r := i * k; r < (i+1)*k; r++ {
-					tokens[r], parents[r] = p[ss.t], r // still feeding the prefix
+				for j := i * k; j < (i+1)*k; j++ {
+					tokens[j], parents[j] = p[ss.t], j // still feeding the prefix
 				}
 				continue
 			}
@@ -116,7 +78,7 @@ func beam(ss *session, pl plan, s Search) ([][]Hypothesis, error) {
 	}
 	out := make([][]Hypothesis, len(bs))
 	for i, b := range bs {
-		out[i] = b.best(s.NBest)
+		out[i] = b.best(r.nbest)
 	}
 	return out, nil
 }
@@ -126,8 +88,8 @@ type beams struct {
 	live     []prefix // the beams, one per row; a dead one has log-probability -Inf
 	finished []Hypothesis
 	limit    int
-	alpha    float64
-	done     bool
+	rule
+	done bool
 }
 
 // prefix is a live beam: the tokens so far and their log-probability.
@@ -142,11 +104,11 @@ type candidate struct {
 	logp      float64
 }
 
-// newBeams starts k beams from the start token. Only the first is alive, so
-// that the first step does not extend k copies of one prefix.
-func newBeams(k, limit int, alpha float64) *beams {
-	b := &beams{live: make([]prefix, k), limit: limit, alpha: alpha}
-	for j := 1; j < k; j++ {
+// newBeams starts r.k beams from the start token. Only the first is
+// alive, so that the first step does not extend k copies of one prefix.
+func newBeams(r rule, limit int) *beams {
+	b := &beams{live: make([]prefix, r.k), limit: limit, rule: r}
+	for j := 1; j < r.k; j++ {
 		b.live[j].logp = math.Inf(-1)
 	}
 	return b
@@ -190,7 +152,8 @@ func (b *beams) extend(lp []float64, vocab int, tokens, parents []int, row0 int)
 	}
 }
 
-// candidates are the 2k best extensions of each live beam, best first.
+// candidates are the extensions of each live beam that b.choose picks,
+// best first.
 func (b *beams) candidates(lp []float64, vocab int) []candidate {
 	k := len(b.live)
 	cands := make([]candidate, 0, 2*k*k)
@@ -199,7 +162,7 @@ func (b *beams) candidates(lp []float64, vocab int) []candidate {
 			continue
 		}
 		row := outputRow(lp, j, vocab)
-		for _, w := range topK(row, 2*k) {
+		for _, w := range b.choose(row, 2*k) {
 			cands = append(cands, candidate{from: j, tok: w, logp: p.logp + row[w]})
 		}
 	}

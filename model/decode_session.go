@@ -21,16 +21,15 @@ type session struct {
 	rows  int
 	steps int // cache positions: the most steps the session can take
 	t     int
-	mask  *tensor.Dense // layers.StepMask(t), its slot t opened at each step
-	lp    []float64     // rows of the last step's log-probabilities (logProbs)
+	lp    []float64 // rows of the last step's log-probabilities (logProbs)
 	buf32 []float32
 	buf64 []float64
 }
 
 // start readies a session of beams rows per source whose caches hold steps
-// positions: for a model that reads sources, it encodes srcs and hands the
-// step program the encoding.
-func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
+// positions: for a model that reads sources, it encodes srcs (source idx[i]
+// of Decode's is srcs[i]) and hands the step program the encoding.
+func (d *Decoder) start(srcs [][]int, idx []int, beams, steps int) (*session, error) {
 	rows := len(srcs) * beams
 	srcLen := 0
 	var enc *graph.Program
@@ -38,7 +37,7 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	var memory map[string]tensor.Shape
 	if d.m.Layout().Sources {
 		var err error
-		if ids, srcLen, err = d.srcIDs(srcs); err != nil {
+		if ids, srcLen, err = d.srcIDs(srcs, idx); err != nil {
 			return nil, err
 		}
 		key := fmt.Sprintf("encode/%dx%d", len(srcs), srcLen)
@@ -68,22 +67,21 @@ func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	for step.HasInput(cacheName(n, "k")) {
 		n++
 	}
-	ss := &session{step: step, dt: d.params.Dtype(), n: n, rows: rows, steps: steps,
-		mask: layers.StepMask(d.params.Dtype(), 0, steps)}
+	ss := &session{step: step, dt: d.params.Dtype(), n: n, rows: rows, steps: steps}
 	if enc == nil {
 		return ss, nil
 	}
 	return ss, ss.setMemory(enc, memory, ids, srcLen, beams)
 }
 
-// srcIDs pads the sources into ids [len(srcs), srcLen], srcLen the longest
-// rounded up to a multiple of shapeStep, so that batches of nearby lengths
-// share programs (within the config's MaxLen).
-func (d *Decoder) srcIDs(srcs [][]int) (ids []int, srcLen int, err error) {
+// srcIDs pads the sources, numbered idx, into ids [len(srcs), srcLen],
+// srcLen the longest rounded up to a multiple of shapeStep, so that batches
+// of nearby lengths share programs (within the config's MaxLen).
+func (d *Decoder) srcIDs(srcs [][]int, idx []int) (ids []int, srcLen int, err error) {
 	longest := 0
 	for i, s := range srcs {
 		if len(s) == 0 {
-			return nil, 0, errors.Errorf("source %d is empty (it needs at least EOS)", i+1)
+			return nil, 0, errors.Errorf("source %d is empty (it needs at least EOS)", idx[i]+1)
 		}
 		longest = max(longest, len(s))
 	}
@@ -138,17 +136,11 @@ func (ss *session) advance(tokens, parents []int) error {
 			return err
 		}
 	}
-	// The mask of step t is that of step t-1 with slot t open.
-	switch m := ss.mask.Data().(type) {
-	case []float32:
-		m[ss.t] = 0
-	case []float64:
-		m[ss.t] = 0
-	}
+	mask := layers.StepMask(ss.dt, ss.t, ss.steps).Data()
 	for _, in := range [...]struct {
 		name string
 		v    any
-	}{{inStepIDs, tokens}, {inSlot, []int{ss.t}}, {inSlotMask, ss.mask.Data()}} {
+	}{{inStepIDs, tokens}, {inSlot, []int{ss.t}}, {inSlotMask, mask}} {
 		if err := ss.step.Set(in.name, in.v); err != nil {
 			return err
 		}
@@ -164,14 +156,14 @@ func (ss *session) advance(tokens, parents []int) error {
 // log-probabilities, [n·vocab], valid until the next call. Only the rows a
 // search reads are converted and checked, each while it is in cache.
 func (ss *session) logProbs(r0, n int) ([]float64, error) {
+	out := ss.step.Output(LogProbs)
+	at, end := r0*out.Shape()[2], (r0+n)*out.Shape()[2] // out: [rows, 1, vocab]
 	var err error
-	switch d := ss.step.Output(LogProbs).Data().(type) {
+	switch d := out.Data().(type) {
 	case []float32:
-		vocab := len(d) / ss.rows
-		ss.lp, err = logProbsInto(ss.lp, d[r0*vocab:(r0+n)*vocab], n, ss.t)
+		ss.lp, err = logProbsInto(ss.lp, d[at:end], n, ss.t)
 	case []float64:
-		vocab := len(d) / ss.rows
-		ss.lp, err = logProbsInto(ss.lp, d[r0*vocab:(r0+n)*vocab], n, ss.t)
+		ss.lp, err = logProbsInto(ss.lp, d[at:end], n, ss.t)
 	}
 	return ss.lp, err
 }

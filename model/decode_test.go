@@ -55,7 +55,12 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 			at := len(prefixes[i]) - 1 + t
 			row := outputRow(lp, i*n+at, vocab)
 			tok := indexOfMax(row)
-			done[i] = hyps[i].add(tok, row[tok])
+			hyps[i].LogProb += row[tok]
+			if done[i] = tok == EOSID; done[i] {
+				hyps[i].Ended = true
+			} else {
+				hyps[i].Tokens = append(hyps[i].Tokens, tok)
+			}
 			if at+1 < n {
 				b.TgtIn[i*n+at+1] = tok
 			}
@@ -271,7 +276,7 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		}
 		want := graph.Float64s(p.Output(LogProbs)) // [3, steps, vocab]
 		d, _ := NewDecoder(m, params)
-		ss, err := d.start(srcs, 1, d.roundLen(steps))
+		ss, err := d.start(srcs, []int{0, 1, 2}, 1, d.roundLen(steps))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -606,6 +611,8 @@ func TestDecodeRefusesBadSources(t *testing.T) {
 	}{
 		{"id beyond the vocabulary", cfgs["post-norm, sinusoidal"], [][]int{{5, 40, EOSID}}, "source 1, position 2: id 40 is outside the vocabulary of 40"},
 		{"negative id", cfgs["decoder-only, post-norm"], [][]int{{5}, {-1}}, "source 2, position 1: id -1"},
+		{"bad id in a source decoded first", cfgs["post-norm, sinusoidal"], [][]int{{5, 6, 7, EOSID}, {40, EOSID}}, "source 2, position 1: id 40"},
+		{"empty source decoded first", cfgs["post-norm, sinusoidal"], [][]int{{5, EOSID}, {}}, "source 2 is empty"},
 		{"prompt fills max_len", cfgs["decoder-only, pre-norm, rms, learned positions"], [][]int{slices.Repeat([]int{5}, 20)}, "a prompt of 20 tokens leaves no room for output under the model's max_len 20"},
 		{"empty source", cfgs["post-norm, sinusoidal"], [][]int{{}}, "source 1 is empty"},
 	}

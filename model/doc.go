@@ -82,8 +82,8 @@
 //
 // # Checkpoints
 //
-// SaveCheckpoint writes the parameters and the config, kind and variant
-// names included, to a safetensors file; Load (or LoadCheckpoint, then
+// SaveCheckpoint writes the parameters and the config, kind, variant
+// names and options included, to a safetensors file; Load (or LoadCheckpoint, then
 // Checkpoint.Model) rebuilds the model of whatever kind from it, looking
 // its variants up in the registry it is given, so that a program's own
 // registered variants come back too.

@@ -49,10 +49,10 @@ type Footprint struct {
 // model declares (ParamShapes), counted without allocating them; variants
 // the built-in registry lacks are counted as the paper's. c must be valid.
 func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
-	m, err := newTransformer(c, nil)
-	if err != nil { // variants of one's own, counted as the paper's
-		c.Attention, c.FFN, c.Norm, c.Positions, c.Options = "", "", layers.NormLayer, layers.PositionsSinusoid, nil
-		m, err = newTransformer(c, nil)
+	m, err := newTransformer(c, nil, false)
+	if err != nil { // a kind or variants of one's own, counted as the paper's
+		c.Kind, c.Attention, c.FFN, c.Norm, c.Positions, c.Options = "", "", "", layers.NormLayer, layers.PositionsSinusoid, nil
+		m, err = newTransformer(c, nil, false)
 	}
 	shapes := graph.NewParamShapes(tensor.Float32)
 	if err == nil {

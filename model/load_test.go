@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -184,7 +185,7 @@ func TestLoadOlderCheckpoint(t *testing.T) {
 func TestLoadOlderContradiction(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Attention, cfg.KVHeads = layers.AttentionRotary, 1
-	m, err := fromConfig(cfg, nil, false)
+	m, err := newTransformer(cfg, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,5 +238,52 @@ func TestVariantOptions(t *testing.T) {
 		if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one saying %q", tc.options, err, tc.want)
 		}
+	}
+}
+
+// TestCheckpointsRecordEveryOption checks that a model's config holds
+// every option of its variants, those its config leaves out at their
+// defaults, that a checkpoint records them and loads the same model, and
+// that Equal takes an option left out (as in a checkpoint written before
+// every option was recorded) for its default, and no other value.
+func TestCheckpointsRecordEveryOption(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Kind, cfg.Attention, cfg.Positions = KindDecoderOnly, layers.AttentionRotary, layers.PositionsNone
+	cfg.Options = map[string]float64{layers.OptionRotaryBase: 500}
+	m, err := FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{layers.OptionRotaryBase: 500, layers.OptionNoBias: 0}
+	if got := m.Config().Options; !maps.Equal(got, want) {
+		t.Fatalf("the model's options are %v, want %v", got, want)
+	}
+	params, _ := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
+	path := filepath.Join(t.TempDir(), "options.safetensors")
+	if err := SaveCheckpoint(path, m.Config(), params, nil); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(ck.Config.Options, want) {
+		t.Fatalf("the checkpoint records the options %v, want %v", ck.Config.Options, want)
+	}
+	loaded, weights, err := ck.Model(tensor.Float64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(evalLogProbs(t, loaded, weights), evalLogProbs(t, m, params)) {
+		t.Error("the loaded model computes other log-probabilities")
+	}
+	older := m.Config()
+	older.Options = map[string]float64{layers.OptionRotaryBase: 500}
+	if !older.Equal(m.Config()) || !m.Config().Equal(older) {
+		t.Error("a config leaving no_bias out differs from one with no_bias 0, its default")
+	}
+	older.Options = nil
+	if older.Equal(m.Config()) {
+		t.Error("a config leaving rotary_base out (10000) equals one with rotary_base 500")
 	}
 }

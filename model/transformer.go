@@ -38,24 +38,25 @@ type Transformer struct {
 // variants of one's own.
 func New(cfg Config) (*Transformer, error) {
 	cfg.Kind = KindEncoderDecoder
-	return newTransformer(cfg, nil)
+	return newTransformer(cfg, nil, true)
 }
 
 // NewDecoderOnly returns a decoder-only model of cfg.DecoderLayers layers
 // (whatever cfg.Kind), with the built-in variants.
 func NewDecoderOnly(cfg Config) (*Transformer, error) {
 	cfg.Kind = KindDecoderOnly
-	return newTransformer(cfg, nil)
+	return newTransformer(cfg, nil, true)
 }
 
 // NewEncoderOnly returns an encoder-only model of cfg.EncoderLayers layers
 // (whatever cfg.Kind), with the built-in variants.
 func NewEncoderOnly(cfg Config) (*Transformer, error) {
 	cfg.Kind = KindEncoderOnly
-	return newTransformer(cfg, nil)
+	return newTransformer(cfg, nil, true)
 }
 
-// Config is the model's configuration.
+// Config is the model's configuration, with every option its variants
+// declare (those its config left out at their defaults).
 func (m *Transformer) Config() Config { return m.cfg }
 
 // Layout says which parts of a batch the model reads: sources if it has an

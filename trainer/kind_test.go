@@ -118,7 +118,7 @@ func TestNewChecksTheKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := lm.m.Config()
-	cfg.Attention = "train-only"
+	cfg.Attention, cfg.Options = "train-only", nil // the options are multi-head's
 	trainOnly, err := model.FromConfig(cfg, reg)
 	if err != nil {
 		t.Fatal(err)

@@ -81,7 +81,8 @@ func newTransformer(cfg Config, reg *layers.Registry, strict bool) (*Transformer
 		return nil, errors.New("an encoder-only model needs encoder_layers > 0")
 	case !l.Sources && cfg.DecoderLayers == 0:
 		return nil, errors.New("a decoder-only model needs decoder_layers > 0")
-	case l.Sources:
+	}
+	if l.Sources {
 		m.encoder, err = stack(cfg, reg, cfg.EncoderLayers, false)
 	}
 	if !l.Aligned && err == nil {

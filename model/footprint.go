@@ -51,7 +51,7 @@ type Footprint struct {
 func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
 	m, err := newTransformer(c, nil, false)
 	if err != nil { // a kind or variants of one's own, counted as the paper's
-		c.Kind, c.Attention, c.FFN, c.Norm, c.Positions, c.Options = "", "", "", layers.NormLayer, layers.PositionsSinusoid, nil
+		c.Kind, c.Attention, c.FFN, c.Norm, c.Positions, c.Options = KindEncoderDecoder, "", "", layers.NormLayer, layers.PositionsSinusoid, nil
 		m, err = newTransformer(c, nil, false)
 	}
 	shapes := graph.NewParamShapes(tensor.Float32)

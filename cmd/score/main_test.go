@@ -231,13 +231,7 @@ func writeFile(t *testing.T, dir, name, text string) string {
 // printed as a result.
 func TestNonFiniteScoreIsAnError(t *testing.T) {
 	dir := t.TempDir()
-	cfg, _ := model.Preset("tiny", 20)
-	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, cfg.MaxLen = 8, 16, 1, 1, 16
-	m, _ := model.New(cfg)
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cfg, params := writeCheckpoint(t, dir)
 	for _, name := range params.Names() {
 		for i, v := range params.Value(name).Data().([]float32) {
 			params.Value(name).Data().([]float32)[i] = v * 1e30
@@ -250,7 +244,7 @@ func TestNonFiniteScoreIsAnError(t *testing.T) {
 	src := writeFile(t, dir, "src.txt", "5 6 2\n")
 	tgt := writeFile(t, dir, "tgt.txt", "1 5 6 2\n")
 	var out, errb bytes.Buffer
-	err = run([]string{"-checkpoint", ck, "-src", src, "-tgt", tgt}, &out, &errb)
+	err := run([]string{"-checkpoint", ck, "-src", src, "-tgt", tgt}, &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "line 1: the score is") || out.Len() != 0 {
 		t.Fatalf("error %v, output %q; want an error naming line 1 and no output", err, out.String())
 	}

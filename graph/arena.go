@@ -10,7 +10,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// arena is the memory in which the programs of a parameter store lay out the
+// arena is the memory in which the programs of a runtime lay out the
 // outputs of their ops. Only one program runs at a time and what a program
 // computed is valid only until another one runs (see Program.Run), so all of
 // them share one block per element type, as large as the largest needs:

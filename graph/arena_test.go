@@ -18,14 +18,14 @@ import (
 // one kept once the arena grows), and each must compute the same loss and
 // gradients as when it runs alone.
 func TestProgramsShareArena(t *testing.T) {
-	params := newTestParams(t, tensor.Float32)
+	params, rt := newTestParams(t, tensor.Float32), CPU()
 	compile := func(rows int) *Program {
 		s := NewScope(params)
 		x := s.Input("x", tensor.Float32, rows, 8)
 		ids := s.Input("targets", tensor.Int, rows)
 		w := s.Param("w", tensor.Shape{6, 8}, XavierUniform)
 		h := s.ReLU(s.MatMul(x, w, true))
-		p, err := Compile(s, s.SmoothedCrossEntropyLogits(h, ids, 0.1, -1), nil)
+		p, err := Compile(rt, s, s.SmoothedCrossEntropyLogits(h, ids, 0.1, -1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestProgramsShareArena(t *testing.T) {
 	defer small.Close()
 	defer large.Close()
 	want := map[*Program]result{small: runOnce(small, 3)}
-	first := weak.Make(&params.arena.f32[0])
+	first := weak.Make(&rt.arena.f32[0])
 	want[large] = runOnce(large, 40) // grows the arena
 	runtime.GC()
 	if first.Value() != nil {
@@ -79,7 +79,7 @@ func TestProgramsShareArena(t *testing.T) {
 		}
 	}
 	need := max(small.layout.f32, large.layout.f32)
-	if got := len(params.arena.f32); got < need || got > need+need/8 {
+	if got := len(rt.arena.f32); got < need || got > need+need/8 {
 		t.Errorf("arena of %d float32s for programs needing %d and %d", got, small.layout.f32, large.layout.f32)
 	}
 	if small.layout.f32 == 0 || small.layout.f32 >= large.layout.f32 {
@@ -110,7 +110,7 @@ func residualNet(t testing.TB, dt tensor.Dtype, rows, d, layers int) (p *Program
 		x = l.Normalize(s.Add(x, s.Dropout(s.ReLU(s.MatMul(x, w, false)), 0.1)), g, 1e-5, true)
 	}
 	out := s.Param("out", tensor.Shape{d, d}, XavierUniform)
-	p, err = Compile(s, s.SmoothedCrossEntropyLogits(s.MatMul(x, out, false), ids, 0.1, -1), nil)
+	p, err = Compile(nil, s, s.SmoothedCrossEntropyLogits(s.MatMul(x, out, false), ids, 0.1, -1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestFirstRunAllocatesNoActivations(t *testing.T) {
 	for _, s := range p.layout.slots {
 		activations += uint64(s.shape.TotalSize()) * uint64(s.dtype.Size())
 	}
-	arena := uint64(p.store.ArenaBytes())
+	arena := uint64(p.rt.ArenaBytes())
 	if arena >= activations/2 {
 		t.Errorf("arena of %d bytes for %d bytes of activations: want outputs to share memory", arena, activations)
 	}
@@ -206,7 +206,7 @@ func TestOutputReadByGorgonia(t *testing.T) {
 	x := s.Input("x", tensor.Float64, 2, 3)
 	y := s.ReLU(x)
 	w := s.Param("w", tensor.Shape{2, 3}, XavierUniform)
-	p, err := Compile(s, nil, map[string]*G.Node{"y": y, "yw": G.Must(G.HadamardProd(y, w))})
+	p, err := Compile(nil, s, nil, map[string]*G.Node{"y": y, "yw": G.Must(G.HadamardProd(y, w))})
 	if err != nil {
 		t.Fatal(err)
 	}

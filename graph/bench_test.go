@@ -21,7 +21,7 @@ func benchOp(b *testing.B, train bool, build func(s *Scope) *G.Node) {
 	}
 	s := NewScope(params, opts...)
 	loss := project(s, build(s))
-	p, err := Compile(s, loss, nil)
+	p, err := Compile(nil, s, loss, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -38,8 +38,8 @@
 //
 // Compile turns a built graph into a Program (a TapeMachine, with the loss's
 // symbolic gradient), whose inputs are set by name and which Run runs. When
-// it is compiled, a program lays out every op's output in one arena per
-// parameter store, from the order in which its machine will run the graph's
+// it is compiled, a program lays out every op's output in the arena of its
+// Runtime, from the order in which its machine will run the graph's
 // nodes, sharing memory between outputs no step needs together: runs
 // allocate nothing, even the first, and a program per batch shape costs the
 // memory of the largest.
@@ -51,10 +51,14 @@
 // probing. Eval builds, runs and reads a small graph in one call, for
 // notebooks and tests.
 //
-// A program's precision is its own, set when it is compiled (WithPrecision,
-// or its store's SetPrecision): with BF16, the matrix products round their
-// operands to bfloat16 and sum in float32 (an op's Op.BF16 kernels), and
-// everything else stays in the graph's type.
+// A Runtime is where and how programs run, chosen when one is compiled and
+// apart from the parameter store (Params, which only stores): the device
+// (NewRuntime opens it first, so that a missing GPU is an error before any
+// work), the precision of the products and the memory the programs share.
+// With BF16, the matrix products round their operands to bfloat16 and sum
+// in float32 (an op's Op.BF16 kernels), and everything else stays in the
+// graph's type. One graph, one op set and one checkpoint serve every
+// runtime.
 //
 // # Cores
 //

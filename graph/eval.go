@@ -33,7 +33,7 @@ func Eval(params *Params, build func(s *Scope) *G.Node) (*tensor.Dense, error) {
 	if out == nil && s.Err() == nil {
 		return nil, errors.New("eval: the graph's builder returned no node")
 	}
-	p, err := Compile(s, nil, map[string]*G.Node{evalKey: out})
+	p, err := Compile(nil, s, nil, map[string]*G.Node{evalKey: out})
 	if err != nil {
 		return nil, errors.Wrap(err, "eval")
 	}

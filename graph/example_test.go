@@ -59,7 +59,7 @@ func ExampleOp() {
 	diff := s.Sub(layer(s.In("layer"), x, 3, 2), target)
 	// loss = mean over the batch of Σ (y - target)²
 	loss := s.Mean(s.Sum(s.Mul(diff, diff), 1, false), 0, false)
-	prog, err := graph.Compile(s, loss, nil)
+	prog, err := graph.Compile(nil, s, loss, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -33,7 +33,7 @@ func newFrozenCase(t *testing.T, dt tensor.Dtype, transW bool) *frozenCase {
 	}
 	w := s.Param("w", shape, XavierUniform)
 	x := s.Input("x", dt, rows, in)
-	prog, err := Compile(s, nil, map[string]*G.Node{"y": s.MatMul(x, w, transW)})
+	prog, err := Compile(nil, s, nil, map[string]*G.Node{"y": s.MatMul(x, w, transW)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func (c GradCheck) build(dt tensor.Dtype) (*checked, error) {
 	if out != nil && !out.IsScalar() {
 		outputs = map[string]*G.Node{checkedOutput: out}
 	}
-	prog, err := Compile(s, loss, outputs)
+	prog, err := Compile(nil, s, loss, outputs)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func inputGradProgram(t *testing.T, wrt ...string) *graph.Program {
 	u := s.Differentiable("u", s.Mul(x, s.Scalar(2)))
 	y := s.Tanh(s.MatMul(u, s.Param("w", tensor.Shape{2, 4}, graph.Normal(1)), true))
 	loss := s.Mean(s.Sum(s.Mul(y, y), 1, false), 0, false)
-	p, err := graph.Compile(s, loss, nil)
+	p, err := graph.Compile(nil, s, loss, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestGradWRTRefuses(t *testing.T) {
 		s := graph.NewScope(params, graph.GradWRT(tc.wrt))
 		x := s.Input("x", tensor.Float64, 2)
 		s.Input("ids", tensor.Int, 2)
-		_, err := graph.Compile(s, s.Sum(x, 0, false), nil)
+		_, err := graph.Compile(nil, s, s.Sum(x, 0, false), nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("GradWRT(%q): %v, want an error saying %q", tc.wrt, err, tc.want)
 		}
@@ -94,7 +94,7 @@ func TestGradWRTRefuses(t *testing.T) {
 	params, _ := graph.NewParams(tensor.Float64, rand.New(rand.NewPCG(1, 2)))
 	s := graph.NewScope(params, graph.GradWRT("x"))
 	x := s.Input("x", tensor.Float64, 2)
-	if _, err := graph.Compile(s, nil, map[string]*G.Node{"y": x}); err == nil || !strings.Contains(err.Error(), "need a loss") {
+	if _, err := graph.Compile(nil, s, nil, map[string]*G.Node{"y": x}); err == nil || !strings.Contains(err.Error(), "need a loss") {
 		t.Errorf("GradWRT without a loss: %v", err)
 	}
 }

@@ -42,7 +42,7 @@ func TestFusedLossLargeLogits(t *testing.T) {
 		s := NewScope(params)
 		w := s.Param("w", tensor.Shape{2, 4}, Zeros)
 		ids := s.Input("targets", tensor.Int, 2)
-		p, err := Compile(s, s.SmoothedCrossEntropyLogits(w, ids, 0.1, -1), nil)
+		p, err := Compile(nil, s, s.SmoothedCrossEntropyLogits(w, ids, 0.1, -1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -197,7 +197,7 @@ func TestFloat64ConstantInFloat32Graph(t *testing.T) {
 		t.Fatalf("a float64 constant in a float32 graph is %v", c.Dtype())
 	}
 	y := s.Mul(x, c)
-	p, err := Compile(s, nil, map[string]*G.Node{"y": y})
+	p, err := Compile(nil, s, nil, map[string]*G.Node{"y": y})
 	if err != nil {
 		t.Fatal(err)
 	}

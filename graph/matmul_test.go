@@ -27,7 +27,7 @@ func TestAffineReLU(t *testing.T) {
 				x := s.Param("x", tensor.Shape{rows, in}, Normal(1))
 				w, b := s.Param("w", shape, Normal(0.1)), s.Param("b", tensor.Shape{out}, Normal(1))
 				outs := map[string]*G.Node{"fused": s.AffineReLU(x, w, b, transW), "apart": s.ReLU(s.Affine(x, w, b, transW))}
-				p, err := Compile(s, nil, outs)
+				p, err := Compile(nil, s, nil, outs)
 				if err != nil {
 					t.Fatal(err)
 				}

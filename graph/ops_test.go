@@ -120,7 +120,7 @@ func run(t *testing.T, dt tensor.Dtype, build func(s *Scope) map[string]*G.Node)
 	params := newTestParams(t, dt)
 	s := NewScope(params)
 	outs := build(s)
-	p, err := Compile(s, nil, outs)
+	p, err := Compile(nil, s, nil, outs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestDropoutScalesByKeepProbability(t *testing.T) {
 	x := s.Param("x", tensor.Shape{n}, Ones)
 	y := s.Dropout(x, p)
 	loss := s.do(func() (*G.Node, error) { return G.Sum(y) }, y)
-	prog, err := Compile(s, loss, map[string]*G.Node{"y": y})
+	prog, err := Compile(nil, s, loss, map[string]*G.Node{"y": y})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestDropoutIsReproducible(t *testing.T) {
 		params := newTestParams(t, tensor.Float64)
 		s := NewScope(params, Training(newTestRNG(11)))
 		y := s.Dropout(s.Param("x", tensor.Shape{64}, Ones), 0.5)
-		prog, err := Compile(s, nil, map[string]*G.Node{"y": y})
+		prog, err := Compile(nil, s, nil, map[string]*G.Node{"y": y})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +288,7 @@ func TestOpShapeErrors(t *testing.T) {
 func TestEmbedRejectsOutOfRangeIDs(t *testing.T) {
 	s := NewScope(newTestParams(t, tensor.Float32))
 	y := s.Embed(s.Param("w", tensor.Shape{5, 2}, Ones), s.Input("ids", tensor.Int, 3), 1)
-	p, err := Compile(s, nil, map[string]*G.Node{"y": y})
+	p, err := Compile(nil, s, nil, map[string]*G.Node{"y": y})
 	if err != nil {
 		t.Fatal(err)
 	}

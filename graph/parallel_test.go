@@ -71,17 +71,17 @@ func trainAndEval(t *testing.T, cfg model.Config, procs int) map[string][]float6
 	if cfg.Kind == model.KindDecoderOnly {
 		b.Shape.SrcLen, b.Src = 0, nil
 	}
-	train, err := model.CompileTrain(m, params, b.Shape, rand.New(rand.NewPCG(3, 4)))
+	train, err := model.CompileTrain(nil, m, params, b.Shape, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer train.Close()
-	eval, err := model.CompileEval(m, params, b.Shape)
+	eval, err := model.CompileEval(nil, m, params, b.Shape)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eval.Close()
-	score, err := model.CompileScore(m, params, b.Shape)
+	score, err := model.CompileScore(nil, m, params, b.Shape)
 	if err != nil {
 		t.Fatal(err)
 	}

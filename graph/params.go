@@ -21,14 +21,7 @@ type Params struct {
 	names  []string
 	shapes map[string]tensor.Shape
 	values map[string]*tensor.Dense // nil for shapes-only stores
-	// active is the program that ran last, the one whose tensors lie in
-	// arena (see Program.Run).
-	active *Program
-	arena  arena
-	packs  packs // packed copies of parameters while frozen
-	// precision is that of the programs compiled on the store without
-	// WithPrecision ("": Float32).
-	precision Precision
+	packs  packs                    // packed copies of parameters while frozen
 }
 
 // NewParams returns an empty parameter store of element type dtype (tensor.Float32
@@ -187,10 +180,4 @@ func FromFloat64s(dt tensor.Dtype, vals []float64, shape ...int) *tensor.Dense {
 	t := tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
 	copyFloats(t, vals)
 	return t
-}
-
-// ArenaBytes is the memory the programs of p lay their intermediate tensors
-// out in: that of the largest program run so far.
-func (p *Params) ArenaBytes() int {
-	return 4*len(p.arena.f32) + 8*len(p.arena.f64) + 8*len(p.arena.ints)
 }

@@ -48,12 +48,12 @@ func TestModelPlanWithoutFirstRun(t *testing.T) {
 			}
 			b := patternBatch(model.Shape{Batch: 3, SrcLen: 7, TgtLen: 6}, tc.cfg.Vocab)
 			pcg := rand.NewPCG(3, 4)
-			train, err := model.CompileTrain(m, params, b.Shape, rand.New(pcg))
+			train, err := model.CompileTrain(nil, m, params, b.Shape, rand.New(pcg))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer train.Close()
-			eval, err := model.CompileEval(m, params, b.Shape)
+			eval, err := model.CompileEval(nil, m, params, b.Shape)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,12 +54,20 @@ func (p *Precision) Set(s string) error {
 	return err
 }
 
+// valid checks that p is a precision: Float32 or BF16.
+func (p Precision) valid() error {
+	if p != Float32 && p != BF16 {
+		return errors.Errorf("precision %q: want float32 or bf16", string(p))
+	}
+	return nil
+}
+
 // check reports whether a graph of element type dt can be compiled in p.
 func (p Precision) check(dt tensor.Dtype) error {
-	switch {
-	case p != Float32 && p != BF16:
-		return errors.Errorf("precision %q: want float32 or bf16", string(p))
-	case p == BF16 && dt != tensor.Float32:
+	if err := p.valid(); err != nil {
+		return err
+	}
+	if p == BF16 && dt != tensor.Float32 {
 		return errors.Errorf("bf16 products need a float32 graph, not %v", dt)
 	}
 	return nil
@@ -70,42 +78,11 @@ func (p Precision) check(dt tensor.Dtype) error {
 // such as "avx2-widen".
 func BF16Kernel() string { return blas.BF16Kernel() }
 
-// A CompileOption sets a property of a program being compiled.
-type CompileOption func(*compileOptions)
+// Precision is the precision of p's products: its runtime's.
+func (p *Program) Precision() Precision { return p.rt.precision }
 
-type compileOptions struct {
-	precision Precision
-}
-
-// WithPrecision compiles a program whose products have precision p,
-// instead of its parameter store's (Params.SetPrecision).
-func WithPrecision(p Precision) CompileOption {
-	return func(o *compileOptions) { o.precision = p }
-}
-
-// SetPrecision sets the precision of the programs compiled on p from now
-// on without WithPrecision: those the model and the decoder compile for
-// it. Programs compiled before keep theirs. It fails for a precision that
-// p's element type cannot take.
-func (p *Params) SetPrecision(pr Precision) error {
-	if err := pr.check(p.dtype); err != nil {
-		return err
-	}
-	p.precision = pr
-	return nil
-}
-
-// Precision is the precision of programs compiled on p without
-// WithPrecision: Float32 unless SetPrecision said otherwise.
-func (p *Params) Precision() Precision {
-	if p.precision == "" {
-		return Float32
-	}
-	return p.precision
-}
-
-// Precision is the precision of p's products.
-func (p *Program) Precision() Precision { return p.precision }
+// Runtime is the runtime p runs on.
+func (p *Program) Runtime() *Runtime { return p.rt }
 
 // affineBF16 is affine with BF16 products, for float32 only: op(w) packed
 // by PackBF16B as pw unless that is nil.

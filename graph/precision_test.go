@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -28,12 +29,12 @@ func TestBF16Products(t *testing.T) {
 			for _, frozen := range []bool{false, true} {
 				params := newTestParams(t, tensor.Float32)
 				c := newProductCase(params, kind, transW, rows, in, out)
-				bf, err := Compile(c.s, c.loss, map[string]*G.Node{"y": c.y}, WithPrecision(BF16))
+				bf, err := Compile(newTestRuntime(t, BF16), c.s, c.loss, map[string]*G.Node{"y": c.y})
 				if err != nil {
 					t.Fatal(err)
 				}
 				c32 := newProductCase(params, kind, transW, rows, in, out)
-				f32, err := Compile(c32.s, c32.loss, map[string]*G.Node{"y": c32.y})
+				f32, err := Compile(nil, c32.s, c32.loss, map[string]*G.Node{"y": c32.y})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -185,44 +186,38 @@ func equalFloats(a, b []float64) bool {
 	return len(a) == len(b)
 }
 
-// TestPrecisionOptions checks where a program's precision comes from: its
-// store's (SetPrecision) unless WithPrecision says otherwise; and that bf16
-// products are refused for float64 graphs and unknown precisions are
-// refused everywhere.
-func TestPrecisionOptions(t *testing.T) {
-	params := newTestParams(t, tensor.Float32)
-	if params.Precision() != Float32 {
-		t.Fatalf("a new store's precision is %v", params.Precision())
-	}
-	if err := params.SetPrecision(BF16); err != nil {
-		t.Fatal(err)
-	}
+// TestRuntimes checks that a program's precision is its runtime's, and
+// that runtimes refuse what they cannot run: bf16 products of a float64
+// graph, unknown precisions and devices. Without a GPU, DeviceCUDA is an
+// error and DeviceAuto falls back to the CPU, saying why.
+func TestRuntimes(t *testing.T) {
 	build := func(params *Params) *Scope {
 		s := NewScope(params)
 		s.MatMul(s.Input("x", params.Dtype(), 2, 3), s.Param("w", tensor.Shape{3, 4}, Normal(1)), false)
 		return s
 	}
+	params := newTestParams(t, tensor.Float32)
 	for _, c := range []struct {
-		opts []CompileOption
+		rt   *Runtime
 		want Precision
-	}{{nil, BF16}, {[]CompileOption{WithPrecision(Float32)}, Float32}, {[]CompileOption{WithPrecision(BF16)}, BF16}} {
-		p, err := Compile(build(params), nil, nil, c.opts...)
+	}{{nil, Float32}, {CPU(), Float32}, {newTestRuntime(t, Float32), Float32}, {newTestRuntime(t, BF16), BF16}} {
+		p, err := Compile(c.rt, build(params), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Precision() != c.want {
-			t.Errorf("%d options: precision %v, want %v", len(c.opts), p.Precision(), c.want)
+		if p.Precision() != c.want || p.Runtime().Device() != DeviceCPU {
+			t.Errorf("runtime %v: program on %v %v, want cpu %v", c.rt, p.Runtime().Device(), p.Precision(), c.want)
 		}
 		_ = p.Close()
 	}
-	if _, err := Compile(build(params), nil, nil, WithPrecision("bf8")); err == nil {
+	if _, err := NewRuntime(DeviceCPU, "bf8"); err == nil {
 		t.Error("precision bf8: no error")
 	}
-	p64 := newTestParams(t, tensor.Float64)
-	if err := p64.SetPrecision(BF16); err == nil {
-		t.Error("SetPrecision(BF16) on a float64 store: no error")
+	if _, err := NewRuntime("tpu", Float32); err == nil || !strings.Contains(err.Error(), `"tpu"`) {
+		t.Errorf("device tpu: error %v, want one naming it", err)
 	}
-	if _, err := Compile(build(p64), nil, nil, WithPrecision(BF16)); err == nil {
+	p64 := newTestParams(t, tensor.Float64)
+	if _, err := Compile(newTestRuntime(t, BF16), build(p64), nil, nil); err == nil {
 		t.Error("a float64 graph compiled with bf16 products: no error")
 	}
 	for s, want := range map[string]Precision{"": Float32, "float32": Float32, "bf16": BF16} {
@@ -235,6 +230,26 @@ func TestPrecisionOptions(t *testing.T) {
 			t.Errorf("ParsePrecision(%q): no error", s)
 		}
 	}
+	for s, want := range map[string]Device{"": DeviceCPU, "cpu": DeviceCPU, "cuda": DeviceCUDA, "auto": DeviceAuto} {
+		if got, err := ParseDevice(s); err != nil || got != want {
+			t.Errorf("ParseDevice(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"gpu", "CUDA", "cuda:0"} {
+		if _, err := ParseDevice(s); err == nil {
+			t.Errorf("ParseDevice(%q): no error", s)
+		}
+	}
+}
+
+// newTestRuntime is a CPU runtime with products of precision p.
+func newTestRuntime(t *testing.T, p Precision) *Runtime {
+	t.Helper()
+	rt, err := NewRuntime(DeviceCPU, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }
 
 // TestBF16Batched checks the attention products (HeadScores, HeadMix,
@@ -264,7 +279,7 @@ func TestBF16Batched(t *testing.T) {
 			s, y := build(params, op)
 			r := s.Input("r", tensor.Float32, y.Shape()...)
 			loss := s.Sum(s.Reshape(s.Mul(y, r), y.Shape().TotalSize()), 0, false)
-			p, err := Compile(s, loss, map[string]*G.Node{"y": y}, WithPrecision(prec))
+			p, err := Compile(newTestRuntime(t, prec), s, loss, map[string]*G.Node{"y": y})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,9 +12,9 @@ import (
 // then read the loss, named outputs and (for a program with a loss) the
 // gradient of the loss with respect to every parameter the graph uses.
 type Program struct {
-	g     *G.ExprGraph
-	store *Params
-	ops   []*kernelOp
+	g   *G.ExprGraph
+	rt  *Runtime
+	ops []*kernelOp
 	// layout is where the ops' outputs lie in the arena, planned when the
 	// program is compiled; own, set by tests, leaves each op writing a
 	// tensor of its own instead.
@@ -31,8 +31,6 @@ type Program struct {
 	// the program last became active.
 	outputs map[string]output
 	ran     bool
-	// precision is that of the program's products.
-	precision Precision
 }
 
 // output is a node read after a run: its value where its op wrote it or,
@@ -43,23 +41,22 @@ type output struct {
 	copy *G.Value
 }
 
-// Compile compiles the graph of s. With a (scalar) loss, the program also
-// computes the loss's symbolic gradient (gorgonia.Grad) with respect to every
-// parameter node of the graph. outputs are nodes to read after each run.
-// The options set properties of the program, such as the precision of its
-// products (WithPrecision; by default its parameter store's).
-func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node, opts ...CompileOption) (*Program, error) {
+// Compile compiles the graph of s to run on rt: on its device, with its
+// precision of products, in its memory (nil: a CPU runtime of the program's
+// own, CPU()). With a (scalar) loss, the program also computes the loss's
+// symbolic gradient (gorgonia.Grad) with respect to every parameter node of
+// the graph. outputs are nodes to read after each run.
+func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*Program, error) {
 	if err := s.Err(); err != nil {
 		return nil, errors.Wrap(err, "building the graph")
 	}
-	o := compileOptions{precision: s.b.params.Precision()}
-	for _, opt := range opts {
-		opt(&o)
+	if rt == nil {
+		rt = CPU()
 	}
-	if err := o.precision.check(s.b.params.dtype); err != nil {
+	if err := rt.precision.check(s.b.params.dtype); err != nil {
 		return nil, errors.Wrap(err, "compiling")
 	}
-	p := &Program{g: s.b.g, store: s.b.params, inputs: s.b.inputs, outputs: map[string]output{}, precision: o.precision}
+	p := &Program{g: s.b.g, rt: rt, inputs: s.b.inputs, outputs: map[string]output{}}
 	if loss == nil && len(s.b.gradWRT) > 0 {
 		return nil, errors.Errorf("gradients with respect to %v need a loss", s.b.gradWRT)
 	}
@@ -81,7 +78,7 @@ func Compile(s *Scope, loss *G.Node, outputs map[string]*G.Node, opts ...Compile
 				return nil, errors.Errorf("op %s is used by two nodes", op.def.Name)
 			}
 			seen[op] = true
-			op.bf16 = o.precision == BF16
+			op.bf16 = rt.precision == BF16
 			p.ops = append(p.ops, op)
 		}
 	}
@@ -208,19 +205,11 @@ func (p *Program) HasInput(name string) bool {
 // Run runs the program once: forward, and backward if it has a loss.
 //
 // A program keeps its intermediate tensors from run to run, so repeated runs
-// allocate nothing. All programs of a parameter store lay their tensors out
-// in the same memory, so outputs, the loss and gradients read from a program
-// stay valid only until the next run of any program of its parameter store.
+// allocate nothing. All programs of a runtime lay their tensors out in the
+// same memory, so outputs, the loss and gradients read from a program stay
+// valid only until the next run of any program of its runtime.
 func (p *Program) Run() error {
-	if a := p.store.active; a != p {
-		if a != nil {
-			a.release()
-		}
-		if !p.own {
-			p.store.arena.bind(p)
-		}
-		p.store.active = p
-	}
+	p.rt.activate(p)
 	defer p.vm.Reset()
 	if err := p.vm.RunAll(); err != nil {
 		return errors.Wrap(err, "running the program")
@@ -244,9 +233,9 @@ func (p *Program) release() {
 // own (on) or its slot in the arena (off): a reference to check the plan
 // against.
 func (p *Program) ownMemory(on bool) {
-	if p.store.active == p {
+	if p.rt.active == p {
 		p.release()
-		p.store.active = nil
+		p.rt.active = nil
 	}
 	p.own = on
 }
@@ -279,9 +268,9 @@ func (p *Program) Loss() float64 {
 }
 
 // Output is the value of the named output after the last run, nil before the
-// first run, once another program of its parameter store has run, or for an
+// first run, once another program of its runtime has run, or for an
 // unknown name. It lies in the arena (a copy only if one of Gorgonia's ops
-// reads it) and is overwritten by the next run of any program of the store.
+// reads it) and is overwritten by the next run of any program of the runtime.
 func (p *Program) Output(name string) *tensor.Dense {
 	t, _ := p.value(name).(*tensor.Dense)
 	return t
@@ -305,10 +294,7 @@ func (p *Program) Grad(name string) *tensor.Dense {
 
 // Close releases the machine's resources.
 func (p *Program) Close() error {
-	if p.store.active == p {
-		p.store.active = nil
-	}
-	delete(p.store.arena.users, p)
+	p.rt.forget(p)
 	p.release()
 	return p.vm.Close()
 }

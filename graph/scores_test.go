@@ -29,7 +29,7 @@ func TestTargetScores(t *testing.T) {
 		s := NewScope(params, Scoring())
 		logits := s.Constant("x", FromFloat64s(dt, x, rows, vocab))
 		tg := s.Input("targets", tensor.Int, rows)
-		p, err := Compile(s, nil, map[string]*G.Node{"scores": s.TargetScores(logits, tg, 0), "logp": s.LogSoftmax(logits)})
+		p, err := Compile(nil, s, nil, map[string]*G.Node{"scores": s.TargetScores(logits, tg, 0), "logp": s.LogSoftmax(logits)})
 		if err != nil {
 			t.Fatal(err)
 		}

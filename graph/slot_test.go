@@ -44,7 +44,7 @@ func TestSetSlotValues(t *testing.T) {
 	params := newTestParams(t, tensor.Float32)
 	s := NewScope(params)
 	y := s.SetSlot(s.Constant("cache", cache), s.Constant("x", x), s.Input("slot", tensor.Int, 1))
-	p, err := Compile(s, nil, map[string]*G.Node{"y": y})
+	p, err := Compile(nil, s, nil, map[string]*G.Node{"y": y})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func evalCase(t *testing.T, name string, build func(s *Scope) *G.Node) (torchtes
 	}
 	r := s.Constant("proj", FromFloat64s(tensor.Float64, proj, out.Shape()...))
 	loss := s.Sum(s.Reshape(s.Mul(out, r), -1), 0, false)
-	p, err := Compile(s, loss, map[string]*G.Node{"out": out})
+	p, err := Compile(nil, s, loss, map[string]*G.Node{"out": out})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

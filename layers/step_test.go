@@ -18,7 +18,7 @@ func runGraph(t *testing.T, build func(s *graph.Scope) map[string]*G.Node) map[s
 	params, _ := graph.NewParams(tensor.Float64, rand.New(rand.NewPCG(2, 3)))
 	s := graph.NewScope(params)
 	outs := build(s)
-	p, err := graph.Compile(s, nil, outs)
+	p, err := graph.Compile(nil, s, nil, outs)
 	if err != nil {
 		t.Fatal(err)
 	}

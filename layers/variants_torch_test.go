@@ -126,7 +126,7 @@ func evalVariant(t *testing.T, build func(s *graph.Scope) *G.Node, dt tensor.Dty
 	}
 	r := s.Constant("proj", graph.FromFloat64s(dt, projection(out.Shape().TotalSize()), out.Shape()...))
 	loss := s.Sum(s.Reshape(s.Mul(out, r), -1), 0, false)
-	p, err := graph.Compile(s, loss, map[string]*G.Node{"out": out})
+	p, err := graph.Compile(nil, s, loss, map[string]*G.Node{"out": out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,13 @@ import (
 // that predicts out[i] (EOSID for i = len(out)) and key j is src[j]. (A
 // decoder-only model's positions are BOSID, src, then out: its queries and
 // keys count them all.)
-func Attention(m Model, params *graph.Params, src, out []int, name string) ([][][]float64, error) {
+func Attention(rt *graph.Runtime, m Model, params *graph.Params, src, out []int, name string) ([][][]float64, error) {
 	tgt := append(append([]int{BOSID}, out...), EOSID)
 	b, err := teacherForced(m, [][]int{src}, [][]int{tgt}, 0)
 	if err != nil {
 		return nil, err
 	}
-	p, err := CompileEval(m, params, b.Shape)
+	p, err := CompileEval(rt, m, params, b.Shape)
 	if err != nil {
 		return nil, err
 	}

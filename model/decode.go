@@ -26,6 +26,7 @@ import (
 type Decoder struct {
 	m      Generator
 	cfg    Config
+	rt     *graph.Runtime
 	params *graph.Params
 	progs  *graph.Programs
 	// memories are the shapes of each encode program's outputs, by its key.
@@ -59,13 +60,14 @@ type SourceEncoder interface {
 
 // NewDecoder returns a decoder of m, a Generator (an encoder-decoder or a
 // decoder-only model of this package, or one's own), with the parameters
-// params. The error says why m cannot decode: it is no Generator, or one
+// params, whose programs run on rt (nil: a CPU runtime of its own,
+// graph.CPU). The error says why m cannot decode: it is no Generator, or one
 // of its attention sublayers is not a layers.IncrementalAttention.
-func NewDecoder(m Model, params *graph.Params) (*Decoder, error) {
+func NewDecoder(rt *graph.Runtime, m Model, params *graph.Params) (*Decoder, error) {
 	if err := canGenerate(m); err != nil {
 		return nil, err
 	}
-	return &Decoder{m: m.(Generator), cfg: m.Config(), params: params, progs: graph.NewPrograms(), memories: map[string]map[string]tensor.Shape{}}, nil
+	return &Decoder{m: m.(Generator), cfg: m.Config(), rt: rt, params: params, progs: graph.NewPrograms(), memories: map[string]map[string]tensor.Shape{}}, nil
 }
 
 // canGenerate says why m cannot decode, or nil: it builds a step program's

@@ -63,10 +63,11 @@ func benchmarkDecode(b *testing.B, n int, kind string, s Search) {
 // benchmarkDecodeIn is benchmarkDecode with products of precision prec.
 func benchmarkDecodeIn(b *testing.B, prec graph.Precision, n int, kind string, s Search) {
 	m, params, srcs := benchSetup(b, n, kind)
-	if err := params.SetPrecision(prec); err != nil {
+	rt, err := graph.NewRuntime(graph.DeviceCPU, prec)
+	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := NewDecoder(m, params)
+	d, err := NewDecoder(rt, m, params)
 	if err != nil {
 		b.Fatal(err)
 	}

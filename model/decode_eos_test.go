@@ -14,7 +14,7 @@ func TestDecodeAddsEOS(t *testing.T) {
 	cfgs := decodeConfigs()
 	m, params := decodeModel(t, cfgs["post-norm, sinusoidal"], 3, 1)
 	sharpen(params, 3)
-	d, err := NewDecoder(m, params)
+	d, err := NewDecoder(nil, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestDecodeAddsEOS(t *testing.T) {
 
 	lm, lmParams := decodeModel(t, cfgs["decoder-only, post-norm"], 3, 1)
 	sharpen(lmParams, 3)
-	dl, err := NewDecoder(lm, lmParams)
+	dl, err := NewDecoder(nil, lm, lmParams)
 	if err != nil {
 		t.Fatal(err)
 	}

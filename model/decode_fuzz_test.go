@@ -14,7 +14,7 @@ func TestDecodeNonFiniteWeights(t *testing.T) {
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		m, params := decodeModel(t, cfg, 1, 1)
 		params.Value("decoder.layers.1.norm3.weight").Data().([]float64)[0] = bad
-		d, _ := NewDecoder(m, params)
+		d, _ := NewDecoder(nil, m, params)
 		for _, method := range []string{MethodGreedy, MethodBeam, MethodSample} {
 			s := DefaultSearch()
 			s.Method, s.Rand = method, rand.New(rand.NewPCG(1, 1))
@@ -33,7 +33,7 @@ func TestDecodeNonFiniteWeights(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	cfg := decodeConfigs()["pre-norm, rms, learned positions"]
 	m, params := decodeModel(f, cfg, 1, 1)
-	d, err := NewDecoder(m, params)
+	d, err := NewDecoder(nil, m, params)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func FuzzDecode(f *testing.F) {
 func FuzzDecodePrompts(f *testing.F) {
 	cfg := decodeConfigs()["decoder-only, pre-norm, rms, learned positions"]
 	m, params := decodeModel(f, cfg, 1, 1)
-	d, err := NewDecoder(m, params)
+	d, err := NewDecoder(nil, m, params)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (d *Decoder) start(srcs [][]int, idx []int, beams, steps int) (*session, er
 		enc, err = d.progs.Get(key, func() (*graph.Program, error) {
 			s, outputs, shapes := encodeGraph(d.m.(SourceEncoder), d.params, len(srcs), srcLen)
 			d.memories[key] = shapes
-			p, err := graph.Compile(s, nil, outputs)
+			p, err := graph.Compile(d.rt, s, nil, outputs)
 			return p, errors.Wrapf(err, "encode program for %d sources of length %d", len(srcs), srcLen)
 		})
 		if err == nil {
@@ -57,7 +57,7 @@ func (d *Decoder) start(srcs [][]int, idx []int, beams, steps int) (*session, er
 	}
 	step, err := d.progs.Get(fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps), func() (*graph.Program, error) {
 		s, outputs := stepGraph(d.m, d.params, rows, srcLen, steps, memory)
-		p, err := graph.Compile(s, nil, outputs)
+		p, err := graph.Compile(d.rt, s, nil, outputs)
 		return p, errors.Wrapf(err, "step program for %d rows and %d positions", rows, steps)
 	})
 	if err != nil {

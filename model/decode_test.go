@@ -33,7 +33,7 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 		copy(b.Src[i*sh.SrcLen:], s)
 		copy(b.TgtIn[i*n:], prefixes[i])
 	}
-	p, err := CompileEval(m, params, sh)
+	p, err := CompileEval(nil, m, params, sh)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func teacherForcedScores(t *testing.T, m Model, params *graph.Params, srcs [][]i
 			tgts[i] = append(tgts[i], EOSID)
 		}
 	}
-	scores, err := ScorePairs(m, params, srcs, tgts, 4)
+	scores, err := ScorePairs(nil, m, params, srcs, tgts, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestCachedGreedyMatchesUncached(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := NewDecoder(m, params)
+			d, err := NewDecoder(nil, m, params)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +264,7 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		for i, s := range srcs {
 			copy(b.Src[i*b.SrcLen:], s)
 		}
-		p, err := CompileEval(m, params, b.Shape)
+		p, err := CompileEval(nil, m, params, b.Shape)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := graph.Float64s(p.Output(LogProbs)) // [3, steps, vocab]
-		d, _ := NewDecoder(m, params)
+		d, _ := NewDecoder(nil, m, params)
 		ss, err := d.start(srcs, []int{0, 1, 2}, 1, d.roundLen(steps))
 		if err != nil {
 			t.Fatal(err)
@@ -358,7 +358,7 @@ func testBeamSearch(t *testing.T, kind string, eos float64) {
 	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers = 16, 32, 1, 2
 	m, params := decodeModel(t, cfg, 11, eos)
 	sharpen(params, 2)
-	d, err := NewDecoder(m, params)
+	d, err := NewDecoder(nil, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func TestSampling(t *testing.T) {
 // greedy decoding, and that a seed decides the samples.
 func testSampling(t *testing.T, cfg Config) {
 	m, params := decodeModel(t, cfg, 3, 2)
-	d, err := NewDecoder(m, params)
+	d, err := NewDecoder(nil, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +522,7 @@ func TestSearchValidation(t *testing.T) {
 		}
 	}
 	tagger, _ := NewEncoderOnly(smallConfig())
-	if _, err := NewDecoder(tagger, nil); err == nil || !strings.Contains(err.Error(), "a model without a decoder does not generate") {
+	if _, err := NewDecoder(nil, tagger, nil); err == nil || !strings.Contains(err.Error(), "a model without a decoder does not generate") {
 		t.Errorf("encoder-only model: %v", err)
 	}
 }
@@ -544,7 +544,7 @@ func TestDecodeLengthBounds(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, params := decodeModel(t, tc.cfg, 1, 0) // EOS embedding zero: outputs rarely end
-			d, _ := NewDecoder(m, params)
+			d, _ := NewDecoder(nil, m, params)
 			defer d.Close()
 			srcs := decodeSources(tc.cfg.Vocab, 3, 4)
 			for _, method := range []string{MethodGreedy, MethodBeam} {
@@ -577,7 +577,7 @@ func TestAttentionWeights(t *testing.T) {
 		{"encoder.layers.0.self_attn", 4, 4},
 	}
 	for _, tc := range tests {
-		w, err := Attention(m, params, src, out, tc.name)
+		w, err := Attention(nil, m, params, src, out, tc.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -596,7 +596,7 @@ func TestAttentionWeights(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Attention(m, params, src, out, "decoder.layers.9.cross_attn"); err == nil || !strings.Contains(err.Error(), "layers.9") {
+	if _, err := Attention(nil, m, params, src, out, "decoder.layers.9.cross_attn"); err == nil || !strings.Contains(err.Error(), "layers.9") {
 		t.Fatalf("unknown attention: %v", err)
 	}
 }
@@ -618,7 +618,7 @@ func TestDecodeRefusesBadSources(t *testing.T) {
 	}
 	for _, tc := range tests {
 		m, params := decodeModel(t, tc.cfg, 1, 1)
-		d, err := NewDecoder(m, params)
+		d, err := NewDecoder(nil, m, params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -661,7 +661,7 @@ func TestNewDecoderNeedsIncrementalAttention(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := "attention model.trainOnlyAttention cannot decode incrementally"
-		if _, err := NewDecoder(m, params); err == nil || !strings.Contains(err.Error(), want) ||
+		if _, err := NewDecoder(nil, m, params); err == nil || !strings.Contains(err.Error(), want) ||
 			!strings.HasPrefix(err.Error(), "incremental decoding with a model of kind "+kind+": ") {
 			t.Errorf("%s: NewDecoder: %v, want an error saying %q", kind, err, want)
 		}
@@ -697,7 +697,7 @@ func TestDecodeSeesUpdatedWeights(t *testing.T) {
 			}
 			return hyps
 		}
-		d, err := NewDecoder(m, params)
+		d, err := NewDecoder(nil, m, params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,7 +707,7 @@ func TestDecodeSeesUpdatedWeights(t *testing.T) {
 		}
 		scaleInPlace(params, 3)
 		after := decode(d)
-		fresh, err := NewDecoder(m, cloneParams(t, m, params, dt))
+		fresh, err := NewDecoder(nil, m, cloneParams(t, m, params, dt))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func ExampleNewDecoderOnly() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	prog, err := model.CompileTrain(m, params, model.Shape{Batch: 32, TgtLen: 64}, rand.New(rand.NewPCG(3, 4)))
+	prog, err := model.CompileTrain(nil, m, params, model.Shape{Batch: 32, TgtLen: 64}, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func Example_decoderOnlyByHand() {
 	b := model.Batch{Shape: model.Shape{Batch: 2, TgtLen: 4},
 		TgtIn: []int{model.BOSID, 7, 8, 9, model.BOSID, 10, 0, 0}, TgtOut: []int{7, 8, 9, model.EOSID, 10, model.EOSID, 0, 0}}
 	s := graph.NewScope(byHand)
-	prog, err := graph.Compile(s, decoderOnly(s, vocab, b.Batch, b.TgtLen), nil)
+	prog, err := graph.Compile(nil, s, decoderOnly(s, vocab, b.Batch, b.TgtLen), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func Example_decoderOnlyByHand() {
 	// The model's own graph on the same batch.
 	s2 := graph.NewScope(params)
 	loss, _ := m.Build(s2, b.Shape)
-	want, err := graph.Compile(s2, loss, nil)
+	want, err := graph.Compile(nil, s2, loss, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

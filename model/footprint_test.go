@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/sysmem"
 )
 
@@ -75,7 +76,7 @@ func TestBatchesThatCannotFitAreRefused(t *testing.T) {
 		cfg := decodeConfigs()[name]
 		cfg.MaxLen = 1 << 20
 		m, params := decodeModel(t, cfg, 1, 1)
-		d, err := NewDecoder(m, params)
+		d, err := NewDecoder(nil, m, params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +89,7 @@ func TestBatchesThatCannotFitAreRefused(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		_, errDecode := d.Decode(decodeSources(cfg.Vocab, 2, 1), s)
-		_, errScore := ScorePairs(m, params, [][]int{long}, [][]int{{BOSID, 6, EOSID}}, 1)
+		_, errScore := ScorePairs(nil, m, params, [][]int{long}, [][]int{{BOSID, 6, EOSID}}, 1)
 		runtime.ReadMemStats(&after)
 		d.Close()
 		if errDecode == nil || !strings.Contains(errDecode.Error(), "4611686018427387904 rows a source") || !strings.Contains(errDecode.Error(), "GB needed") {
@@ -121,19 +122,20 @@ func TestMemoryEstimatesAreLowerBounds(t *testing.T) {
 			}
 			tgt[i][0] = BOSID
 		}
-		if _, err := ScorePairs(m, params, src, tgt, 4); err != nil {
+		rt := graph.CPU()
+		if _, err := ScorePairs(rt, m, params, src, tgt, 4); err != nil {
 			t.Fatal(err)
 		}
 		tgtLen := 199
 		if cfg.Kind == KindDecoderOnly {
 			tgtLen += 200
 		}
-		est, took := cfg.forwardBytes(eb, 4, 200, tgtLen), float64(params.ArenaBytes())
+		est, took := cfg.forwardBytes(eb, 4, 200, tgtLen), float64(rt.ArenaBytes())
 		t.Logf("%s: scoring 4 pairs of 200 tokens: estimated %.1f MB, took %.1f MB", name, est/(1<<20), took/(1<<20))
 		if est > took {
 			t.Errorf("%s: scoring 4 pairs of 200 tokens: estimated %.0f bytes, took %.0f", name, est, took)
 		}
-		d, err := NewDecoder(m, params)
+		d, err := NewDecoder(nil, m, params)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func Example_ownModelKind() {
 		log.Fatal(err)
 	}
 
-	d, err := model.NewDecoder(m, params)
+	d, err := model.NewDecoder(nil, m, params)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func Example_ownModelKind() {
 	if h.Ended {
 		tgt = append(tgt, model.EOSID)
 	}
-	full, err := model.ScorePairs(m, params, [][]int{prompt}, [][]int{tgt}, 1)
+	full, err := model.ScorePairs(nil, m, params, [][]int{prompt}, [][]int{tgt}, 1)
 	if err != nil {
 		log.Fatal(err)
 	}

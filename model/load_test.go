@@ -42,7 +42,7 @@ func evalLogProbs(t *testing.T, m Model, params *graph.Params) []float64 {
 	if m.Config().Kind == KindEncoderOnly {
 		b = Batch{Shape: Shape{Batch: 1, SrcLen: 3, TgtLen: 3}, Src: []int{5, 6, 0}, TgtIn: []int{1, 5, 0}, TgtOut: []int{6, 5, 0}}
 	}
-	p, err := CompileEval(m, params, b.Shape)
+	p, err := CompileEval(nil, m, params, b.Shape)
 	if err != nil {
 		t.Fatal(err)
 	}

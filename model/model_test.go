@@ -225,10 +225,10 @@ func TestBuildChecksTheShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := CompileTrain(tc.m, params, tc.sh, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := CompileTrain(nil, tc.m, params, tc.sh, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%T, shape %v: error %v, want one saying %q", tc.m, tc.sh, err, tc.want)
 		}
-		if _, err := CompileEval(tc.m, params, tc.sh); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := CompileEval(nil, tc.m, params, tc.sh); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%T, shape %v, evaluation: error %v, want one saying %q", tc.m, tc.sh, err, tc.want)
 		}
 	}
@@ -237,7 +237,7 @@ func TestBuildChecksTheShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := CompileTrain(lm, params, Shape{Batch: 2, TgtLen: 4}, rand.New(rand.NewPCG(1, 1)))
+	p, err := CompileTrain(nil, lm, params, Shape{Batch: 2, TgtLen: 4}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

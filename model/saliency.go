@@ -24,7 +24,7 @@ const saliencyTarget = "saliency_target"
 // tokens. src is the source's ids (EOSID is added if it lacks it, as
 // Decode does), tgt the target's ids without BOSID or EOSID, and t counts
 // from 0, len(tgt) being the final EOSID.
-func Saliency(m Model, params *graph.Params, src, tgt []int, t int) (*tensor.Dense, error) {
+func Saliency(rt *graph.Runtime, m Model, params *graph.Params, src, tgt []int, t int) (*tensor.Dense, error) {
 	if l := m.Layout(); !l.Sources || l.Aligned {
 		return nil, errors.Errorf("a saliency map needs an encoder-decoder, whose sources are embedded; have a model of kind %s", m.Config().Kind)
 	}
@@ -37,7 +37,7 @@ func Saliency(m Model, params *graph.Params, src, tgt []int, t int) (*tensor.Den
 	_, logp := m.Build(s, sh)
 	pick := s.Input(saliencyTarget, tensor.Int, 1, sh.TgtLen)
 	nll := s.SmoothedCrossEntropy(logp, pick, 0, PadID) // −log p(y_t): every other position is padding
-	p, err := graph.Compile(s, nll, nil)
+	p, err := graph.Compile(rt, s, nll, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func TestSaliency(t *testing.T) {
 	src, tgt := []int{5, 9, 7, 12}, []int{6, 8, 11}
 	pos := params.Value("encoder.pos.weight").Data().([]float64)
 	logp := func(step int) float64 {
-		p, err := CompileEval(m, params, Shape{Batch: 1, SrcLen: len(src) + 1, TgtLen: len(tgt) + 1})
+		p, err := CompileEval(nil, m, params, Shape{Batch: 1, SrcLen: len(src) + 1, TgtLen: len(tgt) + 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestSaliency(t *testing.T) {
 		return graph.Float64s(p.Output(LogProbs))[step*cfg.Vocab+b.TgtOut[step]]
 	}
 	for _, step := range []int{0, 2, 3} {
-		sal, err := Saliency(m, params, src, tgt, step)
+		sal, err := Saliency(nil, m, params, src, tgt, step)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,16 +62,16 @@ func TestSaliency(t *testing.T) {
 			}
 		}
 	}
-	withEOS, err := Saliency(m, params, append(src, EOSID), tgt, 1)
-	without, err2 := Saliency(m, params, src, tgt, 1)
+	withEOS, err := Saliency(nil, m, params, append(src, EOSID), tgt, 1)
+	without, err2 := Saliency(nil, m, params, src, tgt, 1)
 	if err != nil || err2 != nil || !slices.Equal(graph.Float64s(withEOS), graph.Float64s(without)) {
 		t.Errorf("a source with and without EOS: %v, %v", err, err2)
 	}
-	if _, err := Saliency(m, params, src, tgt, 4); err == nil || !strings.Contains(err.Error(), "target position 4: want 0 to 3") {
+	if _, err := Saliency(nil, m, params, src, tgt, 4); err == nil || !strings.Contains(err.Error(), "target position 4: want 0 to 3") {
 		t.Errorf("a position past the target: %v", err)
 	}
 	lm, lmParams := decodeModel(t, decodeConfigs()["decoder-only, post-norm"], 5, 1)
-	if _, err := Saliency(lm, lmParams, src, tgt, 0); err == nil || !strings.Contains(err.Error(), "needs an encoder-decoder") {
+	if _, err := Saliency(nil, lm, lmParams, src, tgt, 0); err == nil || !strings.Contains(err.Error(), "needs an encoder-decoder") {
 		t.Errorf("a decoder-only model: %v", err)
 	}
 }

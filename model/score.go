@@ -124,7 +124,7 @@ func indexOfMax[T float32 | float64](v []T) int {
 // padded to the longest source and target of each batch; a batch whose
 // attention or log-probabilities alone would take more memory than the
 // machine has available is an error, before anything is allocated.
-func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]float64, error) {
+func ScorePairs(rt *graph.Runtime, m Model, params *graph.Params, src, tgt [][]int, batch int) ([]float64, error) {
 	if len(src) != len(tgt) {
 		return nil, errors.Errorf("%d sources but %d targets", len(src), len(tgt))
 	}
@@ -142,7 +142,7 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 		if err := checkAvailable(what, need); err != nil {
 			return nil, errors.Errorf("%v; score fewer pairs at once, or shorter ones", err)
 		}
-		sc, err := ScoreBatch(progs, m, params, b)
+		sc, err := ScoreBatch(rt, progs, m, params, b)
 		if err != nil {
 			return nil, err
 		}
@@ -154,8 +154,8 @@ func ScorePairs(m Model, params *graph.Params, src, tgt [][]int, batch int) ([]f
 // ScoreBatch runs the scoring program of b's shape (CompileScore), taken
 // from progs or compiled into it the first time, on b and scores it
 // (ScoreRun).
-func ScoreBatch(progs *graph.Programs, m Model, params *graph.Params, b Batch) (Scores, error) {
-	p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileScore(m, params, b.Shape) })
+func ScoreBatch(rt *graph.Runtime, progs *graph.Programs, m Model, params *graph.Params, b Batch) (Scores, error) {
+	p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileScore(rt, m, params, b.Shape) })
 	if err != nil {
 		return Scores{}, err
 	}

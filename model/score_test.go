@@ -77,8 +77,8 @@ func TestScoreRunMatchesLogProbs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := func(compile func(Model, *graph.Params, Shape) (*graph.Program, error)) (Scores, bool) {
-			p, err := compile(tc.m, params, tc.b.Shape)
+		run := func(compile func(*graph.Runtime, Model, *graph.Params, Shape) (*graph.Program, error)) (Scores, bool) {
+			p, err := compile(nil, tc.m, params, tc.b.Shape)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 // EOSID, as it was trained) are within the vocabulary and at most the
 // config's MaxLen. Sources are run in batches of up to batch rows, padded
 // to the longest of each batch.
-func Tag(m Model, params *graph.Params, srcs [][]int, batch int) ([][]int, error) {
+func Tag(rt *graph.Runtime, m Model, params *graph.Params, srcs [][]int, batch int) ([][]int, error) {
 	if !m.Layout().Aligned {
 		return nil, errors.Errorf("tagging needs a model that predicts a token at every source position (Layout.Aligned), have a model of kind %s", m.Config().Kind)
 	}
@@ -34,7 +34,7 @@ func Tag(m Model, params *graph.Params, srcs [][]int, batch int) ([][]int, error
 		if err := checkAvailable(fmt.Sprintf("tagging sources %d to %d", start+1, start+b.Batch), need); err != nil {
 			return nil, errors.Errorf("%v; tag fewer sources at once, or shorter ones", err)
 		}
-		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(m, params, b.Shape) })
+		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(rt, m, params, b.Shape) })
 		if err == nil {
 			err = runBatch(p, m, params.Dtype(), b)
 		}

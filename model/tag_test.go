@@ -25,12 +25,12 @@ func TestTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	srcs := [][]int{{5, 6, 7, EOSID}, {8, EOSID}, {9, 10, 4, 5, 6, EOSID}}
-	together, err := Tag(m, params, srcs, 3)
+	together, err := Tag(nil, m, params, srcs, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, src := range srcs {
-		alone, err := Tag(m, params, srcs[i:i+1], 1)
+		alone, err := Tag(nil, m, params, srcs[i:i+1], 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestTag(t *testing.T) {
 			t.Errorf("source %d: tags %v alone, %v in a batch", i+1, alone[0], together[i])
 		}
 		b := Batch{Shape: Shape{Batch: 1, SrcLen: len(src), TgtLen: len(src)}, Src: src, TgtIn: make([]int, len(src)), TgtOut: src}
-		p, err := CompileEval(m, params, b.Shape)
+		p, err := CompileEval(nil, m, params, b.Shape)
 		if err == nil {
 			err = m.Feed(p, tensor.Float64, b)
 		}
@@ -60,7 +60,7 @@ func TestTag(t *testing.T) {
 		for j, id := range tgt[1:] {
 			want += lp[j*cfg.Vocab+id]
 		}
-		score, err := ScorePairs(m, params, srcs[i:i+1], [][]int{tgt}, 1)
+		score, err := ScorePairs(nil, m, params, srcs[i:i+1], [][]int{tgt}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestTag(t *testing.T) {
 		{m, [][]int{{5}, {}}, "source 2 has 0 tokens"},
 		{m, [][]int{{5, 11}}, "source 1, position 2: id 11 is outside the vocabulary of 11"},
 	} {
-		if _, err := Tag(tc.m, params, tc.srcs, 2); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Tag(nil, tc.m, params, tc.srcs, 2); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want one saying %q", err, tc.want)
 		}
 	}

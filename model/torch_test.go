@@ -90,7 +90,7 @@ func TestTorchParity(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Batches of 5 rows: ragged lengths within each batch, and several shapes.
-		got, err := ScorePairs(m, params, readIDs(t, filepath.Join(dir, "src.txt")), readIDs(t, filepath.Join(dir, "tgt.txt")), 5)
+		got, err := ScorePairs(nil, m, params, readIDs(t, filepath.Join(dir, "src.txt")), readIDs(t, filepath.Join(dir, "tgt.txt")), 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestTorchGradients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := CompileTrain(m, params, b.Shape, rand.New(rand.NewPCG(1, 1)))
+			p, err := CompileTrain(nil, m, params, b.Shape, rand.New(rand.NewPCG(1, 1)))
 			if err == nil {
 				err = m.Feed(p, tc.dt, b)
 			}

@@ -23,7 +23,11 @@ func benchmark(b *testing.B, prec graph.Precision, step func(r *Rig) error) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r, err := NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32}, prec)
+				rt, err := graph.NewRuntime(graph.DeviceCPU, prec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32}, rt)
 				if err != nil {
 					b.Fatal(err)
 				}

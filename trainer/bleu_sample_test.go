@@ -26,7 +26,7 @@ func words(ids []int) string {
 // reversed in order (misaligned).
 func bleuSample(t *testing.T, f fixture, misaligned bool) *BLEUSample {
 	t.Helper()
-	d, err := model.NewDecoder(f.m, f.params)
+	d, err := model.NewDecoder(nil, f.m, f.params)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func (t *Trainer) Evaluate() (model.Scores, error) {
 	defer t.params.Freeze()()
 	var total model.Scores
 	for _, b := range t.data.Valid {
-		sc, err := model.ScoreBatch(t.eval, t.m, t.params, ModelBatch(b))
+		sc, err := model.ScoreBatch(t.rt, t.eval, t.m, t.params, ModelBatch(b))
 		if err != nil {
 			return total, err
 		}
@@ -32,7 +32,7 @@ func (t *Trainer) Evaluate() (model.Scores, error) {
 
 // decode decodes srcs with the model's current parameters.
 func (t *Trainer) decode(srcs [][]int, s model.Search) ([][]model.Hypothesis, error) {
-	d, err := model.NewDecoder(t.m, t.params)
+	d, err := model.NewDecoder(t.rt, t.m, t.params)
 	if err != nil {
 		return nil, err
 	}

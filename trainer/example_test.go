@@ -96,7 +96,7 @@ func Example_ownSublayer() {
 		log.Fatal(err)
 	}
 	fmt.Printf("rebuilt: %T, ffn %s, %d parameters\n", loaded, loaded.Config().FFN, weights.Count())
-	d, err := model.NewDecoder(loaded, weights)
+	d, err := model.NewDecoder(nil, loaded, weights)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func Example_adamWCosineResumeAndLoad() {
 	// A saliency map: which source token sways the target token "one"?
 	src, tgt := run.Tokenizer.Encode("drei eins vier"), run.Tokenizer.Encode("three one four")
 	t1 := slices.Index(tgt, run.Tokenizer.Encode("one")[0])
-	grad, err := model.Saliency(run.Model, run.Params, src, tgt, t1)
+	grad, err := model.Saliency(nil, run.Model, run.Params, src, tgt, t1)
 	check(err)
 	fmt.Println(`"one" is swayed most by`, run.Tokenizer.Decode(src[mostSalient(grad):][:1]))
 	// Output:

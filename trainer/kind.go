@@ -34,7 +34,7 @@ func checkKind(m model.Model, d Data) error {
 // notGenerating is the error of data that need m, which does not generate,
 // to generate, with the reason model.NewDecoder gives.
 func notGenerating(m model.Model, need string) error {
-	_, err := model.NewDecoder(m, nil)
+	_, err := model.NewDecoder(nil, m, nil)
 	return errors.Wrapf(err, "%s, have a model of kind %s (%T)", need, m.Config().Kind, m)
 }
 
@@ -122,7 +122,7 @@ func (t *Trainer) greedyMatches(ex []data.Example) ([]bool, error) {
 func (t *Trainer) alignedMatches(ex []data.Example) ([]bool, error) {
 	right := make([]bool, 0, len(ex))
 	for start := 0; start < len(ex); start += decodeBatch {
-		sc, err := model.ScoreBatch(t.eval, t.m, t.params, alignedBatch(ex[start:min(start+decodeBatch, len(ex))]))
+		sc, err := model.ScoreBatch(t.rt, t.eval, t.m, t.params, alignedBatch(ex[start:min(start+decodeBatch, len(ex))]))
 		if err != nil {
 			return nil, err
 		}

@@ -24,6 +24,9 @@ type Trained struct {
 	Tokenizer *data.Tokenizer
 	// Path is the weights file loaded.
 	Path string
+	// Runtime is where and how Translate, Continue and Tag run the model
+	// (nil: graph.CPU(), the CPU in float32).
+	Runtime *graph.Runtime
 }
 
 // LoadRun loads the model of the run directory dir in one call: its
@@ -109,12 +112,12 @@ func (r *Trained) Continue(prompts []string, s model.Search) ([]string, error) {
 // generate decodes the lines as sources (ended with EOSID) or prompts.
 func (r *Trained) generate(lines []string, s model.Search, sources bool) ([]string, error) {
 	if r.Tokenizer == nil {
-		return nil, errors.New("this run has no tokenizer (a synthetic task): decode ids with model.NewDecoder(r.Model, r.Params)")
+		return nil, errors.New("this run has no tokenizer (a synthetic task): decode ids with model.NewDecoder(r.Runtime, r.Model, r.Params)")
 	}
 	if !model.Generates(r.Model) {
 		return nil, errors.Errorf("translating needs a model that generates, have one of kind %s", r.Model.Config().Kind)
 	}
-	d, err := model.NewDecoder(r.Model, r.Params)
+	d, err := model.NewDecoder(r.Runtime, r.Model, r.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func (r *Trained) Tag(sentences []string) ([]string, error) {
 	for i, sent := range sentences {
 		srcs[i] = append(r.Tokenizer.Encode(sent), data.EOSID)
 	}
-	tags, err := model.Tag(r.Model, r.Params, srcs, tagBatch)
+	tags, err := model.Tag(r.Runtime, r.Model, r.Params, srcs, tagBatch)
 	if err != nil {
 		return nil, err
 	}

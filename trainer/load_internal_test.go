@@ -17,7 +17,7 @@ func TestTagIDs(t *testing.T) {
 	progs := graph.NewPrograms()
 	defer progs.Close()
 	for _, src := range [][]int{{5, 6, 7, model.EOSID}, {8, model.EOSID}, {4, 4, 9, 9, 5, model.EOSID}} {
-		tags, err := model.Tag(f.m, f.params, [][]int{src}, 1)
+		tags, err := model.Tag(nil, f.m, f.params, [][]int{src}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestTagIDs(t *testing.T) {
 			tgt := make([]int, n)
 			copy(tgt, append(tags, model.EOSID))
 			sh := model.Shape{Batch: 1, SrcLen: n, TgtLen: n}
-			sc, err := model.ScoreBatch(progs, f.m, f.params, model.Batch{Shape: sh, Src: src, TgtIn: make([]int, n), TgtOut: tgt})
+			sc, err := model.ScoreBatch(nil, progs, f.m, f.params, model.Batch{Shape: sh, Src: src, TgtIn: make([]int, n), TgtOut: tgt})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,7 +71,7 @@ func TestLoadRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := model.NewDecoder(r.Model, r.Params)
+	d, _ := model.NewDecoder(nil, r.Model, r.Params)
 	defer d.Close()
 	for i, s := range sentences {
 		want, err := d.Decode([][]int{tok.Encode(s)}, search)

@@ -28,24 +28,21 @@ type Rig struct {
 
 // NewRig builds the model of cfg with float32 parameters and compiles its
 // training and scoring programs (as Trainer.Evaluate runs) for batches of
-// shape sh, with products of precision prec.
-func NewRig(cfg model.Config, sh model.Shape, prec graph.Precision) (*Rig, error) {
+// shape sh, to run on rt.
+func NewRig(cfg model.Config, sh model.Shape, rt *graph.Runtime) (*Rig, error) {
 	m, err := model.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
-	if err == nil {
-		err = params.SetPrecision(prec)
-	}
 	if err != nil {
 		return nil, err
 	}
 	r := &Rig{Batch: randomBatch(sh, cfg.Vocab), m: m, p: params, grads: map[string]*tensor.Dense{}}
-	if r.train, err = model.CompileTrain(m, params, sh, rand.New(rand.NewPCG(3, 4))); err != nil {
+	if r.train, err = model.CompileTrain(rt, m, params, sh, rand.New(rand.NewPCG(3, 4))); err != nil {
 		return nil, err
 	}
-	if r.fwd, err = model.CompileScore(m, params, sh); err != nil {
+	if r.fwd, err = model.CompileScore(rt, m, params, sh); err != nil {
 		return nil, err
 	}
 	r.adam, err = NewAdam(params)

@@ -26,7 +26,11 @@ func testRigForwardSeesTraining(t *testing.T, prec graph.Precision) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRig(cfg, model.Shape{Batch: 7, SrcLen: 9, TgtLen: 8}, prec)
+	rt, err := graph.NewRuntime(graph.DeviceCPU, prec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRig(cfg, model.Shape{Batch: 7, SrcLen: 9, TgtLen: 8}, rt)
 	if err != nil {
 		t.Fatal(err)
 	}

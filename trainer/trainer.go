@@ -77,6 +77,10 @@ type Options struct {
 	// trainer/dist): each trains on its share of every batch, and only rank 0
 	// evaluates, reports and writes files.
 	World *dist.World
+	// Runtime is where and how the run's programs run: the device, the
+	// precision of the products and their memory (nil: graph.CPU(), the
+	// CPU in float32). The run's checkpoints are the same on every runtime.
+	Runtime *graph.Runtime
 }
 
 // The optimizers (Options.Optimizer).
@@ -209,6 +213,7 @@ type Data struct {
 type Trainer struct {
 	m       model.Model
 	params  *graph.Params
+	rt      *graph.Runtime
 	adam    *Adam
 	sched   Schedule
 	pcg     *rand.PCG
@@ -277,8 +282,12 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 		rep = NewReporter(os.Stderr, nil)
 	}
 	pcg := rand.NewPCG(opt.Seed, 0x7472616e73666f72)
+	rt := opt.Runtime
+	if rt == nil {
+		rt = graph.CPU()
+	}
 	return &Trainer{
-		m: m, params: params, adam: adam, pcg: pcg, rng: rand.New(pcg), sched: sched,
+		m: m, params: params, rt: rt, adam: adam, pcg: pcg, rng: rand.New(pcg), sched: sched,
 		train: graph.NewPrograms(), eval: graph.NewPrograms(),
 		data: d, opt: opt, rep: rep, best: math.Inf(1),
 	}, nil
@@ -483,7 +492,7 @@ func addScaled(acc map[string]*tensor.Dense, p *graph.Program, n float64) {
 func (t *Trainer) trainProgram(b data.Batch) (*graph.Program, error) {
 	sh := ModelBatch(b).Shape
 	return t.train.Get(sh.String(), func() (*graph.Program, error) {
-		return model.CompileTrain(t.m, t.params, sh, t.rng)
+		return model.CompileTrain(t.rt, t.m, t.params, sh, t.rng)
 	})
 }
 

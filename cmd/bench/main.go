@@ -54,7 +54,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -74,7 +74,7 @@ type options struct {
 	isolate         bool
 	scaling         bool
 	child           string
-	precision       string
+	runtime         *runtimeflag.Flags
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -91,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.scaling, "scaling", false, "instead of the table, time training steps alternately on 1 core and on GOMAXPROCS, and print how much faster the latter are")
 	fs.BoolVar(&o.isolate, "isolate", true, "measure each row in a process of its own (for its peak RSS)")
 	fs.StringVar(&o.child, "child", "", "internal: measure one row and print it as JSON")
-	fs.StringVar(&o.precision, "precision", "float32", "matrix products: float32, or bf16 (ours with graph.BF16, PyTorch under torch.autocast(\"cpu\", dtype=torch.bfloat16))")
+	o.runtime = runtimeflag.Register(fs) // -precision bf16: PyTorch runs under torch.autocast("cpu", dtype=torch.bfloat16)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -131,9 +131,10 @@ func (o options) rows() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := graph.ParsePrecision(o.precision); err != nil {
-		return nil, errors.Wrap(err, "-precision")
+	if _, err := o.runtime.Open(io.Discard); err != nil {
+		return nil, err
 	}
+	prec, dev := string(o.runtime.Precision), string(o.runtime.Device)
 	var rows []row
 	for _, preset := range strings.Split(o.presets, ",") {
 		for _, vocab := range vs {
@@ -144,13 +145,13 @@ func (o options) rows() ([]row, error) {
 			if err != nil {
 				return nil, errors.Wrapf(err, "-presets %s -vocabs %d", preset, vocab)
 			}
-			rows = append(rows, row{Kind: "train", Preset: preset, Vocab: vocab, Precision: o.precision},
-				row{Kind: "forward", Preset: preset, Vocab: vocab, Precision: o.precision})
+			rows = append(rows, row{Kind: "train", Preset: preset, Vocab: vocab, Precision: prec, Device: dev},
+				row{Kind: "forward", Preset: preset, Vocab: vocab, Precision: prec, Device: dev})
 		}
 	}
 	if o.decode {
 		for _, r := range []row{{Kind: "greedy", Batch: 1}, {Kind: "greedy", Batch: 32}, {Kind: "beam4", Batch: 1}} {
-			r.Preset, r.Vocab, r.Precision = "tiny", decodeVocab, o.precision
+			r.Preset, r.Vocab, r.Precision, r.Device = "tiny", decodeVocab, prec, dev
 			rows = append(rows, r)
 		}
 	}

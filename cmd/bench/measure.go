@@ -37,6 +37,8 @@ type row struct {
 	// Precision is that of both sides' products (graph.Precision; "":
 	// float32): PyTorch's bf16 runs under torch.autocast.
 	Precision string `json:"precision,omitempty"`
+	// Device is where ours run (graph.Device; "": the CPU).
+	Device string `json:"device,omitempty"`
 
 	Ours    float64 `json:"ours"`
 	OursMB  float64 `json:"ours_mb"`
@@ -63,6 +65,11 @@ func (r row) name() string {
 func (r row) precision() graph.Precision {
 	p, _ := graph.ParsePrecision(r.Precision)
 	return p
+}
+
+// runtime opens the runtime of the row's device and precision.
+func (r row) runtime() (*graph.Runtime, error) {
+	return graph.NewRuntime(graph.Device(r.Device), r.precision())
 }
 
 // measureRounds measures the rows o.rounds times, ours and PyTorch's in
@@ -207,7 +214,11 @@ func newRig(r row) (*trainer.Rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32}, r.precision())
+	rt, err := r.runtime()
+	if err != nil {
+		return nil, err
+	}
+	return trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32}, rt)
 }
 
 // oursDecode measures a decoding row in output tokens per second.
@@ -221,14 +232,15 @@ func oursDecode(r row, warmup, runs int) (float64, error) {
 		return 0, err
 	}
 	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
-	if err == nil {
-		err = params.SetPrecision(r.precision())
+	if err != nil {
+		return 0, err
 	}
+	rt, err := r.runtime()
 	if err != nil {
 		return 0, err
 	}
 	silenceEOS(params, cfg.DModel)
-	d, err := model.NewDecoder(m, params)
+	d, err := model.NewDecoder(rt, m, params)
 	if err != nil {
 		return 0, err
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
 	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
@@ -59,12 +60,12 @@ type options struct {
 	ckpt, from, srcPath, tgtPath string
 	heads, batch                 int
 	src                          srcflags.Flags
-	precision                    graph.Precision
+	runtime                      *runtimeflag.Flags
 }
 
 func newFlags(fs *flag.FlagSet) *options {
-	o := &options{precision: graph.Float32}
-	fs.Var(&o.precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, float32 sums)")
+	o := &options{}
+	o.runtime = runtimeflag.Register(fs)
 	fs.StringVar(&o.ckpt, "checkpoint", "", "model weights (safetensors)")
 	fs.StringVar(&o.from, "from", "", `"torch" for PyTorch weights (see the package doc)`)
 	fs.IntVar(&o.heads, "heads", 0, "attention heads, with -from torch")
@@ -105,6 +106,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := o.check(fs); err != nil {
 		return err
 	}
+	rt, err := o.runtime.Open(stderr)
+	if err != nil {
+		return err
+	}
 	// The files are opened before the model is loaded, so that a missing
 	// one is found before that work.
 	src, err := data.OpenLines(o.srcPath)
@@ -118,19 +123,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	defer tgt.Close()
 	m, params, err := load(o.ckpt, o.from, o.heads)
-	if err == nil {
-		err = params.SetPrecision(o.precision)
-	}
 	if err != nil {
 		return err
 	}
-	return o.stream(m, params, src, tgt, stdout, stderr)
+	return o.stream(rt, m, params, src, tgt, stdout, stderr)
 }
 
 // stream scores the pairs a batch at a time, writing each batch's scores,
 // in input order, as soon as it is done: in memory bounded by the batch,
 // however long the files. Warnings go to warn.
-func (o *options) stream(m model.Model, params *graph.Params, src, tgt *data.LineReader, stdout, warn io.Writer) error {
+func (o *options) stream(rt *graph.Runtime, m model.Model, params *graph.Params, src, tgt *data.LineReader, stdout, warn io.Writer) error {
 	c := m.Config()
 	b, err := o.src.Bound(c, "score", warn)
 	if err != nil {
@@ -155,7 +157,7 @@ func (o *options) stream(m model.Model, params *graph.Params, src, tgt *data.Lin
 		if len(srcs) == 0 {
 			return nil
 		}
-		scores, err := model.ScorePairs(m, params, srcs, tgts, o.batch)
+		scores, err := model.ScorePairs(rt, m, params, srcs, tgts, o.batch)
 		if err != nil {
 			return errors.Wrapf(err, "lines %d to %d", src.Line()-len(srcs)+1, src.Line())
 		}

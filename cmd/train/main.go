@@ -142,6 +142,7 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 			return settings{}, err
 		}
 		s := f.s
+		s.Precision = string(f.runtime.Precision)
 		return s, s.complete()
 	}
 	extra, steps := "", false
@@ -149,7 +150,7 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		switch fl.Name {
 		case "steps":
 			steps = true
-		case "resume", "cpuprofile", "memprofile":
+		case "resume", "cpuprofile", "memprofile", "device":
 		default:
 			extra = fl.Name
 		}
@@ -313,6 +314,11 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 	if err := checkModel(s); err != nil {
 		return err // the vocabulary comes later; the rest is checked before anything is written
 	}
+	f.runtime.Precision = s.precision()
+	rt, err := f.runtime.Open(stderr)
+	if err != nil {
+		return err
+	}
 	heap, err := createProfile("-memprofile", f.memProfile)
 	if err != nil {
 		return err // checked now, written at the end
@@ -323,7 +329,7 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 		return err
 	}
 	defer dir.Close()
-	t, params, err := setup(world, s, f, dir, log, stderr)
+	t, err := setup(world, s, f, dir, rt, log, stderr)
 	if err = world.Agree(err); err != nil {
 		return err
 	}
@@ -339,7 +345,7 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 		}
 		return err
 	}
-	log.Info("trained", "step", t.Step(), "activation_memory_mb", params.ArenaBytes()>>20)
+	log.Info("trained", "step", t.Step(), "activation_memory_mb", rt.ArenaBytes()>>20)
 	if !world.Root() {
 		return nil
 	}
@@ -401,15 +407,15 @@ func logger(world *dist.World, stderr io.Writer) *slog.Logger {
 // run if asked; only then does rank 0 write: a new run clears an
 // overwritten one and writes its tokenizer, config.json and run.json, a
 // resumed one its run.json (its -steps may have changed).
-func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, *graph.Params, error) {
+func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, rt *graph.Runtime, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, error) {
 	c, err := loadCorpus(s, log, f.resume)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if s.Epochs > 0 {
 		steps := math.Ceil(s.Epochs * float64(c.batches) / float64(s.Accumulate))
 		if steps > maxSetting {
-			return nil, nil, errors.Errorf("-epochs %v: %d batches an epoch make %.0f steps, more than %d", s.Epochs, c.batches, steps, maxSetting)
+			return nil, errors.Errorf("-epochs %v: %d batches an epoch make %.0f steps, more than %d", s.Epochs, c.batches, steps, maxSetting)
 		}
 		s.Steps = max(1, int(steps))
 	}
@@ -424,43 +430,40 @@ func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.L
 		err = s.checkPositions(cfg, c.positions)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(s.Seed, 2)))
-	if err == nil {
-		err = params.SetPrecision(s.precision())
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	log.Info("model", "preset", s.Preset, "parameters", params.Count(), "vocab", cfg.Vocab, "steps", s.Steps,
-		"out", s.Out, "ranks", world.Size(), "precision", params.Precision(), "bf16_kernel", bf16Kernel(params))
+		"out", s.Out, "ranks", world.Size(), "device", rt.Device(), "precision", rt.Precision(), "bf16_kernel", bf16Kernel(rt))
 	opt := s.options()
-	opt.Meta, opt.World = c.meta, world
+	opt.Meta, opt.World, opt.Runtime = c.meta, world, rt
 	t, err := trainer.New(m, params, c.data, opt, trainer.NewReporter(stderr, log))
 	if err != nil || !world.Root() {
-		return t, params, err
+		return t, err
 	}
 	if f.resume != "" {
 		if err := resume(t, s.Out, log); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return t, params, s.save()
+		return t, s.save()
 	}
 	if err := dir.Clear(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := writeTokenizer(dir, c.tok); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := cfg.Save(dir.Path(rundir.Config)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return t, params, s.save()
+	return t, s.save()
 }
 
 // checkPositions refuses a model whose max_len cannot hold the positions
@@ -551,8 +554,8 @@ func finish(s settings, log *slog.Logger) error {
 
 // bf16Kernel names the kernel of bf16 products (graph.BF16Kernel) for a
 // run in bf16, and is empty for the others.
-func bf16Kernel(params *graph.Params) string {
-	if params.Precision() != graph.BF16 {
+func bf16Kernel(rt *graph.Runtime) string {
+	if rt.Precision() != graph.BF16 {
 		return ""
 	}
 	return graph.BF16Kernel()

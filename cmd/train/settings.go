@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/atomicfile"
@@ -87,6 +88,9 @@ type flags struct {
 	// resumed run may profile too).
 	cpuProfile string
 	memProfile string
+	// runtime is -device, which a resumed run may change, and -precision,
+	// a setting (Settings.Precision).
+	runtime *runtimeflag.Flags
 }
 
 func newFlags(fs *flag.FlagSet) *flags {
@@ -136,7 +140,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
 	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
-	fs.StringVar(&s.Precision, "precision", string(graph.Float32), "matrix products: float32, or bf16 (operands rounded to bfloat16, sums and everything else in float32; see the README)")
+	f.runtime = runtimeflag.Register(fs)
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start over in an -out directory that holds a run, removing the run's files")
 	fs.StringVar(&f.resume, "resume", "", "continue the run in this output directory from its last checkpoint, with its settings")
 	fs.BoolVar(&f.summary, "summary", false, "print the model's parameter summary and exit")

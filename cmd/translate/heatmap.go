@@ -29,7 +29,7 @@ func (t *translator) drawAttention(path string, p pair, layer, head int) error {
 	if layer == -1 {
 		layer = cfg.DecoderLayers - 1
 	}
-	maps, err := model.Attention(t.m, t.params, p.src, p.tgt, fmt.Sprintf("decoder.layers.%d.cross_attn", layer))
+	maps, err := model.Attention(t.rt, t.m, t.params, p.src, p.tgt, fmt.Sprintf("decoder.layers.%d.cross_attn", layer))
 	if err != nil {
 		return err
 	}

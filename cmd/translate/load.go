@@ -16,16 +16,18 @@ import (
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
-// translator is a trained model with its tokenizer.
+// translator is a trained model with its tokenizer, and the runtime its
+// programs run on.
 type translator struct {
 	m      model.Model
 	params *graph.Params
 	tok    data.Tokenizer
+	rt     *graph.Runtime
 }
 
 // load reads the checkpoint (best, final, averaged or a file) and the
-// tokenizer of the training output directory dir.
-func load(dir, checkpoint string) (*translator, error) {
+// tokenizer of the training output directory dir, to run on rt.
+func load(dir, checkpoint string, rt *graph.Runtime) (*translator, error) {
 	r, err := trainer.LoadRun(dir, checkpoint)
 	if err != nil {
 		return nil, errors.Wrap(err, "-model, -checkpoint")
@@ -36,7 +38,7 @@ func load(dir, checkpoint string) (*translator, error) {
 	if r.Tokenizer == nil {
 		return nil, errors.Errorf("-model needs the output directory of a run on files, with %s", filepath.Join(dir, rundir.BPE))
 	}
-	return &translator{m: r.Model, params: r.Params, tok: *r.Tokenizer}, nil
+	return &translator{m: r.Model, params: r.Params, tok: *r.Tokenizer, rt: rt}, nil
 }
 
 // lines are consecutive lines of a file, or of standard input, the first

@@ -68,9 +68,9 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
 	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
-	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer/rundir"
@@ -92,14 +92,14 @@ type options struct {
 	attentionLine, layer, head    int
 	src                           srcflags.Flags
 	prompt                        bool
-	precision                     graph.Precision
+	runtime                       *runtimeflag.Flags
 	warn                          io.Writer // warnings: standard error
 }
 
 func newFlags(fs *flag.FlagSet) *options {
-	o := &options{search: model.DefaultSearch(), precision: graph.Float32}
+	o := &options{search: model.DefaultSearch()}
 	s := &o.search
-	fs.Var(&o.precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, float32 sums)")
+	o.runtime = runtimeflag.Register(fs)
 	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
 	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file")
 	fs.StringVar(&o.input, "input", "", "sentences to translate, one a line (default: standard input)")
@@ -134,6 +134,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := o.check(fs); err != nil {
 		return err
 	}
+	rt, err := o.runtime.Open(stderr)
+	if err != nil {
+		return err
+	}
 	// The inputs are opened before the model is loaded, so that a missing
 	// one is found before that work.
 	in, err := openInput(o.input, stdin)
@@ -148,10 +152,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		defer targets.Close()
 	}
-	t, err := load(o.dir, o.checkpoint)
-	if err == nil {
-		err = t.params.SetPrecision(o.precision)
-	}
+	t, err := load(o.dir, o.checkpoint, rt)
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func (o *options) stream(t *translator, in, targets *data.LineReader, stdout io.
 	}
 	var d *model.Decoder
 	if !t.tags() {
-		if d, err = model.NewDecoder(t.m, t.params); err != nil {
+		if d, err = model.NewDecoder(t.rt, t.m, t.params); err != nil {
 			return pair{}, err
 		}
 		defer d.Close()

@@ -59,7 +59,7 @@ func (t *translator) score(srcs [][]int, in lines, targets *data.LineReader, bat
 		}
 		pairs[i] = pair{src: srcs[i], tgt: tgts[i][1 : len(tgts[i])-1]}
 	}
-	scores, err := model.ScorePairs(t.m, t.params, srcs, tgts, batch)
+	scores, err := model.ScorePairs(t.rt, t.m, t.params, srcs, tgts, batch)
 	if err != nil {
 		return nil, errors.Wrapf(err, "scoring lines %d to %d of %s", in.first+1, in.first+len(in.text), tl.name)
 	}
@@ -78,7 +78,7 @@ func (t *translator) tags() bool { return !model.Generates(t.m) && t.m.Layout().
 // tag writes, for each source, the most probable token at each of its
 // positions (model.Tag) up to the first EOS: what a tagger predicts.
 func (t *translator) tag(srcs [][]int, in lines, batch int, w io.Writer) ([]pair, error) {
-	tags, err := model.Tag(t.m, t.params, srcs, batch)
+	tags, err := model.Tag(t.rt, t.m, t.params, srcs, batch)
 	if err != nil {
 		return nil, errors.Wrapf(err, "tagging %s", in.name)
 	}

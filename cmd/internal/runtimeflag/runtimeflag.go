@@ -1,0 +1,40 @@
+// Package runtimeflag holds the -device and -precision flags that every
+// command shares, and opens the graph.Runtime they name.
+package runtimeflag
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Flags are where and how a command runs its programs.
+type Flags struct {
+	Device    graph.Device
+	Precision graph.Precision
+}
+
+// Register adds -device and -precision to fs, at cpu and float32, and
+// returns the flags they set.
+func Register(fs *flag.FlagSet) *Flags {
+	f := &Flags{Device: graph.DeviceCPU, Precision: graph.Float32}
+	fs.Var(&f.Device, "device", "where programs run: cpu, cuda (the first GPU; an error without one) or auto (a usable GPU, else the CPU)")
+	fs.Var(&f.Precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, sums and everything else in float32)")
+	return f
+}
+
+// Open opens the runtime of f: a device that cannot be used is an error
+// naming what is missing, before any work. When -device auto falls back to
+// the CPU, it says why on warn.
+func (f *Flags) Open(warn io.Writer) (*graph.Runtime, error) {
+	rt, err := graph.NewRuntime(f.Device, f.Precision)
+	if err != nil {
+		return nil, err
+	}
+	if why := rt.Fallback(); why != "" {
+		fmt.Fprintf(warn, "-device auto: running on the CPU (%s)\n", why)
+	}
+	return rt, nil
+}

@@ -1,0 +1,70 @@
+package graph
+
+import (
+	"github.com/pkg/errors"
+)
+
+// Device is where a runtime's programs run.
+type Device string
+
+const (
+	// DeviceCPU runs programs on the CPU: the default.
+	DeviceCPU Device = "cpu"
+	// DeviceCUDA runs programs on the first CUDA GPU. A runtime asked for
+	// it fails, naming what is missing, when there is none that works.
+	DeviceCUDA Device = "cuda"
+	// DeviceAuto runs programs on a usable CUDA GPU, or else on the CPU,
+	// and says why (Runtime.Fallback).
+	DeviceAuto Device = "auto"
+)
+
+// Devices lists the devices ParseDevice accepts.
+var Devices = []Device{DeviceCPU, DeviceCUDA, DeviceAuto}
+
+// ParseDevice parses "cpu", "cuda" or "auto"; "" is DeviceCPU.
+func ParseDevice(s string) (Device, error) {
+	switch d := Device(s); d {
+	case "":
+		return DeviceCPU, nil
+	case DeviceCPU, DeviceCUDA, DeviceAuto:
+		return d, nil
+	}
+	return "", errors.Errorf("device %q: want cpu, cuda or auto", s)
+}
+
+// String implements flag.Value.
+func (d Device) String() string { return string(d) }
+
+// Set implements flag.Value with ParseDevice, so that a command's -device
+// flag can be a Device.
+func (d *Device) Set(s string) error {
+	v, err := ParseDevice(s)
+	if err == nil {
+		*d = v
+	}
+	return err
+}
+
+// open opens d: the device programs will run on, and for DeviceAuto the
+// reason it fell back to the CPU.
+func (d Device) open() (dev Device, fallback string, err error) {
+	switch d {
+	case "", DeviceCPU:
+		return DeviceCPU, "", nil
+	case DeviceCUDA:
+		if err := probeCUDA(); err != nil {
+			return "", "", errors.Wrap(err, "device cuda")
+		}
+		return "", "", errCUDAPrograms
+	case DeviceAuto:
+		if err := probeCUDA(); err != nil {
+			return DeviceCPU, "no usable CUDA GPU: " + err.Error(), nil
+		}
+		return DeviceCPU, "a CUDA GPU was found, but programs cannot run on it yet", nil
+	}
+	_, err = ParseDevice(string(d))
+	return "", "", err
+}
+
+// probeCUDA opens the CUDA driver and its first GPU.
+func probeCUDA() error { return errors.New("this build has no CUDA binding") }

@@ -1,0 +1,90 @@
+package graph
+
+import (
+	"github.com/pkg/errors"
+)
+
+// Runtime is where and how compiled programs run: the device, the precision
+// of their matrix products, and the memory they run in (the arena in which
+// every program compiled on it lays out its intermediate tensors). It is a
+// property of programs, not of a graph or a model: one graph, one op set and
+// one parameter store compile onto runtimes of any device and precision.
+//
+// Programs compiled on one Runtime share its memory, so only one of them
+// runs at a time and what a program computed is valid only until another
+// program of the runtime runs (see Program.Run). A Runtime is not safe for
+// concurrent use.
+type Runtime struct {
+	device    Device
+	precision Precision
+	// fallback says why an Auto device runs on the CPU ("" otherwise).
+	fallback string
+	// active is the program that ran last, the one whose tensors lie in
+	// arena.
+	active *Program
+	arena  arena
+}
+
+// NewRuntime returns a runtime on device d whose programs multiply in
+// precision p. It opens the device before anything is compiled, so that a
+// device that cannot be used is an error here, naming what is missing:
+// DeviceAuto falls back to the CPU instead, and Fallback says why.
+func NewRuntime(d Device, p Precision) (*Runtime, error) {
+	if err := p.valid(); err != nil {
+		return nil, err
+	}
+	dev, fallback, err := d.open()
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{device: dev, precision: p, fallback: fallback}, nil
+}
+
+// CPU returns a runtime on the CPU with float32 products: the default, and
+// what a program compiled without one runs on.
+func CPU() *Runtime { return &Runtime{device: DeviceCPU, precision: Float32} }
+
+// Device is the device the runtime's programs run on: DeviceCPU or
+// DeviceCUDA, never DeviceAuto.
+func (rt *Runtime) Device() Device { return rt.device }
+
+// Precision is the precision of the runtime's matrix products.
+func (rt *Runtime) Precision() Precision { return rt.precision }
+
+// Fallback says why a runtime asked for DeviceAuto runs on the CPU, "" if it
+// was not asked for DeviceAuto or found a usable GPU.
+func (rt *Runtime) Fallback() string { return rt.fallback }
+
+// ArenaBytes is the memory the runtime's programs lay their intermediate
+// tensors out in: that of the largest program run so far.
+func (rt *Runtime) ArenaBytes() int {
+	return 4*len(rt.arena.f32) + 8*len(rt.arena.f64) + 8*len(rt.arena.ints)
+}
+
+// String describes the runtime as "cpu float32".
+func (rt *Runtime) String() string { return string(rt.device) + " " + string(rt.precision) }
+
+// activate makes p the runtime's running program: the program that ran
+// before lets go of its tensors, and p's are laid out in the arena.
+func (rt *Runtime) activate(p *Program) {
+	if a := rt.active; a != p {
+		if a != nil {
+			a.release()
+		}
+		if !p.own {
+			rt.arena.bind(p)
+		}
+		rt.active = p
+	}
+}
+
+// forget drops p, a program being closed or given memory of its own.
+func (rt *Runtime) forget(p *Program) {
+	if rt.active == p {
+		rt.active = nil
+	}
+	delete(rt.arena.users, p)
+}
+
+// errCUDAPrograms says that the CUDA device cannot run programs yet.
+var errCUDAPrograms = errors.New("device cuda: the GPU was found, but programs cannot run on the CUDA device yet; use -device cpu (or auto)")

@@ -365,5 +365,5 @@ func (t *Trainer) finish() error {
 	if err != nil {
 		return err
 	}
-	return PlotLosses(ms, filepath.Join(t.opt.OutDir, "loss.png"))
+	return PlotRun(ms, t.plotTitle(), filepath.Join(t.opt.OutDir, "loss.png"))
 }

@@ -7,16 +7,12 @@ import (
 	"testing"
 )
 
-// TestReadmeCodeIsExamples checks that every Go block of the README is an
-// excerpt of an Example that runs in go test: its lines, their white space
-// aside (gofmt aligns comments by block), appear in that order in one of
-// the external example files (lines in between, such as error checks, may
-// be left out of the README).
+// TestReadmeCodeIsExamples checks that every Go block of the README and of
+// docs/*.md is an excerpt of an Example that runs in go test: its lines,
+// their white space aside (gofmt aligns comments by block), appear in that
+// order in one of the external example files (lines in between, such as
+// error checks, may be left out of the README).
 func TestReadmeCodeIsExamples(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var examples []string
 	for _, pattern := range []string{"*/example_test.go", "*/*/example_test.go"} {
 		files, err := filepath.Glob(filepath.Join("..", pattern))
@@ -34,13 +30,23 @@ func TestReadmeCodeIsExamples(t *testing.T) {
 			examples = append(examples, string(text))
 		}
 	}
-	blocks := goBlocks(string(readme))
-	if len(blocks) == 0 {
-		t.Fatal("the README has no Go code")
+	docs, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, b := range blocks {
-		if !excerptOfAny(b, examples) {
-			t.Errorf("README code is not an excerpt of an example:\n%s", b)
+	for _, path := range append([]string{filepath.Join("..", "README.md")}, docs...) {
+		md, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := goBlocks(string(md))
+		if len(blocks) == 0 && filepath.Base(path) == "README.md" {
+			t.Fatal("the README has no Go code")
+		}
+		for _, b := range blocks {
+			if !excerptOfAny(b, examples) {
+				t.Errorf("%s: code is not an excerpt of an example:\n%s", path, b)
+			}
 		}
 	}
 }

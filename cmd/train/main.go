@@ -18,7 +18,7 @@
 // -bleu-sample validation sentences greedily and report their BLEU;
 // cmd/translate translates with the output directory. Ctrl-C (SIGINT), SIGTERM
 // or SIGUSR1 saves a checkpoint and stops (under mpirun, every rank stops
-// after the same step: see the README on several processes);
+// after the same step: see docs/mpi.md);
 // -resume OUT continues exactly where the run stopped, from the newest
 // checkpoint that loads. An OUT that holds a run is refused unless -resume or
 // -overwrite, and OUT is locked while a run uses it (see trainer/rundir).

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -13,7 +14,9 @@ import (
 )
 
 // PlotLosses draws the training and validation loss against the step as a PNG.
+// Lines of single steps (Options.LogEvery) are left out.
 func PlotLosses(ms []Metrics, path string) error {
+	ms = slices.DeleteFunc(slices.Clone(ms), func(m Metrics) bool { return !m.IsEvaluation() })
 	if len(ms) == 0 {
 		return nil
 	}

@@ -92,6 +92,16 @@ func (t *Trainer) save() (string, error) {
 	if err := t.checkDir(); err != nil {
 		return "", err
 	}
+	path, err := t.writeCheckpoint()
+	if err != nil {
+		return "", t.moved(err)
+	}
+	t.rep.Saved(t.adam.Step, path)
+	return path, t.moved(t.prune())
+}
+
+// writeCheckpoint writes the state and weights files of the current step.
+func (t *Trainer) writeCheckpoint() (string, error) {
 	dir := t.checkpointDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", errors.Wrap(err, "checkpoint directory")
@@ -100,11 +110,7 @@ func (t *Trainer) save() (string, error) {
 	if err := t.saveState(statePath(path)); err != nil {
 		return "", err
 	}
-	if err := model.SaveCheckpoint(path, t.m.Config(), t.params, t.meta()); err != nil {
-		return "", err
-	}
-	t.rep.Saved(t.adam.Step, path)
-	return path, t.prune()
+	return path, model.SaveCheckpoint(path, t.m.Config(), t.params, t.meta())
 }
 
 // checkFinite refuses parameters that are not all finite, so that a run
@@ -417,7 +423,7 @@ func (t *Trainer) finish() error {
 		return err
 	}
 	if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
-		return err
+		return t.moved(err)
 	}
 	ms, err := ReadMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"))
 	if err == nil {
@@ -426,5 +432,5 @@ func (t *Trainer) finish() error {
 	if err != nil {
 		return err
 	}
-	return PlotLosses(ms, filepath.Join(t.opt.OutDir, "loss.png"))
+	return t.moved(PlotLosses(ms, filepath.Join(t.opt.OutDir, "loss.png")))
 }

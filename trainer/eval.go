@@ -68,7 +68,7 @@ func (t *Trainer) evaluateAndLog() error {
 		return err
 	}
 	if err := appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), m); err != nil {
-		return err
+		return t.moved(err)
 	}
 	t.rep.Eval(m)
 	if err := t.keepBest(m); err != nil {
@@ -117,7 +117,7 @@ func (t *Trainer) keepBest(m Metrics) error {
 	if err := t.checkDir(); err != nil {
 		return err
 	}
-	return model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta())
+	return t.moved(model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta()))
 }
 
 // logStep appends the loss of the update just made to metrics.jsonl, as
@@ -130,7 +130,7 @@ func (t *Trainer) logStep() error {
 		return err
 	}
 	line := stepLine{Step: t.adam.Step, StepLoss: t.stepLoss, LR: t.sched.At(t.adam.Step)}
-	return appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), line)
+	return t.moved(appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), line))
 }
 
 // perplexity is exp(loss), at most math.MaxFloat64: a finite loss above

@@ -375,6 +375,17 @@ func (t *Trainer) checkDir() error {
 	return errors.Errorf("step %d: the output directory %s is no longer the one this run started in (it was renamed, moved or removed); stopping without writing to it", t.adam.Step, t.opt.OutDir)
 }
 
+// moved is err, or checkDir's error if err is that of a write the output
+// directory's move broke (whose own error says no more than "no such file").
+func (t *Trainer) moved(err error) error {
+	if err != nil {
+		if derr := t.checkDir(); derr != nil {
+			return derr
+		}
+	}
+	return err
+}
+
 // Step is the number of updates made so far.
 func (t *Trainer) Step() int { return t.adam.Step }
 

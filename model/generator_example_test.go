@@ -106,7 +106,7 @@ func Example_ownModelKind() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(out)
-	opt := trainer.Options{Steps: 20, Warmup: 10, LRFactor: 1, Accumulate: 1, EvalEvery: 20, SaveEvery: 20, KeepLast: 1, OutDir: out}
+	opt := trainer.Options{Steps: 20, Warmup: new(10), LRFactor: new(1.0), Accumulate: 1, EvalEvery: 20, SaveEvery: 20, KeepLast: 1, OutDir: out}
 	t, err := trainer.New(m, params, trainer.Data{Train: batches, Valid: valid, HeldOut: task.HeldOut(4)}, opt, nil)
 	if err != nil {
 		log.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
@@ -36,6 +37,9 @@ type state struct {
 	RNG      string          `json:"rng"` // the dropout generator, base64
 	Best     float64         `json:"best_val_loss"`
 	ElapsedS float64         `json:"elapsed_s"`
+	// Window sums the updates since the last evaluation (none in the
+	// state files of older runs).
+	Window windowState `json:"window"`
 }
 
 const stateKey = "trainer_state"
@@ -48,6 +52,8 @@ func (st state) check(step int) error {
 		return errors.Errorf("step %d, but the file is of step %d", st.Step, step)
 	case !(st.ElapsedS >= 0) || math.IsInf(st.ElapsedS, 0) || math.IsNaN(st.Best):
 		return errors.Errorf("elapsed %v s and best loss %v are not a run's", st.ElapsedS, st.Best)
+	case !(st.Window.Loss >= 0) || math.IsInf(st.Window.Loss, 0) || st.Window.Steps < 0 || st.Window.Tokens < 0 || st.Window.Steps > st.Step:
+		return errors.Errorf("the loss window (%v over %d updates, %d tokens) is not a run's", st.Window.Loss, st.Window.Steps, st.Window.Tokens)
 	}
 	return nil
 }
@@ -83,6 +89,19 @@ func (t *Trainer) save() (string, error) {
 	if err := t.checkFinite(); err != nil {
 		return "", err
 	}
+	if err := t.checkDir(); err != nil {
+		return "", err
+	}
+	path, err := t.writeCheckpoint()
+	if err != nil {
+		return "", t.moved(err)
+	}
+	t.rep.Saved(t.adam.Step, path)
+	return path, t.moved(t.prune())
+}
+
+// writeCheckpoint writes the state and weights files of the current step.
+func (t *Trainer) writeCheckpoint() (string, error) {
 	dir := t.checkpointDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", errors.Wrap(err, "checkpoint directory")
@@ -91,11 +110,7 @@ func (t *Trainer) save() (string, error) {
 	if err := t.saveState(statePath(path)); err != nil {
 		return "", err
 	}
-	if err := model.SaveCheckpoint(path, t.m.Config(), t.params, t.meta()); err != nil {
-		return "", err
-	}
-	t.rep.Saved(t.adam.Step, path)
-	return path, t.prune()
+	return path, model.SaveCheckpoint(path, t.m.Config(), t.params, t.meta())
 }
 
 // checkFinite refuses parameters that are not all finite, so that a run
@@ -174,24 +189,52 @@ func (t *Trainer) currentState() (state, error) {
 	return state{
 		Step: t.adam.Step, Batcher: t.data.Train.State(), RNG: base64.StdEncoding.EncodeToString(rng),
 		Best: best, ElapsedS: (t.elapsed + time.Since(t.window.start)).Seconds(),
+		Window: windowState{Loss: t.window.loss, Steps: t.window.steps, Tokens: t.window.tokens},
 	}, nil
 }
 
-// prune removes step checkpoints beyond the KeepLast most recent.
+// prune removes the checkpoints off the schedule (an interruption's)
+// older than the newest, and step checkpoints beyond the KeepLast most
+// recent: the checkpoints kept, and those Average takes, are those of a
+// run never interrupted.
 func (t *Trainer) prune() error {
 	steps, err := checkpointSteps(t.checkpointDir())
 	if err != nil {
 		return err
 	}
-	for len(steps) > t.opt.KeepLast {
-		p := stepPath(t.checkpointDir(), steps[0])
-		if err := os.Remove(p); err != nil {
-			return errors.Wrap(err, "removing an old checkpoint")
+	var kept []int
+	for i, step := range steps {
+		if i < len(steps)-1 && !t.scheduled(step) {
+			if err := t.remove(step); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := os.Remove(statePath(p)); err != nil && !os.IsNotExist(err) {
-			return errors.Wrap(err, "removing an old checkpoint")
+		kept = append(kept, step)
+	}
+	for len(kept) > t.opt.KeepLast {
+		if err := t.remove(kept[0]); err != nil {
+			return err
 		}
-		steps = steps[1:]
+		kept = kept[1:]
+	}
+	return nil
+}
+
+// scheduled reports whether the run saves a checkpoint at step
+// unprompted: every SaveEvery updates, and at the end.
+func (t *Trainer) scheduled(step int) bool {
+	return step%t.opt.SaveEvery == 0 || step == t.opt.Steps
+}
+
+// remove removes the checkpoint of step.
+func (t *Trainer) remove(step int) error {
+	p := stepPath(t.checkpointDir(), step)
+	if err := os.Remove(p); err != nil {
+		return errors.Wrap(err, "removing an old checkpoint")
+	}
+	if err := os.Remove(statePath(p)); err != nil && !os.IsNotExist(err) {
+		return errors.Wrap(err, "removing an old checkpoint")
 	}
 	return nil
 }
@@ -251,6 +294,9 @@ type Resumed struct {
 func (t *Trainer) Resume(dir string) (Resumed, error) {
 	if !t.world().Root() {
 		return Resumed{}, nil
+	}
+	if err := t.checkDir(); err != nil {
+		return Resumed{}, err
 	}
 	paths, err := Checkpoints(dir)
 	if err != nil {
@@ -324,6 +370,9 @@ func (t *Trainer) restoreState(path string, step int) error {
 		for prefix, p := range map[string]*graph.Params{"m.": m, "v.": v} {
 			d, err := f.Dense(prefix+name, t.params.Dtype())
 			if err == nil {
+				err = checkMoment(prefix+name, d, prefix == "v.")
+			}
+			if err == nil {
 				err = p.Set(name, d)
 			}
 			if err != nil {
@@ -332,6 +381,17 @@ func (t *Trainer) restoreState(path string, step int) error {
 		}
 	}
 	return errors.Wrapf(t.applyState(st), "%s", path)
+}
+
+// checkMoment refuses a moment of Adam that no run writes: a value that is
+// not finite, or a negative second moment (whose root is NaN).
+func checkMoment(name string, d *tensor.Dense, second bool) error {
+	for i, v := range graph.Float64s(d) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || second && v < 0 {
+			return errors.Errorf("tensor %s holds %v at index %d, which no run writes", name, v, i)
+		}
+	}
+	return nil
 }
 
 // applyState makes st the run's state.
@@ -347,6 +407,7 @@ func (t *Trainer) applyState(st state) error {
 		return errors.Wrap(err, "data position")
 	}
 	t.adam.Step, t.best, t.elapsed = st.Step, st.Best, time.Duration(st.ElapsedS*float64(time.Second))
+	t.window = window{loss: st.Window.Loss, steps: st.Window.Steps, tokens: st.Window.Tokens}
 	return nil
 }
 
@@ -358,12 +419,18 @@ func (t *Trainer) finish() error {
 	if err := t.checkFinite(); err != nil {
 		return err
 	}
-	if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
+	if err := t.checkDir(); err != nil {
 		return err
 	}
+	if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
+		return t.moved(err)
+	}
 	ms, err := ReadMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"))
+	if err == nil {
+		err = t.checkDir()
+	}
 	if err != nil {
 		return err
 	}
-	return PlotRun(ms, t.plotTitle(), filepath.Join(t.opt.OutDir, "loss.png"))
+	return t.moved(PlotRun(ms, t.plotTitle(), filepath.Join(t.opt.OutDir, "loss.png")))
 }

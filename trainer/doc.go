@@ -13,7 +13,7 @@
 // directory (creating it) before any work:
 //
 //	opt := trainer.Options{Steps: 1000, OutDir: "runs/x",
-//		Optimizer: trainer.OptimizerAdamW, Schedule: trainer.ScheduleCosine, LR: 5e-4}
+//		Optimizer: trainer.OptimizerAdamW, Schedule: trainer.ScheduleCosine, LR: new(5e-4)}
 //	t, err := trainer.New(m, params, trainer.Data{Train: batches, Valid: valid}, opt, nil)
 //	_, err = t.Resume("runs/x") // only when continuing a run stopped earlier
 //	err = t.Run(ctx)

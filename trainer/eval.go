@@ -64,8 +64,11 @@ func (t *Trainer) evaluateAndLog() error {
 	if err := t.decodingMetrics(&m); err != nil {
 		return err
 	}
-	if err := appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), m); err != nil {
+	if err := t.checkDir(); err != nil {
 		return err
+	}
+	if err := appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), m); err != nil {
+		return t.moved(err)
 	}
 	t.rep.Eval(m)
 	if err := t.keepBest(m); err != nil {
@@ -111,7 +114,23 @@ func (t *Trainer) keepBest(m Metrics) error {
 		return nil
 	}
 	t.best = value
-	return model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta())
+	if err := t.checkDir(); err != nil {
+		return err
+	}
+	return t.moved(model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta()))
+}
+
+// logStep appends the loss of the update just made to metrics.jsonl, as
+// Options.LogEvery asks (on rank 0).
+func (t *Trainer) logStep() error {
+	if !t.world().Root() {
+		return nil
+	}
+	if err := t.checkDir(); err != nil {
+		return err
+	}
+	line := stepLine{Step: t.adam.Step, StepLoss: t.stepLoss, LR: t.sched.At(t.adam.Step)}
+	return t.moved(appendMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"), line))
 }
 
 // perplexity is exp(loss), at most math.MaxFloat64: a finite loss above

@@ -82,7 +82,7 @@ func Example_ownSublayer() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(out)
-	opt := trainer.Options{Steps: 20, Warmup: 10, LRFactor: 1, Accumulate: 1, EvalEvery: 20, SaveEvery: 20, KeepLast: 1, OutDir: out}
+	opt := trainer.Options{Steps: 20, Warmup: new(10), LRFactor: new(1.0), Accumulate: 1, EvalEvery: 20, SaveEvery: 20, KeepLast: 1, OutDir: out}
 	t, err := trainer.New(m, params, trainer.Data{Train: batches, Valid: valid}, opt, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -195,7 +195,7 @@ func Example_adamWCosineResumeAndLoad() {
 	check(err)
 	defer os.RemoveAll(dir)
 	opt := trainer.Options{Steps: 300, OutDir: dir,
-		Optimizer: trainer.OptimizerAdamW, Schedule: trainer.ScheduleCosine, LR: 2e-3, Warmup: 30}
+		Optimizer: trainer.OptimizerAdamW, Schedule: trainer.ScheduleCosine, LR: new(2e-3), Warmup: new(30)}
 
 	// The first run stops after 60 updates, checkpointing them.
 	m, params, d := numbersRun(dir, &opt)

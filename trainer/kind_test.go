@@ -65,7 +65,7 @@ func TestEveryKindLearns(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			f := kindFixture(t, tc.kind, tc.task)
 			opt := options(t.TempDir(), 2000)
-			opt.EvalEvery, opt.SaveEvery, opt.Warmup, opt.LRFactor, opt.Accumulate = 2000, 2000, 100, 1, 1
+			opt.EvalEvery, opt.SaveEvery, opt.Warmup, opt.LRFactor, opt.Accumulate = 2000, 2000, new(100), new(1.0), 1
 			tr, err := New(f.m, f.params, f.data, opt, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -11,7 +11,9 @@ import (
 	"github.com/transformer-go/transformer/internal/atomicfile"
 )
 
-// Metrics is one evaluation, a line of OUT/metrics.jsonl.
+// Metrics is one evaluation, a line of OUT/metrics.jsonl; or, with
+// Options.LogEvery, the loss of one update (StepLoss), on a line of its
+// own that holds only Step, StepLoss and LR.
 type Metrics struct {
 	Step      int     `json:"step"`
 	TrainLoss float64 `json:"train_loss"` // mean label-smoothed loss since the last evaluation
@@ -28,11 +30,25 @@ type Metrics struct {
 	// BLEU is the corpus BLEU (sacreBLEU's default, 0 to 100) of the
 	// validation sample's translations, at the evaluations that compute it.
 	BLEU *float64 `json:"bleu,omitempty"`
+	// StepLoss, on a line of Options.LogEvery, is the label-smoothed
+	// training loss of the update Step alone; nil on an evaluation's line.
+	StepLoss *float64 `json:"step_loss,omitempty"`
 }
 
-// appendMetrics appends m to the JSON-lines file at path and syncs it, so
-// an evaluation that was reported is on disk.
-func appendMetrics(path string, m Metrics) error {
+// IsEvaluation reports whether m is an evaluation's line, not a step's
+// (Options.LogEvery).
+func (m Metrics) IsEvaluation() bool { return m.StepLoss == nil }
+
+// stepLine is a line of metrics.jsonl that Options.LogEvery asks for.
+type stepLine struct {
+	Step     int     `json:"step"`
+	StepLoss float64 `json:"step_loss"`
+	LR       float64 `json:"lr"`
+}
+
+// appendMetrics appends m (a Metrics or a stepLine) to the JSON-lines
+// file at path and syncs it, so a line that was reported is on disk.
+func appendMetrics(path string, m any) error {
 	line, err := json.Marshal(m)
 	if err != nil {
 		return errors.Wrap(err, "encoding metrics")
@@ -125,12 +141,25 @@ func truncateMetrics(path string, step int) (torn bool, err error) {
 	if err != nil || len(ms) == 0 && !torn {
 		return torn, err
 	}
+	data, err := readBounded(path, MaxMetricsBytes)
+	if err != nil {
+		return torn, errors.Wrap(err, "metrics")
+	}
+	// The lines as they were, in readMetrics's order (one per Metrics).
 	var buf bytes.Buffer
-	for _, m := range ms {
-		if m.Step <= step {
-			line, _ := json.Marshal(m)
-			buf.Write(append(line, '\n'))
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	i := 0
+	for _, line := range lines {
+		if len(line) == 0 {
+			continue
 		}
+		if i == len(ms) {
+			break // the torn last line
+		}
+		if ms[i].Step <= step {
+			buf.Write(line)
+		}
+		i++
 	}
 	return torn, atomicfile.WriteBytes(path, buf.Bytes())
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 
 	"github.com/pkg/errors"
 	"gonum.org/v1/plot"
@@ -17,17 +18,19 @@ import (
 	"github.com/transformer-go/transformer/internal/atomicfile"
 )
 
-// PlotRun draws a run's evaluations as a PNG of four panels over updates:
-// the training and validation loss; validation BLEU, or exact match on a
+// PlotRun draws a run's metrics as a PNG of four panels over updates: the
+// training and validation loss (and the loss of single steps, where
+// Options.LogEvery logged them); validation BLEU, or exact match on a
 // synthetic task; the learning rate; and tokens per second. title, drawn
 // above them, names the run and its key settings.
 func PlotRun(ms []Metrics, title, path string) error {
-	if len(ms) == 0 {
+	evals := slices.DeleteFunc(slices.Clone(ms), func(m Metrics) bool { return !m.IsEvaluation() })
+	if len(evals) == 0 {
 		return nil
 	}
-	panels := [][]*plot.Plot{{lossPanel(ms), qualityPanel(ms)}, {
+	panels := [][]*plot.Plot{{lossPanel(ms, evals), qualityPanel(evals)}, {
 		linePanel(ms, "learning rate", "rate", func(m Metrics) (float64, bool) { return m.LR, true }),
-		linePanel(ms, "throughput", "target tokens / s", func(m Metrics) (float64, bool) { return m.TokensPerS, true }),
+		linePanel(evals, "throughput", "target tokens / s", func(m Metrics) (float64, bool) { return m.TokensPerS, true }),
 	}}
 	const width, height = 10 * vg.Inch, 7 * vg.Inch
 	img := vgimg.New(width, height)
@@ -49,11 +52,13 @@ func PlotRun(ms []Metrics, title, path string) error {
 	return atomicfile.WriteBytes(path, buf.Bytes())
 }
 
-// lossPanel plots the training and validation loss.
-func lossPanel(ms []Metrics) *plot.Plot {
+// lossPanel plots the training loss of single steps (ms's step lines), its
+// mean between evaluations and the validation loss (evals).
+func lossPanel(ms, evals []Metrics) *plot.Plot {
 	p := panel("loss", "nats per target token")
-	addLine(p, "train (label-smoothed)", series(ms, func(m Metrics) (float64, bool) { return m.TrainLoss, true }), 0)
-	addLine(p, "validation", series(ms, func(m Metrics) (float64, bool) { return m.ValLoss, true }), 1)
+	addLine(p, "train, single steps", series(ms, func(m Metrics) (float64, bool) { return deref(m.StepLoss) }), 2)
+	addLine(p, "train (label-smoothed)", series(evals, func(m Metrics) (float64, bool) { return m.TrainLoss, true }), 0)
+	addLine(p, "validation", series(evals, func(m Metrics) (float64, bool) { return m.ValLoss, true }), 1)
 	p.Legend.Top = true
 	return p
 }
@@ -134,11 +139,18 @@ func deref(p *float64) (float64, bool) {
 // model's kind and sizes, the optimizer and schedule, and the runtime.
 func (t *Trainer) plotTitle() string {
 	c, o := t.m.Config(), t.opt
-	lr := fmt.Sprintf("lr factor %g", o.LRFactor)
-	if o.LR > 0 {
-		lr = fmt.Sprintf("peak lr %g", o.LR)
+	lr := ""
+	switch {
+	case o.LR != nil:
+		lr = fmt.Sprintf(", peak lr %g", *o.LR)
+	case o.LRFactor != nil:
+		lr = fmt.Sprintf(", lr factor %g", *o.LRFactor)
 	}
-	return fmt.Sprintf("%s — %s, d_model %d, %d+%d layers, %d heads, vocab %d — %s, %s, %s, warm-up %d — %s",
+	warmup := 0
+	if o.Warmup != nil {
+		warmup = *o.Warmup
+	}
+	return fmt.Sprintf("%s — %s, d_model %d, %d+%d layers, %d heads, vocab %d — %s, %s%s, warm-up %d — %s",
 		filepath.Base(o.OutDir), c.Kind, c.DModel, c.EncoderLayers, c.DecoderLayers, c.Heads, c.Vocab,
-		o.Optimizer, o.Schedule, lr, o.Warmup, t.rt)
+		o.Optimizer, o.Schedule, lr, warmup, t.rt)
 }

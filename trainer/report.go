@@ -16,6 +16,10 @@ type StepInfo struct {
 	Step, Total int
 	// Loss is the mean training loss since the last evaluation.
 	Loss, LR, TokensPerS float64
+	// StepLoss is the loss of this update alone, and Logged says that
+	// Options.LogEvery asks for it to be logged.
+	StepLoss float64
+	Logged   bool
 }
 
 // Reporter shows a run's progress. NewReporter, NewBarReporter and
@@ -79,6 +83,10 @@ func (r *barReporter) Start(step, total int) {
 }
 
 func (r *barReporter) Step(s StepInfo) {
+	if s.Logged {
+		r.bar.Clear()
+		logStep(r.log, s)
+	}
 	r.bar.Describe(fmt.Sprintf("loss %.3f  lr %.2e  %.0f tok/s", s.Loss, s.LR, s.TokensPerS))
 	r.bar.Set(s.Step)
 }
@@ -112,9 +120,17 @@ func (r *logReporter) Start(step, total int) {
 }
 
 func (r *logReporter) Step(s StepInfo) {
-	if s.Step%r.every == 0 {
+	if s.Logged {
+		logStep(r.log, s)
+	} else if s.Step%r.every == 0 {
 		r.log.Info("step", "step", s.Step, "of", s.Total, "loss", round(s.Loss), "lr", s.LR, "tokens_per_s", int(s.TokensPerS))
 	}
+}
+
+// logStep logs a step that Options.LogEvery asks for, with its own loss.
+func logStep(log *slog.Logger, s StepInfo) {
+	log.Info("step", "step", s.Step, "of", s.Total, "step_loss", round(s.StepLoss), "loss", round(s.Loss), "lr", s.LR,
+		"tokens_per_s", int(s.TokensPerS))
 }
 
 func (r *logReporter) Eval(m Metrics) { logEval(r.log, m) }

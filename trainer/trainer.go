@@ -19,31 +19,35 @@ import (
 	"github.com/transformer-go/transformer/trainer/dist"
 )
 
-// Options configures a training run. Steps and OutDir are required; every
-// other zero value means the default its field documents (WithDefaults
-// fills them in).
+// Options configures a training run. Steps and OutDir are required. Every
+// other field left out (a nil pointer, or the zero value of a field whose
+// zero is no setting) means the default its field documents, which
+// WithDefaults fills in; a pointer field given a value, zero included, is
+// that value, or an error. Go 1.26 writes one as new(0.5).
 type Options struct {
 	// Steps is the number of optimizer updates of the whole run.
 	Steps int
 	// Optimizer is OptimizerAdam (the default) or OptimizerAdamW.
 	Optimizer string
-	// WeightDecay is AdamW's decoupled weight decay λ (default 0.01); Adam
-	// has none, and refuses one.
-	WeightDecay float64
+	// WeightDecay is AdamW's decoupled weight decay λ (default 0.01; a
+	// given 0 is none); Adam has none, and refuses one above 0.
+	WeightDecay *float64
 	// Schedule names the learning-rate schedule (see Schedule): "paper"
 	// (the default), "constant", "linear" or "cosine".
 	Schedule string
 	// LR is the peak learning rate, reached at the end of warm-up. For the
-	// paper's schedule it may be left 0 and LRFactor given instead; for
-	// the others it defaults to 1e-3.
-	LR float64
+	// paper's schedule it may be left out and LRFactor given instead; for
+	// the others it defaults to 1e-3. A given rate must be positive.
+	LR *float64
 	// LRFactor is the paper's schedule's factor (default 1, when LR is
-	// not given either); the other schedules refuse one.
-	LRFactor float64
+	// not given either); the other schedules refuse one. A given factor
+	// must be positive.
+	LRFactor *float64
 	// Warmup is the number of warm-up updates. Default: 4,000 (the
 	// paper's) or a tenth of Steps (at least 1), whichever is fewer; none
-	// for the constant schedule.
-	Warmup int
+	// for the constant schedule. A given 0 is no warm-up, which the
+	// paper's schedule refuses.
+	Warmup *int
 	// Cooldown, for the paper's and the constant schedule, is the number
 	// of updates at the end of the run over which the rate decays
 	// linearly (default 0: none).
@@ -57,6 +61,10 @@ type Options struct {
 	// EvalEvery (default: a tenth of Steps, at least 1) and SaveEvery
 	// (default: EvalEvery) are in updates; the last step always does both.
 	EvalEvery, SaveEvery int
+	// LogEvery, if positive, logs the loss of every LogEvery-th update
+	// (with the reporter's step line) and appends it to metrics.jsonl as
+	// a line of its own (Metrics.StepLoss); 0 logs none.
+	LogEvery int
 	// CheckEvery is how often, in updates, the ranks of a data-parallel run
 	// compare a checksum of their parameters, beside every evaluation; 0
 	// means at evaluations only. A difference stops every rank with an error.
@@ -68,7 +76,9 @@ type Options struct {
 	Seed uint64
 	// OutDir receives metrics.jsonl, checkpoints/, best.safetensors,
 	// final.safetensors and loss.png. New creates it (with its parents)
-	// if it does not exist, and refuses one it cannot write to.
+	// if it does not exist, and refuses one it cannot write to. The run
+	// writes only into the directory New found there: one renamed or
+	// replaced meanwhile stops the run with an error.
 	OutDir string
 	// Meta is recorded in the metadata of every checkpoint, beside the
 	// step: say, the fingerprints of the tokenizer's files.
@@ -100,25 +110,35 @@ const (
 	DefaultKeepLast    = 5
 )
 
-// WithDefaults is o with every zero field that has a default set to it.
+// WithDefaults is o with every field left out that has a default set to
+// it; the pointer fields of the result are all set but LR or LRFactor
+// (the one the schedule does not use).
 func (o Options) WithDefaults() Options {
 	if o.Optimizer == "" {
 		o.Optimizer = OptimizerAdam
 	}
-	if o.Optimizer == OptimizerAdamW && o.WeightDecay == 0 {
-		o.WeightDecay = DefaultWeightDecay
+	if o.WeightDecay == nil {
+		decay := 0.0
+		if o.Optimizer == OptimizerAdamW {
+			decay = DefaultWeightDecay
+		}
+		o.WeightDecay = &decay
 	}
 	if o.Schedule == "" {
 		o.Schedule = SchedulePaper
 	}
 	switch {
-	case o.Schedule == SchedulePaper && o.LR == 0 && o.LRFactor == 0:
-		o.LRFactor = 1
-	case o.Schedule != SchedulePaper && o.LR == 0:
-		o.LR = DefaultLR
+	case o.Schedule == SchedulePaper && o.LR == nil && o.LRFactor == nil:
+		o.LRFactor = new(1.0)
+	case o.Schedule != SchedulePaper && o.LR == nil:
+		o.LR = new(DefaultLR)
 	}
-	if o.Warmup == 0 && o.Schedule != ScheduleConstant {
-		o.Warmup = max(1, min(DefaultWarmup, o.Steps/10))
+	if o.Warmup == nil {
+		warmup := 0
+		if o.Schedule != ScheduleConstant {
+			warmup = max(1, min(DefaultWarmup, o.Steps/10))
+		}
+		o.Warmup = &warmup
 	}
 	if o.Accumulate == 0 {
 		o.Accumulate = 1
@@ -135,41 +155,37 @@ func (o Options) WithDefaults() Options {
 	return o
 }
 
+// value is *p, or the zero value for nil.
+func value[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
+}
+
 // schedule is the learning-rate schedule of options with defaults, for a
 // model of width dModel.
 func (o Options) schedule(dModel int) Schedule {
-	return Schedule{Kind: o.Schedule, DModel: dModel, Warmup: o.Warmup, Factor: o.LRFactor, Peak: o.LR,
+	return Schedule{Kind: o.Schedule, DModel: dModel, Warmup: value(o.Warmup), Factor: value(o.LRFactor), Peak: value(o.LR),
 		Steps: o.Steps, Cooldown: o.Cooldown}
 }
 
-// Validate checks the options, zero values standing for their defaults,
-// and reports every bad one in one error.
+// Validate checks the options, fields left out standing for their
+// defaults, and reports every bad one in one error.
 func (o Options) Validate() error {
-	o = o.WithDefaults()
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	o.validateRates(add) // before the defaults: only what was given
+	rates := len(bad)
+	o = o.WithDefaults()
 	if o.Steps <= 0 {
 		add("Steps must be positive, have %d", o.Steps)
 	}
 	if !slices.Contains(Optimizers(), o.Optimizer) {
 		add("Optimizer %q: want one of %v", o.Optimizer, Optimizers())
 	}
-	switch {
-	case !(o.WeightDecay >= 0) || math.IsInf(o.WeightDecay, 0):
-		add("WeightDecay must be finite and not negative, have %g", o.WeightDecay)
-	case o.WeightDecay != 0 && o.Optimizer == OptimizerAdam:
-		add("WeightDecay %g needs Optimizer %q (Adam has no decoupled weight decay)", o.WeightDecay, OptimizerAdamW)
-	}
-	if o.LR != 0 && o.LRFactor != 0 {
-		add("give LR (the peak rate) or LRFactor (the paper's factor), not both: have %g and %g", o.LR, o.LRFactor)
-	}
-	if o.Schedule != SchedulePaper && o.LRFactor != 0 {
-		add("LRFactor %g is the paper's schedule's; the %s schedule takes LR", o.LRFactor, o.Schedule)
-	}
-	switch {
-	case !(o.LR >= 0) || !(o.LRFactor >= 0):
-		add("LR and LRFactor must be numbers, not negative, have %g and %g", o.LR, o.LRFactor)
-	case o.Steps > 0:
+	if o.Steps > 0 && rates == 0 { // a bad rate is reported once
 		if err := o.schedule(1).Validate(); err != nil {
 			add("%v", err)
 		}
@@ -183,8 +199,8 @@ func (o Options) Validate() error {
 	if o.EvalEvery <= 0 || o.SaveEvery <= 0 {
 		add("EvalEvery and SaveEvery must be positive, have %d and %d", o.EvalEvery, o.SaveEvery)
 	}
-	if o.CheckEvery < 0 {
-		add("CheckEvery must not be negative, have %d", o.CheckEvery)
+	if o.CheckEvery < 0 || o.LogEvery < 0 {
+		add("CheckEvery and LogEvery must not be negative, have %d and %d", o.CheckEvery, o.LogEvery)
 	}
 	if o.KeepLast <= 0 {
 		add("KeepLast must be at least 1, have %d", o.KeepLast)
@@ -196,6 +212,38 @@ func (o Options) Validate() error {
 		return nil
 	}
 	return errors.Errorf("bad training options: %s", strings.Join(bad, "; "))
+}
+
+// validateRates checks the given weight decay, schedule, rates and
+// warm-up, as they were given (the defaults are checked by the schedule).
+func (o Options) validateRates(add func(string, ...any)) {
+	if d := o.WeightDecay; d != nil {
+		switch {
+		case !(*d >= 0) || math.IsInf(*d, 0):
+			add("WeightDecay must be finite and not negative, have %g", *d)
+		case *d != 0 && o.Optimizer != OptimizerAdamW:
+			add("WeightDecay %g needs Optimizer %q (Adam has no decoupled weight decay)", *d, OptimizerAdamW)
+		}
+	}
+	for _, r := range []struct {
+		name string
+		v    *float64
+	}{{"LR", o.LR}, {"LRFactor", o.LRFactor}} {
+		if r.v != nil && !positive(*r.v) {
+			add("%s must be positive and finite when given, have %g", r.name, *r.v)
+		}
+	}
+	switch {
+	case o.LR != nil && o.LRFactor != nil:
+		add("give LR (the peak rate) or LRFactor (the paper's factor), not both: have %g and %g", *o.LR, *o.LRFactor)
+	case o.Schedule != "" && !slices.Contains(Schedules(), o.Schedule):
+		add("schedule %q: want one of %v", o.Schedule, Schedules())
+	case o.LRFactor != nil && o.Schedule != "" && o.Schedule != SchedulePaper:
+		add("LRFactor %g is the paper's schedule's; the %s schedule takes LR", *o.LRFactor, o.Schedule)
+	}
+	if o.Warmup != nil && *o.Warmup < 0 {
+		add("Warmup must not be negative, have %d", *o.Warmup)
+	}
 }
 
 // Data is what a run trains and evaluates on.
@@ -226,6 +274,11 @@ type Trainer struct {
 	best    float64
 	elapsed time.Duration
 	window  window
+	// dir is the output directory New found at OutDir (rank 0's): every
+	// write checks that OutDir still names it.
+	dir os.FileInfo
+	// stepLoss is the loss of the last update.
+	stepLoss float64
 	// acc holds the gradients summed over accumulated batches, and flat32
 	// or flat64 the buffer of their all-reduce, when there is more than one
 	// batch or rank to sum.
@@ -240,6 +293,14 @@ type window struct {
 	steps  int
 	tokens int
 	start  time.Time
+}
+
+// windowState is the part of the window a checkpoint keeps, so that a
+// resumed run reports the training loss a run never interrupted would.
+type windowState struct {
+	Loss   float64 `json:"loss"`
+	Steps  int     `json:"steps"`
+	Tokens int     `json:"tokens"`
 }
 
 // New returns a trainer of m's parameters params on d, with rep showing
@@ -265,13 +326,14 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	if err := sched.Validate(); err != nil {
 		return nil, err
 	}
-	adam, err := NewAdamW(params, opt.WeightDecay)
+	adam, err := NewAdamW(params, *opt.WeightDecay)
 	if err != nil {
 		return nil, err
 	}
 	root := opt.World == nil || opt.World.Root()
+	var dir os.FileInfo
 	if root {
-		if err := prepareOutDir(opt.OutDir); err != nil {
+		if dir, err = prepareOutDir(opt.OutDir); err != nil {
 			return nil, err
 		}
 	}
@@ -289,22 +351,48 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	return &Trainer{
 		m: m, params: params, rt: rt, adam: adam, pcg: pcg, rng: rand.New(pcg), sched: sched,
 		train: graph.NewPrograms(), eval: graph.NewPrograms(),
-		data: d, opt: opt, rep: rep, best: math.Inf(1),
+		data: d, opt: opt, rep: rep, best: math.Inf(1), dir: dir,
 	}, nil
 }
 
-// prepareOutDir creates dir (with its parents) if it does not exist and
-// checks that files can be written in it.
-func prepareOutDir(dir string) error {
+// prepareOutDir creates dir (with its parents) if it does not exist,
+// checks that files can be written in it, and returns its identity.
+func prepareOutDir(dir string) (os.FileInfo, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return errors.Wrapf(err, "output directory %s", dir)
+		return nil, errors.Wrapf(err, "output directory %s", dir)
 	}
 	f, err := os.CreateTemp(dir, ".write-check-*")
 	if err != nil {
-		return errors.Wrapf(err, "output directory %s is not writable", dir)
+		return nil, errors.Wrapf(err, "output directory %s is not writable", dir)
 	}
 	f.Close()
-	return errors.Wrapf(os.Remove(f.Name()), "output directory %s", dir)
+	if err := os.Remove(f.Name()); err != nil {
+		return nil, errors.Wrapf(err, "output directory %s", dir)
+	}
+	st, err := os.Stat(dir)
+	return st, errors.Wrapf(err, "output directory %s", dir)
+}
+
+// checkDir refuses to write once OutDir no longer names the directory New
+// found there (renamed, moved or replaced while the run trained): the run
+// would write into another run's directory, or make a new one.
+func (t *Trainer) checkDir() error {
+	st, err := os.Stat(t.opt.OutDir)
+	if err == nil && os.SameFile(st, t.dir) {
+		return nil
+	}
+	return errors.Errorf("step %d: the output directory %s is no longer the one this run started in (it was renamed, moved or removed); stopping without writing to it", t.adam.Step, t.opt.OutDir)
+}
+
+// moved is err, or checkDir's error if err is that of a write the output
+// directory's move broke (whose own error says no more than "no such file").
+func (t *Trainer) moved(err error) error {
+	if err != nil {
+		if derr := t.checkDir(); derr != nil {
+			return derr
+		}
+	}
+	return err
 }
 
 // Step is the number of updates made so far.
@@ -325,7 +413,7 @@ func (t *Trainer) Run(ctx context.Context) error {
 		return err
 	}
 	t.rep.Start(t.adam.Step, t.opt.Steps)
-	t.window = window{start: time.Now()}
+	t.window.start = time.Now() // the sums are those Resume restored, or none
 	for t.adam.Step < t.opt.Steps {
 		// Alone, a cancelled run stops at once; with other ranks, the stop is
 		// carried by the next update's all-reduce, so that all stop together.
@@ -359,8 +447,14 @@ func (t *Trainer) interrupt() error {
 func (t *Trainer) afterStep() error {
 	step := t.adam.Step
 	last := step == t.opt.Steps
+	logged := t.opt.LogEvery > 0 && step%t.opt.LogEvery == 0
 	t.rep.Step(StepInfo{Step: step, Total: t.opt.Steps, Loss: t.window.loss / float64(max(t.window.steps, 1)),
-		LR: t.sched.At(step), TokensPerS: t.window.rate()})
+		LR: t.sched.At(step), TokensPerS: t.window.rate(), StepLoss: t.stepLoss, Logged: logged})
+	if logged {
+		if err := t.logStep(); err != nil {
+			return err
+		}
+	}
 	evaluate := step%t.opt.EvalEvery == 0 || last
 	if evaluate || t.opt.CheckEvery > 0 && step%t.opt.CheckEvery == 0 {
 		if err := t.checkSame(); err != nil {
@@ -404,7 +498,8 @@ func (t *Trainer) update(stop bool) (bool, error) {
 		return false, errors.Errorf("step %d: the loss is %v; stopping. %s", t.adam.Step+1, l, t.lastGood())
 	}
 	scale := gradScale(t.params.Names(), grads, unit/s.tokens, t.opt.ClipNorm)
-	t.window.loss += s.loss / s.tokens
+	t.stepLoss = s.loss / s.tokens
+	t.window.loss += t.stepLoss
 	t.window.tokens += int(s.tokens)
 	t.window.steps++
 	return s.stop, t.adam.UpdateScaled(t.params, grads, t.sched.At(t.adam.Step+1), scale)

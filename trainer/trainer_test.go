@@ -127,7 +127,7 @@ func newFixture(t testing.TB) fixture {
 }
 
 func options(dir string, steps int) Options {
-	return Options{Steps: steps, Warmup: 10, LRFactor: 1, Cooldown: steps / 2, Accumulate: 2, ClipNorm: 5,
+	return Options{Steps: steps, Warmup: new(10), LRFactor: new(1.0), Cooldown: steps / 2, Accumulate: 2, ClipNorm: 5,
 		EvalEvery: 4, SaveEvery: 3, KeepLast: 2, Seed: 9, OutDir: dir}
 }
 
@@ -288,7 +288,7 @@ func TestResumeRefuses(t *testing.T) {
 func TestTrainingLearnsToCopy(t *testing.T) {
 	f := newFixture(t)
 	opt := options(t.TempDir(), 300)
-	opt.EvalEvery, opt.SaveEvery, opt.Warmup, opt.LRFactor = 300, 300, 30, 0.3
+	opt.EvalEvery, opt.SaveEvery, opt.Warmup, opt.LRFactor = 300, 300, new(30), new(0.3)
 	tr, _ := New(f.m, f.params, f.data, opt, nil)
 	before, err := tr.Evaluate()
 	if err != nil {
@@ -423,26 +423,32 @@ func TestOptionsValidate(t *testing.T) {
 		want   string
 	}{
 		{func(o *Options) { o.Steps = 0 }, "Steps must be positive"},
-		{func(o *Options) { o.Warmup = -1 }, "warm-up and d_model must be positive"},
+		{func(o *Options) { o.Warmup = new(-1) }, "Warmup must not be negative, have -1"},
+		{func(o *Options) { o.Warmup = new(0) }, "warm-up and d_model must be positive, have 0"}, // not the default
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Warmup, o.Cooldown = ScheduleConstant, nil, new(0), 0 }, ""},
 		{func(o *Options) { o.Accumulate = -1 }, "Accumulate must be at least 1"},
 		{func(o *Options) { o.KeepLast = -1 }, "KeepLast must be at least 1"},
+		{func(o *Options) { o.LogEvery = -1 }, "LogEvery must not be negative"},
 		{func(o *Options) { o.OutDir = "" }, "OutDir is required"},
 		{func(o *Options) { o.Cooldown = -1 }, "cooldown must be from 0"},
 		{func(o *Options) { o.Cooldown = o.Steps + 1 }, "cooldown must be from 0"},
 		{func(o *Options) { o.Optimizer = "sgd" }, `Optimizer "sgd"`},
-		{func(o *Options) { o.WeightDecay = 0.1 }, "WeightDecay 0.1 needs Optimizer \"adamw\""},
-		{func(o *Options) { o.Optimizer, o.WeightDecay = OptimizerAdamW, math.NaN() }, "WeightDecay must be finite"},
+		{func(o *Options) { o.WeightDecay = new(0.1) }, "WeightDecay 0.1 needs Optimizer \"adamw\""},
+		{func(o *Options) { o.WeightDecay = new(0.0) }, ""}, // Adam's, given
+		{func(o *Options) { o.Optimizer, o.WeightDecay = OptimizerAdamW, new(math.NaN()) }, "WeightDecay must be finite"},
 		{func(o *Options) { o.Schedule = "step" }, `schedule "step"`},
-		{func(o *Options) { o.LR = 1e-3 }, "give LR (the peak rate) or LRFactor"},
-		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleCosine, 0, 0, 2 }, ""},
+		{func(o *Options) { o.LR = new(1e-3) }, "give LR (the peak rate) or LRFactor (the paper's factor), not both: have 0.001 and 1"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleCosine, nil, 0, new(2) }, ""},
 		{func(o *Options) { o.Schedule, o.Cooldown = ScheduleCosine, 0 }, "LRFactor 1 is the paper's schedule's"},
-		{func(o *Options) { o.Schedule, o.LRFactor, o.Warmup = ScheduleLinear, 0, 2 }, "decays to the end of the run already"},
-		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleLinear, 0, 0, 10 }, "warm-up (10) must be shorter than the run"},
-		{func(o *Options) { o.Schedule, o.LRFactor, o.LR = ScheduleConstant, 0, math.Inf(1) }, "peak rate must be positive and finite"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Warmup = ScheduleLinear, nil, new(2) }, "decays to the end of the run already"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleLinear, nil, 0, new(10) }, "warm-up (10) must be shorter than the run"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.LR = ScheduleConstant, nil, new(math.Inf(1)) }, "LR must be positive and finite when given, have +Inf"},
 		{func(o *Options) { o.ClipNorm = math.NaN() }, "ClipNorm"},
-		{func(o *Options) { o.LRFactor, o.LR = 0, math.NaN() }, "LR and LRFactor must be numbers"},
-		{func(o *Options) { o.LRFactor = -1 }, "LR and LRFactor must be numbers"},
-		{func(o *Options) { o.LRFactor, o.LR = 0, math.Inf(1) }, "peak rate must be positive and finite"},
+		{func(o *Options) { o.LRFactor, o.LR = nil, new(math.NaN()) }, "LR must be positive and finite when given, have NaN"},
+		{func(o *Options) { o.LRFactor = new(-1.0) }, "LRFactor must be positive and finite when given, have -1"},
+		// Given zeros are used or refused, never taken for the defaults.
+		{func(o *Options) { o.LRFactor, o.LR = nil, new(0.0) }, "LR must be positive and finite when given, have 0"},
+		{func(o *Options) { o.LRFactor = new(0.0) }, "LRFactor must be positive and finite when given, have 0"},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
@@ -502,23 +508,38 @@ func TestPerplexityIsFinite(t *testing.T) {
 	}
 }
 
-// TestOptionsDefaults checks that zero values mean the documented defaults.
+// TestOptionsDefaults checks that options left out mean the documented
+// defaults, and that given zeros are kept.
 func TestOptionsDefaults(t *testing.T) {
 	got := Options{Steps: 100, OutDir: "out"}.WithDefaults()
-	want := Options{Steps: 100, OutDir: "out", Optimizer: OptimizerAdam, Schedule: SchedulePaper, LRFactor: 1, Warmup: 10,
-		Accumulate: 1, EvalEvery: 10, SaveEvery: 10, KeepLast: DefaultKeepLast}
+	want := Options{Steps: 100, OutDir: "out", Optimizer: OptimizerAdam, Schedule: SchedulePaper, LRFactor: new(1.0), Warmup: new(10),
+		WeightDecay: new(0.0), Accumulate: 1, EvalEvery: 10, SaveEvery: 10, KeepLast: DefaultKeepLast}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
-	if w := (Options{Steps: 100000}).WithDefaults().Warmup; w != DefaultWarmup {
+	if w := *(Options{Steps: 100000}).WithDefaults().Warmup; w != DefaultWarmup {
 		t.Errorf("warm-up of a long run %d, want the paper's %d", w, DefaultWarmup)
 	}
 	aw := Options{Steps: 100, Optimizer: OptimizerAdamW, Schedule: ScheduleConstant}.WithDefaults()
-	if aw.WeightDecay != DefaultWeightDecay || aw.LR != DefaultLR || aw.Warmup != 0 || aw.LRFactor != 0 {
+	if *aw.WeightDecay != DefaultWeightDecay || *aw.LR != DefaultLR || *aw.Warmup != 0 || aw.LRFactor != nil {
 		t.Errorf("AdamW with a constant rate: %+v", aw)
+	}
+	zeros := Options{Steps: 100, Optimizer: OptimizerAdamW, WeightDecay: new(0.0), Schedule: ScheduleCosine, Warmup: new(0)}.WithDefaults()
+	if *zeros.WeightDecay != 0 || *zeros.Warmup != 0 {
+		t.Errorf("given zeros became defaults: weight decay %v, warm-up %v", *zeros.WeightDecay, *zeros.Warmup)
 	}
 	if err := (Options{Steps: 3, OutDir: "out"}).Validate(); err != nil {
 		t.Errorf("only the required options: %v", err)
+	}
+}
+
+// TestOptionsMessageNamesOnlyWhatWasGiven gives LRFactor to the cosine
+// schedule: the error names LRFactor, not a default LR never given.
+func TestOptionsMessageNamesOnlyWhatWasGiven(t *testing.T) {
+	err := Options{Steps: 10, OutDir: "out", Schedule: ScheduleCosine, LRFactor: new(2.0)}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "LRFactor 2 is the paper's schedule's; the cosine schedule takes LR") ||
+		strings.Contains(err.Error(), "not both") || strings.Contains(err.Error(), "0.001") {
+		t.Errorf("cosine with LRFactor 2: %v", err)
 	}
 }
 
@@ -637,10 +658,10 @@ func TestResumeIsExactForEachOptimizerAndSchedule(t *testing.T) {
 	const steps = 8
 	var runs []fixture
 	for _, opt := range []Options{
-		{Optimizer: OptimizerAdam, Schedule: SchedulePaper, LR: 3e-3, Warmup: 3, Cooldown: 2},
-		{Optimizer: OptimizerAdamW, WeightDecay: 0.5, Schedule: ScheduleConstant, LR: 3e-3},
-		{Optimizer: OptimizerAdamW, WeightDecay: 0.5, Schedule: ScheduleLinear, LR: 3e-3, Warmup: 2},
-		{Optimizer: OptimizerAdamW, Schedule: ScheduleCosine, LR: 3e-3, Warmup: 2},
+		{Optimizer: OptimizerAdam, Schedule: SchedulePaper, LR: new(3e-3), Warmup: new(3), Cooldown: 2},
+		{Optimizer: OptimizerAdamW, WeightDecay: new(0.5), Schedule: ScheduleConstant, LR: new(3e-3)},
+		{Optimizer: OptimizerAdamW, WeightDecay: new(0.5), Schedule: ScheduleLinear, LR: new(3e-3), Warmup: new(2)},
+		{Optimizer: OptimizerAdamW, Schedule: ScheduleCosine, LR: new(3e-3), Warmup: new(2)},
 	} {
 		t.Run(opt.Optimizer+"-"+opt.Schedule, func(t *testing.T) {
 			opt.Steps, opt.Accumulate, opt.EvalEvery, opt.SaveEvery, opt.KeepLast, opt.Seed = steps, 2, 4, 3, 2, 9

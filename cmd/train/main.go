@@ -24,8 +24,10 @@
 // -overwrite, and OUT is locked while a run uses it (see trainer/rundir).
 // -optimizer adamw -weight-decay 0.01 -schedule cosine -lr 5e-4 trains with
 // AdamW and a cosine learning rate (see trainer.Options), recorded in
-// run.json like every setting. -summary prints the parameter summary of
-// the model and exits. See -h for every flag.
+// run.json like every setting; a value given is used or refused, never
+// taken for the default. -log-every N logs the loss of every N-th update
+// (and adds it to metrics.jsonl). -summary prints the parameter summary
+// of the model and exits. See -h for every flag.
 package main
 
 import (
@@ -92,6 +94,9 @@ func run(ctx context.Context, world *dist.World, args []string, stdout, stderr i
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected arguments %q (flags start with -)", fs.Args())
 	}
+	if err := given(fs, world); err != nil {
+		return err
+	}
 	if f.summary {
 		if !world.Root() {
 			return nil
@@ -111,7 +116,7 @@ func run(ctx context.Context, world *dist.World, args []string, stdout, stderr i
 			return err
 		}
 	}
-	return profiled(f, func() error { return train(ctx, world, s, f, stderr) })
+	return profiled(f, func(p *profiles) error { return train(ctx, world, s, f, p, stderr) })
 }
 
 // shareSettings gives every rank rank 0's settings (its clock names the
@@ -143,7 +148,10 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		}
 		s := f.s
 		s.Precision = string(f.runtime.Precision)
-		return s, s.complete()
+		if err := s.complete(); err != nil {
+			return s, err
+		}
+		return s, untranslated(fs, s)
 	}
 	extra, steps := "", false
 	fs.Visit(func(fl *flag.Flag) {
@@ -172,26 +180,94 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 }
 
 // unused refuses a flag a fresh run would silently ignore: a synthetic
-// task's with -task files, a file task's with a synthetic one, and
-// -vocab-size without -summary.
+// task's with -task files, a file task's with a synthetic one, one that
+// another flag makes idle, and -vocab-size without -summary.
 func (f *flags) unused(fs *flag.FlagSet) error {
 	var err error
 	fs.Visit(func(fl *flag.Flag) {
-		if err != nil {
-			return
+		if err == nil {
+			err = f.unusedFlag(fl.Name)
 		}
-		switch fl.Name {
-		case "symbols", "min-len", "max-len", "train-size", "held-out":
-			if !f.s.synthetic() {
-				err = errors.Errorf("-%s has no effect with -task files (it is for the synthetic tasks)", fl.Name)
-			}
-		case "data", "src-lang", "tgt-lang", "train-src", "train-tgt", "valid-src", "valid-tgt",
-			"max-sentence-len", "bpe-merges", "bpe", "bleu-every", "bleu-sample":
-			if f.s.synthetic() {
-				err = errors.Errorf("-%s has no effect with -task %s (it is for -task files)", fl.Name, f.s.Task)
-			}
-		case "vocab-size":
-			err = errors.Errorf("-vocab-size %d has no effect without -summary (a run's vocabulary is its task's)", f.vocabSize)
+	})
+	return err
+}
+
+// unusedFlag is unused's error for the flag name, if it has no effect.
+func (f *flags) unusedFlag(name string) error {
+	s := f.s
+	switch name {
+	case "symbols", "min-len", "max-len", "train-size", "held-out":
+		if !s.synthetic() {
+			return errors.Errorf("-%s has no effect with -task files (it is for the synthetic tasks)", name)
+		}
+	case "data", "src-lang", "tgt-lang", "train-src", "train-tgt", "valid-src", "valid-tgt",
+		"max-sentence-len", "bpe-merges", "bpe", "bleu-every", "bleu-sample":
+		if s.synthetic() {
+			return errors.Errorf("-%s has no effect with -task %s (it is for -task files)", name, s.Task)
+		}
+		return f.unusedFileFlag(name)
+	case "vocab-size":
+		return errors.Errorf("-vocab-size %d has no effect without -summary (a run's vocabulary is its task's)", f.vocabSize)
+	}
+	return nil
+}
+
+// unusedFileFlag is unusedFlag's error for a flag of -task files.
+func (f *flags) unusedFileFlag(name string) error {
+	s := f.s
+	switch {
+	case (name == "src-lang" || name == "tgt-lang") && s.Data == "":
+		return errors.Errorf("-%s has no effect without -data (it names the files in -data's directory)", name)
+	case name == "bpe-merges" && s.BPEFile != "":
+		return errors.New("-bpe-merges has no effect with -bpe (the merges are the file's)")
+	case name == "bleu-sample" && s.BLEUEvery == 0:
+		return errors.New("-bleu-sample has no effect with -bleu-every 0")
+	}
+	return nil
+}
+
+// untranslated refuses the BLEU flags, once the settings s are complete,
+// for a model that translates nothing: an encoder-only model, or a
+// language model of text.
+func untranslated(fs *flag.FlagSet, s settings) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		if err == nil && (fl.Name == "bleu-every" || fl.Name == "bleu-sample") && (s.text() || s.layout().Aligned) {
+			err = errors.Errorf("-%s has no effect with a model that does not translate sources (an encoder-only model, or a language model of text)", fl.Name)
+		}
+	})
+	return err
+}
+
+// summaryFlags are the flags -summary reads: those of the model.
+var summaryFlags = []string{"summary", "vocab-size", "symbols", "model", "preset", "config", "dropout", "label-smoothing", "precision"}
+
+// noDefault are flags whose 0 would stand for their default, and which
+// are refused when given 0.
+var noDefault = []string{"steps", "epochs", "max-tokens", "eval-every", "save-every"}
+
+// optionalFloats are flags of cliflag.Float, whose -1 stands for their
+// default, and which are refused when given -1.
+var optionalFloats = []string{"dropout", "label-smoothing", "cooldown", "clip"}
+
+// given refuses a given flag that would do nothing or be taken for its
+// default: a 0 or -1 that stands for the default, -check-every in one
+// process, and flags of a run with -summary.
+func given(fs *flag.FlagSet, world *dist.World) error {
+	summary := fs.Lookup("summary").Value.String() == "true"
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		v := fl.Value.String()
+		switch {
+		case err != nil:
+		case summary && !slices.Contains(summaryFlags, fl.Name):
+			err = errors.Errorf("-%s has no effect with -summary, which prints the model's parameters and trains nothing", fl.Name)
+		case slices.Contains(noDefault, fl.Name) && (v == "0" || v == "-0"):
+			err = errors.Errorf("-%s 0: want a number from 1 (leave the flag out for its default)", fl.Name)
+		case slices.Contains(optionalFloats, fl.Name) && v == "":
+			err = errors.Errorf("-%s -1: want a number from 0 (leave the flag out for its default)", fl.Name)
+		case fl.Name == "check-every" && world.Size() == 1:
+			err = errors.New("-check-every has no effect in one process (it compares the ranks of a run under mpirun)")
 		}
 	})
 	return err
@@ -291,8 +367,12 @@ func sameConfig(cfg model.Config, dir string) error {
 
 // checkModel checks the model the settings describe, but for its
 // vocabulary: its config, its variants, and the memory it needs with the
-// least vocabulary (the real one needs more).
+// least vocabulary (the real one needs more); and the memory a synthetic
+// task's examples take.
 func checkModel(s settings) error {
+	if err := s.checkTaskMemory(); err != nil {
+		return err
+	}
 	cfg, err := modelConfig(s, 0)
 	if err == nil {
 		_, err = model.FromConfig(cfg, nil)
@@ -309,7 +389,7 @@ func checkModel(s settings) error {
 // the data is read, the model built and the run resumed. In a
 // data-parallel run every rank trains, rank 0 alone writes, and the ranks
 // agree after each phase, so that one rank's failure stops them all.
-func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr io.Writer) error {
+func train(ctx context.Context, world *dist.World, s settings, f *flags, prof *profiles, stderr io.Writer) error {
 	log := logger(world, stderr)
 	if err := checkModel(s); err != nil {
 		return err // the vocabulary comes later; the rest is checked before anything is written
@@ -319,11 +399,6 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 	if err != nil {
 		return err
 	}
-	heap, err := createProfile("-memprofile", f.memProfile)
-	if err != nil {
-		return err // checked now, written at the end
-	}
-	defer heap.Close()
 	dir, err := openRunDir(world, s, f)
 	if err = world.Agree(err); err != nil {
 		return err
@@ -333,8 +408,9 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 	if err = world.Agree(err); err != nil {
 		return err
 	}
+	prof.trained = true
 	err = t.Run(ctx)
-	if err := writeHeapProfile(heap); err != nil {
+	if err := prof.writeHeap(); err != nil {
 		return err
 	}
 	runtime.KeepAlive(t)
@@ -349,7 +425,7 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 	if !world.Root() {
 		return nil
 	}
-	return finish(s, log)
+	return finish(s, dir, log)
 }
 
 // resumeCommand is the command that continues the run in out, from the
@@ -448,11 +524,14 @@ func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, rt *graph.R
 	if err != nil || !world.Root() {
 		return t, err
 	}
+	if err := dir.Check(); err != nil {
+		return nil, err // the trainer took the directory at s.Out for its own
+	}
 	if f.resume != "" {
 		if err := resume(t, s.Out, log); err != nil {
 			return nil, err
 		}
-		return t, s.save()
+		return t, s.save(dir)
 	}
 	if err := dir.Clear(); err != nil {
 		return nil, err
@@ -460,10 +539,13 @@ func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, rt *graph.R
 	if err := writeTokenizer(dir, c.tok); err != nil {
 		return nil, err
 	}
-	if err := cfg.Save(dir.Path(rundir.Config)); err != nil {
+	if err := dir.Check(); err == nil {
+		err = cfg.Save(dir.Path(rundir.Config))
+	}
+	if err != nil {
 		return nil, err
 	}
-	return t, s.save()
+	return t, s.save(dir)
 }
 
 // checkPositions refuses a model whose max_len cannot hold the positions
@@ -530,12 +612,15 @@ func (s settings) options() trainer.Options {
 	return trainer.Options{
 		Steps: s.Steps, Optimizer: s.Optimizer, WeightDecay: s.WeightDecay, Schedule: s.Schedule, LR: s.LR,
 		Warmup: s.Warmup, LRFactor: s.LRFactor, Cooldown: int(math.Round(s.Cooldown * float64(s.Steps))), ClipNorm: s.Clip, Accumulate: s.Accumulate,
-		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
+		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, LogEvery: s.LogEvery, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
 	}
 }
 
 // finish averages checkpoints if asked and names the outputs.
-func finish(s settings, log *slog.Logger) error {
+func finish(s settings, dir *rundir.Dir, log *slog.Logger) error {
+	if err := dir.Check(); err != nil {
+		return err
+	}
 	if s.Average > 0 {
 		paths, err := trainer.Checkpoints(s.Out)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +97,7 @@ func TestBadFlags(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
 		var stdout, errb bytes.Buffer
 		args := tc.args
-		if args[0] != "-resume" {
+		if args[0] != "-resume" && !slices.Contains(args, "-summary") { // -summary takes no -out
 			args = append(args, "-out", out)
 		}
 		err := run(context.Background(), dist.Alone(), args, &stdout, &errb)

@@ -29,9 +29,9 @@ func TestOptimizerFlagsResumeExactly(t *testing.T) {
 		{[]string{"-optimizer", "adamw", "-schedule", "linear", "-warmup", "2"},
 			map[string]any{"optimizer": "adamw", "weight_decay": 0.01, "schedule": "linear", "lr": 1e-3}},
 		{[]string{"-schedule", "constant", "-lr", "2e-3"},
-			map[string]any{"optimizer": "adam", "weight_decay": nil, "schedule": "constant", "lr": 2e-3, "lr_factor": 0.0}},
+			map[string]any{"optimizer": "adam", "weight_decay": nil, "schedule": "constant", "lr": 2e-3, "lr_factor": nil}},
 		{[]string{"-lr", "2e-3"},
-			map[string]any{"optimizer": "adam", "schedule": "paper", "lr": 2e-3, "lr_factor": 0.0}},
+			map[string]any{"optimizer": "adam", "schedule": "paper", "lr": 2e-3, "lr_factor": nil}},
 	}
 	if testing.Short() {
 		tests = tests[:1] // AdamW with a cosine rate; the trainer's tests cover the others
@@ -102,6 +102,19 @@ func TestOptimizerFlagsChecked(t *testing.T) {
 		{[]string{"-schedule", "cosine", "-lr-factor", "2"}, "-lr-factor is the paper's schedule's"},
 		{[]string{"-schedule", "cosine", "-cooldown", "0.2"}, "-schedule cosine decays to the end of the run already"},
 		{[]string{"-schedule", "linear", "-steps", "50"}, "warm-up (100) must be shorter than the run (50 steps)"},
+		// Given zeros are used or refused, never taken for the defaults.
+		{[]string{"-lr", "0"}, "-lr 0: want a number in (0, "},
+		{[]string{"-lr-factor", "0"}, "-lr-factor 0: want a number in (0, "},
+		{[]string{"-warmup", "0"}, "-warmup 0: the paper's schedule needs a warm-up of at least 1 update"},
+		{[]string{"-warmup", "-1"}, "-warmup -1: want a number from 0"},
+		{[]string{"-weight-decay", "0"}, "-weight-decay 0 needs -optimizer adamw"},
+		{[]string{"-steps", "0"}, "-steps 0: want a number from 1"},
+		{[]string{"-epochs", "0"}, "-epochs 0: want a number from 1"},
+		{[]string{"-max-tokens", "0"}, "-max-tokens 0: want a number from 1"},
+		{[]string{"-eval-every", "0"}, "-eval-every 0: want a number from 1"},
+		{[]string{"-save-every", "0"}, "-save-every 0: want a number from 1"},
+		{[]string{"-clip", "-1"}, "-clip -1: want a number from 0"},
+		{[]string{"-dropout", "-1"}, "-dropout -1: want a number from 0"},
 	}
 	for _, tc := range tests {
 		out := filepath.Join(t.TempDir(), "out")

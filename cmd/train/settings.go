@@ -17,6 +17,7 @@ import (
 	"github.com/transformer-go/transformer/internal/atomicfile"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/internal/strictjson"
+	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/rundir"
@@ -39,7 +40,9 @@ type settings struct {
 	ValidSrc   string `json:"valid_src,omitempty"`
 	ValidTgt   string `json:"valid_tgt,omitempty"`
 	MaxSentLen int    `json:"max_sentence_len"`
-	BPEMerges  int    `json:"bpe_merges"`
+	// BPEMerges is 0 (left out) where the run learns no BPE: with -bpe,
+	// and on a synthetic task.
+	BPEMerges  int    `json:"bpe_merges,omitempty"`
 	BPEFile    string `json:"bpe_file,omitempty"`
 	BLEUEvery  int    `json:"bleu_every,omitempty"`
 	BLEUSample int    `json:"bleu_sample,omitempty"`
@@ -54,24 +57,28 @@ type settings struct {
 	Steps     int     `json:"steps"`
 	Epochs    float64 `json:"epochs"`
 	MaxTokens int     `json:"max_tokens"`
-	Warmup    int     `json:"warmup"`
-	LRFactor  float64 `json:"lr_factor"`
-	// Optimizer, WeightDecay, Schedule and LR are empty or 0 in the
+	// Warmup, LRFactor, WeightDecay and LR are nil where not given (and
+	// left out of run.json): a given 0 is kept, and used or refused. The
+	// settings of a new run set every one the run uses (see complete).
+	Warmup   *int     `json:"warmup,omitempty"`
+	LRFactor *float64 `json:"lr_factor,omitempty"`
+	// Optimizer, WeightDecay, Schedule and LR are empty or left out in the
 	// run.json of a run older than them: Adam with the paper's schedule.
-	Optimizer   string  `json:"optimizer,omitempty"`
-	WeightDecay float64 `json:"weight_decay,omitempty"`
-	Schedule    string  `json:"schedule,omitempty"`
-	LR          float64 `json:"lr,omitempty"`
-	Cooldown    float64 `json:"cooldown,omitempty"`
-	Clip        float64 `json:"clip"`
-	Accumulate  int     `json:"accumulate"`
-	Seed        uint64  `json:"seed"`
-	EvalEvery   int     `json:"eval_every"`
-	SaveEvery   int     `json:"save_every"`
-	CheckEvery  int     `json:"check_every,omitempty"`
-	Keep        int     `json:"keep"`
-	Average     int     `json:"average"`
-	Out         string  `json:"out"`
+	Optimizer   string   `json:"optimizer,omitempty"`
+	WeightDecay *float64 `json:"weight_decay,omitempty"`
+	Schedule    string   `json:"schedule,omitempty"`
+	LR          *float64 `json:"lr,omitempty"`
+	Cooldown    float64  `json:"cooldown,omitempty"`
+	Clip        float64  `json:"clip"`
+	Accumulate  int      `json:"accumulate"`
+	Seed        uint64   `json:"seed"`
+	EvalEvery   int      `json:"eval_every"`
+	SaveEvery   int      `json:"save_every"`
+	CheckEvery  int      `json:"check_every,omitempty"`
+	LogEvery    int      `json:"log_every,omitempty"`
+	Keep        int      `json:"keep"`
+	Average     int      `json:"average"`
+	Out         string   `json:"out"`
 	// Precision is that of the matrix products (graph.Precision); run.json
 	// files of older runs have none: float32.
 	Precision string `json:"precision,omitempty"`
@@ -125,18 +132,18 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.Float64Var(&s.Epochs, "epochs", 0, "train this many passes over the data instead of -steps")
 	fs.IntVar(&s.MaxTokens, "max-tokens", 0, "token budget of a batch (default 2048 for synthetic tasks, 4096 for files)")
 	fs.StringVar(&s.Optimizer, "optimizer", trainer.OptimizerAdam, "optimizer: adam (the paper's) or adamw (decoupled weight decay)")
-	fs.Float64Var(&s.WeightDecay, "weight-decay", 0, "with -optimizer adamw: weight decay λ of weight matrices and embeddings (default 0.01)")
+	cliflag.FloatPtr(fs, &s.WeightDecay, "weight-decay", "with -optimizer adamw: weight decay `λ` of weight matrices and embeddings (default 0.01; 0: none)")
 	fs.StringVar(&s.Schedule, "schedule", trainer.SchedulePaper, "learning-rate schedule: paper (warm-up, then inverse square root), constant, linear or cosine (warm-up, then decay to zero at the end)")
-	fs.Float64Var(&s.LR, "lr", 0, "peak learning rate, at the end of warm-up (default: from -lr-factor with -schedule paper, 0.001 with the others)")
-	fs.IntVar(&s.Warmup, "warmup", 0, "learning-rate warm-up updates (default 4000; 100 for synthetic tasks)")
+	cliflag.FloatPtr(fs, &s.LR, "lr", "peak learning `rate`, at the end of warm-up (default: from -lr-factor with -schedule paper, 0.001 with the others)")
+	cliflag.IntPtr(fs, &s.Warmup, "warmup", "learning-rate warm-up `updates` (default 4000; 100 for synthetic tasks; 0: none, which -schedule paper refuses)")
 	cliflag.Float(fs, &s.Cooldown, "cooldown", "with -schedule paper or constant: decay the learning rate linearly towards zero over this `fraction` of the run's last updates (default: 0; 1/3 for synthetic tasks with -schedule paper)")
-	fs.Float64Var(&s.LRFactor, "lr-factor", 0, "-schedule paper: the rate's factor, unless -lr gives the peak (default 1; 0.5 for synthetic tasks)")
+	cliflag.FloatPtr(fs, &s.LRFactor, "lr-factor", "-schedule paper: the rate's `factor`, unless -lr gives the peak (default 1; 0.5 for synthetic tasks)")
 	cliflag.Float(fs, &s.Clip, "clip", "clip gradients to this global `norm` (0: off; default off for files, 1 for synthetic tasks)")
 	fs.IntVar(&s.Accumulate, "accumulate", 1, "batches per update (gradient accumulation)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "random seed (initialisation, data order, dropout)")
 	fs.IntVar(&s.EvalEvery, "eval-every", 0, "evaluate every N updates (default: 10 times a run)")
 	fs.IntVar(&s.SaveEvery, "save-every", 0, "checkpoint every N updates (default: as -eval-every)")
-	fs.IntVar(&s.CheckEvery, "check-every", 100, "under mpirun: compare the ranks' parameter checksums every N updates, and at every evaluation (0: at evaluations only)")
+	fs.IntVar(&s.CheckEvery, "check-every", 100, "under mpirun (refused in one process): compare the ranks' parameter checksums every N updates, and at every evaluation (0: at evaluations only)")
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
 	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
@@ -147,6 +154,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile to this file at the end of the run (go tool pprof)")
 	fs.IntVar(&f.vocabSize, "vocab-size", 0, "with -summary: vocabulary size (default: the task's)")
+	fs.IntVar(&s.LogEvery, "log-every", 0, "log the training loss of every N-th update, and add it to metrics.jsonl (0: none)")
 	return f
 }
 
@@ -192,10 +200,8 @@ func (s *settings) complete() error {
 			return errors.Errorf("-task %s is built in; use -task files with -data or -train-src", s.Task)
 		}
 		setDefault(&s.MaxTokens, 2048)
-		setDefault(&s.Warmup, 100)
-		if s.paper() && s.LR == 0 {
-			setDefaultFloat(&s.LRFactor, 0.5)
-		}
+		s.completeRates(100, 0.5)
+		s.BPEMerges = 0 // no BPE: run.json does not record the flag's default
 		if s.Cooldown < 0 && s.paper() {
 			s.Cooldown = 1.0 / 3
 		}
@@ -213,9 +219,9 @@ func (s *settings) complete() error {
 			return err
 		}
 		setDefault(&s.MaxTokens, 4096)
-		setDefault(&s.Warmup, 4000)
-		if s.paper() && s.LR == 0 {
-			setDefaultFloat(&s.LRFactor, 1)
+		s.completeRates(4000, 1)
+		if s.BPEFile != "" {
+			s.BPEMerges = 0 // the file's merges: run.json does not record the flag's default
 		}
 		s.Clip = max(s.Clip, 0)
 	}
@@ -247,15 +253,26 @@ func (s *settings) complete() error {
 // paper reports whether the run uses the paper's schedule.
 func (s settings) paper() bool { return s.Schedule == "" || s.Schedule == trainer.SchedulePaper }
 
+// completeRates sets the task's defaults of the warm-up and the paper's
+// schedule's factor, where not given.
+func (s *settings) completeRates(warmup int, factor float64) {
+	if s.Warmup == nil {
+		s.Warmup = &warmup
+	}
+	if s.paper() && s.LR == nil && s.LRFactor == nil {
+		s.LRFactor = &factor
+	}
+}
+
 // completeOptimizer names the optimizer and schedule and sets the defaults
 // the trainer would, so that run.json holds the values a resume needs
 // whatever later defaults become.
 func (s *settings) completeOptimizer() {
-	if s.Optimizer == trainer.OptimizerAdamW && s.WeightDecay == 0 {
-		s.WeightDecay = trainer.DefaultWeightDecay
+	if s.Optimizer == trainer.OptimizerAdamW && s.WeightDecay == nil {
+		s.WeightDecay = new(trainer.DefaultWeightDecay)
 	}
-	if !s.paper() && s.LR == 0 {
-		s.LR = trainer.DefaultLR
+	if !s.paper() && s.LR == nil {
+		s.LR = new(trainer.DefaultLR)
 	}
 }
 
@@ -302,8 +319,13 @@ func (s *settings) checkInputs() error {
 		if p == "" {
 			continue
 		}
-		if _, err := os.Stat(p); err != nil {
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
 			return errors.Errorf("field %s: %v", field, err)
+		case !st.Mode().IsRegular():
+			// A pipe's open would wait for a writer for ever, holding the lock.
+			return errors.Errorf("field %s: %s is not a regular file (a pipe or a device): a resumed run reads its data again, and needs the files", field, p)
 		}
 	}
 	return nil
@@ -321,9 +343,9 @@ func (s settings) check() error {
 		{"train-size", s.TrainSize, 1, maxExamples / max(1, s.MaxLen)}, {"held-out", s.HeldOut, 1, maxExamples / max(1, s.MaxLen)},
 		{"max-sentence-len", s.MaxSentLen, 1, 1 << 16}, {"bpe-merges", s.BPEMerges, 0, 1 << 24},
 		{"steps", s.Steps, 0, maxSetting}, {"max-tokens", s.MaxTokens, 0, 1 << 24},
-		{"warmup", s.Warmup, 0, maxSetting}, {"accumulate", s.Accumulate, 1, 1 << 16},
+		{"warmup", value(s.Warmup), 0, maxSetting}, {"accumulate", s.Accumulate, 1, 1 << 16},
 		{"eval-every", s.EvalEvery, 0, maxSetting}, {"save-every", s.SaveEvery, 0, maxSetting},
-		{"check-every", s.CheckEvery, 0, maxSetting},
+		{"check-every", s.CheckEvery, 0, maxSetting}, {"log-every", s.LogEvery, 0, maxSetting},
 		{"keep", s.Keep, 1, 1 << 16}, {"average", s.Average, 0, s.Keep},
 	}
 	for _, c := range ints {
@@ -337,13 +359,20 @@ func (s settings) check() error {
 		unsetOK bool // -1 means the preset's value
 	}{
 		{"dropout", s.Dropout, 1, true}, {"label-smoothing", s.LabelSmoothing, 1, true},
-		{"epochs", s.Epochs, maxSetting, false}, {"lr-factor", s.LRFactor, maxSetting, false}, {"clip", s.Clip, maxSetting, true},
-		{"lr", s.LR, maxSetting, false}, {"weight-decay", s.WeightDecay, maxSetting, false},
-		{"cooldown", s.Cooldown, 1, true},
+		{"epochs", s.Epochs, maxSetting, false}, {"clip", s.Clip, maxSetting, true},
+		{"weight-decay", value(s.WeightDecay), maxSetting, false}, {"cooldown", s.Cooldown, 1, true},
 	}
 	for _, c := range floats {
 		if !(c.v >= 0 && c.v < c.most) && !(c.unsetOK && c.v == -1) {
 			return errors.Errorf("-%s %v: want a number in [0, %v)", c.flag, c.v, c.most)
+		}
+	}
+	for _, r := range []struct {
+		flag string
+		v    *float64
+	}{{"lr", s.LR}, {"lr-factor", s.LRFactor}} {
+		if r.v != nil && !(*r.v > 0 && *r.v < maxSetting) {
+			return errors.Errorf("-%s %v: want a number in (0, %v)", r.flag, *r.v, maxSetting)
 		}
 	}
 	if !slices.Contains(model.Kinds(), s.kind()) {
@@ -354,11 +383,13 @@ func (s settings) check() error {
 		return errors.Errorf("-optimizer %q: want one of %s", s.Optimizer, strings.Join(trainer.Optimizers(), ", "))
 	case s.Schedule != "" && !slices.Contains(trainer.Schedules(), s.Schedule):
 		return errors.Errorf("-schedule %q: want one of %s", s.Schedule, strings.Join(trainer.Schedules(), ", "))
-	case s.WeightDecay != 0 && s.Optimizer != trainer.OptimizerAdamW:
-		return errors.Errorf("-weight-decay %v needs -optimizer adamw", s.WeightDecay)
-	case s.LR != 0 && s.LRFactor != 0:
-		return errors.Errorf("give -lr (the peak rate) or -lr-factor (the paper's schedule's factor), not both: have %v and %v", s.LR, s.LRFactor)
-	case !s.paper() && s.LRFactor != 0:
+	case s.WeightDecay != nil && s.Optimizer != trainer.OptimizerAdamW:
+		return errors.Errorf("-weight-decay %v needs -optimizer adamw", *s.WeightDecay)
+	case s.LR != nil && s.LRFactor != nil:
+		return errors.Errorf("give -lr (the peak rate) or -lr-factor (the paper's schedule's factor), not both: have %v and %v", *s.LR, *s.LRFactor)
+	case s.paper() && s.Warmup != nil && *s.Warmup == 0:
+		return errors.New("-warmup 0: the paper's schedule needs a warm-up of at least 1 update (-schedule constant, linear and cosine take 0)")
+	case !s.paper() && s.LRFactor != nil:
 		return errors.Errorf("-lr-factor is the paper's schedule's; -schedule %s takes -lr", s.Schedule)
 	case !s.paper() && s.Schedule != trainer.ScheduleConstant && s.Cooldown > 0:
 		return errors.Errorf("-schedule %s decays to the end of the run already: -cooldown must be 0, have %v", s.Schedule, s.Cooldown)
@@ -371,6 +402,35 @@ func (s settings) check() error {
 func (s settings) precision() graph.Precision {
 	p, _ := graph.ParsePrecision(s.Precision)
 	return p
+}
+
+// taskShare: a synthetic task's examples may take 1/taskShare of the
+// memory the process may allocate (their batches and the model take more).
+const taskShare = 4
+
+// checkTaskMemory refuses a synthetic task whose examples, at their
+// longest, would take more than 1/taskShare of the memory the process may
+// allocate (sysmem.Lowest), naming the flags: they are made before any
+// other work, and a run that ran out of memory would die without a word
+// (and with its directory locked).
+func (s settings) checkTaskMemory() error {
+	l, ok := sysmem.Lowest()
+	if !s.synthetic() || !ok {
+		return nil
+	}
+	return s.taskFits(l)
+}
+
+// taskFits is checkTaskMemory with the limit l.
+func (s settings) taskFits(l sysmem.Limit) error {
+	// An example is a source and a target of at most MaxLen ids (8 bytes
+	// each), with their two slice headers (24 bytes each).
+	need := int64(s.TrainSize+s.HeldOut) * int64(2*24+2*8*s.MaxLen)
+	if need <= l.Bytes/taskShare {
+		return nil
+	}
+	return errors.Errorf("-train-size %d and -held-out %d: %d examples of up to %d symbols (-max-len) take up to %s, more than the 1/%d of %s the examples may take; lower -train-size or -max-len",
+		s.TrainSize, s.HeldOut, s.TrainSize+s.HeldOut, s.MaxLen, sysmem.Bytes(need), taskShare, l)
 }
 
 // maxExamples bounds the tokens of a synthetic task's examples (2^28 ids
@@ -446,19 +506,25 @@ func setDefault(v *int, def int) {
 	}
 }
 
-func setDefaultFloat(v *float64, def float64) {
-	if *v == 0 {
-		*v = def
+// value is *p, or 0 for nil.
+func value[T int | float64](p *T) T {
+	if p == nil {
+		return 0
 	}
+	return *p
 }
 
-// save writes the settings to OUT/run.json.
-func (s settings) save() error {
+// save writes the settings to run.json in dir, the run's directory
+// s.Out, if it is still the one locked.
+func (s settings) save(dir *rundir.Dir) error {
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return errors.Wrap(err, "encoding settings")
 	}
-	return atomicfile.WriteBytes(filepath.Join(s.Out, rundir.Settings), append(js, '\n'))
+	if err := dir.Check(); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(dir.Path(rundir.Settings), append(js, '\n'))
 }
 
 // loadSettings reads OUT/run.json of an earlier run.
@@ -474,6 +540,9 @@ func loadSettings(dir string) (settings, error) {
 	s.Out = dir
 	if s.KeepBest == "" {
 		s.KeepBest = "loss" // a run.json written before -keep-best
+	}
+	if s.LRFactor != nil && *s.LRFactor == 0 {
+		s.LRFactor = nil // older runs wrote 0 for a factor they did not use; a given 0 is refused
 	}
 	err = s.check()
 	if err == nil {

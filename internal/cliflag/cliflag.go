@@ -74,3 +74,37 @@ func HelpExitsZero(t *testing.T, test string, main func(), want string) {
 		t.Errorf("-h printed no usage of -%s, or a default of -1:\n%s", want, out)
 	}
 }
+
+// FloatPtr defines a float64 flag that leaves *p nil unless given, and
+// then points it to the value given: a given 0 is not a flag left out.
+func FloatPtr(fs *flag.FlagSet, p **float64, name, usage string) {
+	fs.Var(pointer[float64]{p, strconv.ParseFloat}, name, usage)
+}
+
+// IntPtr defines an int flag that leaves *p nil unless given, as FloatPtr.
+func IntPtr(fs *flag.FlagSet, p **int, name, usage string) {
+	fs.Var(pointer[int]{p, func(s string, _ int) (int, error) { return strconv.Atoi(s) }}, name, usage)
+}
+
+// pointer is a flag.Value that sets a pointer to the value given; its
+// String is empty while the pointer is nil, which the help does not print.
+type pointer[T int | float64] struct {
+	p     **T
+	parse func(string, int) (T, error)
+}
+
+func (o pointer[T]) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(float64(**o.p), 'g', -1, 64)
+}
+
+func (o pointer[T]) Set(s string) error {
+	v, err := o.parse(s, 64)
+	if err != nil {
+		return err.(*strconv.NumError).Err
+	}
+	*o.p = &v
+	return nil
+}

@@ -12,6 +12,8 @@
 //     for as long as the Dir is open, and a second process is refused.
 //   - Temporary files of atomic writes that a killed process left behind
 //     are removed when the directory is opened.
+//   - A process writes only into the directory it locked: Check refuses
+//     once the path names another (the directory was renamed or removed).
 package rundir
 
 import (
@@ -47,10 +49,12 @@ var layout = []string{Settings, Config, Metrics, Checkpoints, Best, Final, Avera
 type Dir struct {
 	path string
 	lock *os.File
-	// created is true when Create made the directory, cleared once Clear
-	// ran: a directory made for a run that failed before it wrote
-	// anything is removed again by Close.
-	created, cleared bool
+	// made is the topmost directory Create made (path or a parent of
+	// it), "" if none; cleared is set once Clear ran: the directories made
+	// for a run that failed before it wrote anything are removed again
+	// by Close.
+	made    string
+	cleared bool
 }
 
 // Create opens path for a new run, creating it if needed. A directory that
@@ -59,9 +63,9 @@ type Dir struct {
 // checked. Files that are not a run's are never removed, and their
 // presence is an error.
 func Create(path string, overwrite bool) (*Dir, error) {
-	_, err := os.Stat(path)
-	created := os.IsNotExist(err)
+	made := missing(path)
 	if err := os.MkdirAll(path, 0o755); err != nil {
+		removeMade(path, made)
 		return nil, errors.Wrap(err, "run directory")
 	}
 	if err := checkForeign(path); err != nil {
@@ -69,9 +73,10 @@ func Create(path string, overwrite bool) (*Dir, error) {
 	}
 	d, err := open(path)
 	if err != nil {
+		removeMade(path, made)
 		return nil, err
 	}
-	d.created = created
+	d.made = made
 	if overwrite {
 		return d, nil
 	}
@@ -84,6 +89,31 @@ func Create(path string, overwrite bool) (*Dir, error) {
 		return nil, errors.Errorf("%s holds %s, a run's file, but no %s: start over with -overwrite, or choose another -out", path, name, Settings)
 	}
 	return d, nil
+}
+
+// missing is the topmost of path and its parents that does not exist,
+// or "" if path exists.
+func missing(path string) string {
+	top := ""
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || !os.IsNotExist(err) {
+			return top
+		}
+		top = p
+		if p == filepath.Dir(p) {
+			return top
+		}
+	}
+}
+
+// removeMade removes path and its parents up to made (the directories
+// Create made), as far as they are empty.
+func removeMade(path, made string) {
+	if made == "" {
+		return
+	}
+	for p := filepath.Clean(path); os.Remove(p) == nil && p != made; p = filepath.Dir(p) {
+	}
 }
 
 // runFile is the first of a run's files (the lock excepted) in path, or "".
@@ -126,23 +156,88 @@ func open(path string) (*Dir, error) {
 	return d, nil
 }
 
-// checkForeign refuses a directory with files that no run writes.
+// checkForeign refuses a directory with files that no run writes, at
+// any depth: Clear would remove them. A run's names are files but for
+// checkpoints/, which holds step checkpoints alone.
 func checkForeign(path string) error {
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return errors.Wrap(err, "run directory")
 	}
 	for _, e := range entries {
-		if !slices.Contains(layout, e.Name()) && !atomicfile.IsTemp(e.Name()) {
-			return errors.Errorf("%s is not empty and holds %s, which is not a run's: choose another -out", path, e.Name())
+		name := e.Name()
+		switch {
+		case atomicfile.IsTemp(name):
+		case !slices.Contains(layout, name), e.IsDir() && name != Checkpoints:
+			return foreign(path, name)
+		case name == Checkpoints && e.IsDir():
+			if err := checkCheckpoints(path); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
+// checkCheckpoints refuses a checkpoints/ directory holding anything but
+// step checkpoints, their states and temporary files of their writes.
+func checkCheckpoints(path string) error {
+	entries, err := os.ReadDir(filepath.Join(path, Checkpoints))
+	if err != nil {
+		return errors.Wrap(err, "run directory")
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isCheckpointFile(e.Name()) && !atomicfile.IsTemp(e.Name()) {
+			return foreign(path, filepath.Join(Checkpoints, e.Name()))
+		}
+	}
+	return nil
+}
+
+// isCheckpointFile reports whether name is a step checkpoint's weights
+// or state file: step-NNNNNNNN.safetensors or step-NNNNNNNN.state.safetensors.
+func isCheckpointFile(name string) bool {
+	rest, ok := strings.CutPrefix(name, "step-")
+	if !ok || len(rest) < 8 {
+		return false
+	}
+	for _, c := range rest[:8] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return rest[8:] == ".safetensors" || rest[8:] == ".state.safetensors"
+}
+
+// foreign is the error for a file name in path that no run writes.
+func foreign(path, name string) error {
+	return errors.Errorf("%s is not empty and holds %s, which is not a run's: move it away, or choose another -out", path, name)
+}
+
+// Check refuses to write once the directory's path no longer names the
+// directory locked (renamed, moved or removed while the run used it): a
+// write by path would land in another run's directory, or make a new
+// one. A nil Dir (a rank that writes nothing) passes.
+func (d *Dir) Check() error {
+	if d == nil {
+		return nil
+	}
+	st, err := os.Stat(d.Path(Lock))
+	if err == nil {
+		var lock os.FileInfo
+		if lock, err = d.lock.Stat(); err == nil && os.SameFile(st, lock) {
+			return nil
+		}
+	}
+	return errors.Errorf("the run directory %s is no longer the one this process locked (it was renamed, moved or removed); stopping without writing to it", d.path)
+}
+
 // Clear removes the files of an earlier run, the lock excepted: a new run
 // calls it once its settings and inputs are checked, before it writes.
 func (d *Dir) Clear() error {
+	if err := d.Check(); err != nil {
+		return err
+	}
 	d.cleared = true
 	for _, name := range layout {
 		if name == Lock {
@@ -161,19 +256,20 @@ func (d *Dir) Path(name string) string { return filepath.Join(d.path, name) }
 // Root is the directory's path.
 func (d *Dir) Root() string { return d.path }
 
-// Close releases the lock. A directory that Create made for a run that
-// never cleared it (it failed before writing) is removed, if it holds
-// nothing but the lock. A nil Dir has nothing to release.
+// Close releases the lock. The directories that Create made for a run
+// that never cleared it (it failed before writing) are removed, if they
+// hold nothing but the lock. A nil Dir has nothing to release.
 func (d *Dir) Close() error {
 	if d == nil || d.lock == nil {
 		return nil
 	}
+	same := d.Check() == nil
 	err := unlockDir(d.lock)
 	d.lock = nil
-	if d.created && !d.cleared {
+	if same && d.made != "" && !d.cleared {
 		if entries, rerr := os.ReadDir(d.path); rerr == nil && len(entries) == 1 && entries[0].Name() == Lock {
 			os.Remove(d.Path(Lock))
-			os.Remove(d.path)
+			removeMade(d.path, d.made)
 		}
 	}
 	return err

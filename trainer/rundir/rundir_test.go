@@ -39,6 +39,18 @@ func TestCreate(t *testing.T) {
 		{name: "a run, overwritten", files: []string{Settings, Metrics, Final, "checkpoints/step-00000010.safetensors"}, overwrite: true},
 		{name: "foreign file", files: []string{"thesis.tex"}, overwrite: true, want: "holds thesis.tex, which is not a run's", kept: []string{"thesis.tex"}},
 		{name: "stale temporary", files: []string{".run.json.tmp-42"}},
+		// Clear would remove what is inside checkpoints/ too: no file there is
+		// a user's.
+		{name: "notes in checkpoints", files: []string{Settings, "checkpoints/step-00000010.safetensors", "checkpoints/notes.txt"}, overwrite: true,
+			want: "holds checkpoints/notes.txt, which is not a run's"},
+		{name: "weights of one's own in checkpoints", files: []string{Settings, "checkpoints/keep-this.safetensors"}, overwrite: true,
+			want: "holds checkpoints/keep-this.safetensors, which is not a run's"},
+		{name: "a directory in checkpoints", files: []string{Settings, "checkpoints/old/step-00000010.safetensors"}, overwrite: true,
+			want: "holds checkpoints/old, which is not a run's"},
+		{name: "a directory under a run file's name", files: []string{Settings, "final.safetensors/thesis.tex"}, overwrite: true,
+			want: "holds final.safetensors, which is not a run's"},
+		{name: "a run's checkpoints and their states", files: []string{Settings, "checkpoints/step-00000010.safetensors",
+			"checkpoints/step-00000010.state.safetensors"}, overwrite: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,5 +232,50 @@ func TestNotInput(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("NotInput(%s) = %v, want %q", c.path, err, c.want)
 		}
+	}
+}
+
+// TestCloseRemovesTheParentsCreateMade refuses a run whose -out needed new
+// parents: Close removes every directory Create made, and nothing above.
+func TestCloseRemovesTheParentsCreateMade(t *testing.T) {
+	root := t.TempDir()
+	d, err := Create(filepath.Join(root, "a", "b", "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(root); err != nil || len(entries) != 0 {
+		t.Errorf("Close left %v in %s (%v)", entries, root, err)
+	}
+}
+
+// TestCheckNoticesARenamedDirectory renames a locked directory and makes
+// another at its path: Check refuses, Clear removes nothing from the new
+// one, and Close leaves it alone.
+func TestCheckNoticesARenamedDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	d, err := Create(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Check(); err != nil {
+		t.Fatalf("Check of the locked directory: %v", err)
+	}
+	if err := os.Rename(dir, dir+"-old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Check(); err == nil || !strings.Contains(err.Error(), dir+" is no longer the one this process locked") {
+		t.Errorf("Check after a rename: %v", err)
+	}
+	write(t, filepath.Join(dir, Settings))
+	write(t, filepath.Join(dir, Lock))
+	if err := d.Clear(); err == nil {
+		t.Error("Clear of a directory that is not the locked one: no error")
+	}
+	d.Close()
+	if !exists(filepath.Join(dir, Settings)) || !exists(filepath.Join(dir, Lock)) {
+		t.Error("the old run's process removed the new run's files")
 	}
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# run.sh: on a GPU machine, run the CUDA device's tests that build.sh put in
+# this folder: every kernel and cuBLAS product on the GPU against the same
+# float64 references as on the simulated device (1e-4 relative, TF32 off),
+# and the checks of bad calls. The output goes to cuda.log too. It exits 2
+# if the CUDA device could not be opened (the log says why).
+set -euo pipefail
+cd "$(dirname "$0")"
+# cuBLAS: the toolkit's where the loader finds it, else PyTorch's wheel.
+if ! ldconfig -p | grep -q 'libcublas\.so\.1[123] '; then
+	libdir=$(python3 - <<'PY'
+import glob, os, site
+for d in site.getsitepackages():
+    for p in sorted(glob.glob(os.path.join(d, "nvidia", "**", "libcublas.so.1[123]"), recursive=True)):
+        print(os.path.dirname(p))
+        raise SystemExit
+PY
+	)
+	export LD_LIBRARY_PATH=${libdir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+export NVIDIA_TF32_OVERRIDE=0 # no TF32, whatever the environment says
+nvidia-smi -L || true
+status=0
+./cuda.test -test.v -test.count=1 -test.run '^(TestOpenOnGPU|TestKernels|TestGemm|TestBadCalls)$' 2>&1 | tee cuda.log || status=$?
+if ! grep -q -- '--- PASS: TestOpenOnGPU' cuda.log; then
+	echo "run.sh: the CUDA device was not opened, so not tested (see TestOpenOnGPU above)"
+	exit 2
+fi
+exit "$status"

@@ -13,7 +13,7 @@ import (
 func kernelTests() map[string]func(*env) {
 	return map[string]func(*env){
 		"elementwise": testElementwise, "dropout": testDropout, "bf16": testBF16,
-		"softmax": testSoftmax, "layernorm": testLayerNorm, "embedding": testEmbedding,
+		"softmax": testSoftmax, "maskedsoftmax": testMaskedSoftmax, "layout": testLayout, "layernorm": testLayerNorm, "embedding": testEmbedding,
 		"crossentropy": testCrossEntropy, "meanloss": testMeanLoss, "adam": testAdam,
 	}
 }
@@ -166,15 +166,62 @@ func testSoftmax(e *env) {
 		for _, block := range []int{32, 256} {
 			x, dy := randn(r, rows*cols, 3), randn(r, rows*cols, 1)
 			px, pdy, py, pdx := e.upload(x), e.upload(dy), e.alloc(len(x)), e.alloc(len(x))
-			for _, log := range []bool{false, true} {
-				name := map[bool]string{false: "softmax", true: "logsoftmax"}[log]
-				what := fmt.Sprintf("%s %dx%d block=%d", name, rows, cols, block)
-				e.launch(name+"_fwd_f32", min(rows, 2), block, py, px, rows, cols)
-				y := e.download(py, len(x))
-				near(e.t, what+" forward", y, softmaxRef(f64(x), rows, cols, log), e.d.tol)
-				e.launch(name+"_bwd_f32", min(rows, 2), block, pdx, py, pdy, rows, cols)
-				near(e.t, what+" backward", e.download(pdx, len(x)), softmaxBwdRef(f64(y), f64(dy), rows, cols, log), e.d.tol)
+			what := fmt.Sprintf("logsoftmax %dx%d block=%d", rows, cols, block)
+			e.launch("logsoftmax_fwd_f32", min(rows, 2), block, py, px, rows, cols)
+			y := e.download(py, len(x))
+			near(e.t, what+" forward", y, softmaxRef(f64(x), rows, cols, true), e.d.tol)
+			e.launch("logsoftmax_bwd_f32", min(rows, 2), block, pdx, py, pdy, rows, cols)
+			near(e.t, what+" backward", e.download(pdx, len(x)), softmaxBwdRef(f64(y), f64(dy), rows, cols, true), e.d.tol)
+		}
+	}
+}
+
+// testMaskedSoftmax runs graph.Softmax's kernels on attention scores
+// [batch, heads, len, len] with no mask, a padding mask [batch, 1, 1, len]
+// that masks every key of one sequence, and a causal mask [1, 1, len, len].
+func testMaskedSoftmax(e *env) {
+	r := rand.New(rand.NewPCG(11, 1))
+	for _, s := range [][3]int{{1, 1, 1}, {2, 3, 5}, {3, 2, 300}} {
+		b, h, n := s[0], s[1], s[2]
+		rows := b * h * n
+		x, dy := randn(r, rows*n, 3), randn(r, rows*n, 1)
+		pad, causal := make([]float32, b*n), make([]float32, n*n)
+		for i := range pad {
+			if i/n == b-1 || r.IntN(4) == 0 { // the last sequence is all padding
+				pad[i] = float32(math.Inf(-1))
 			}
+		}
+		for i := range causal {
+			if i%n > i/n {
+				causal[i] = float32(math.Inf(-1))
+			}
+		}
+		masks := []struct {
+			name       string
+			m          []float32
+			s0, s1, s2 int
+			at         func(row, j int) float64
+		}{
+			{"none", nil, 0, 0, 0, func(int, int) float64 { return 0 }},
+			{"padding", pad, n, 0, 0, func(row, j int) float64 { return float64(pad[row/(h*n)*n+j]) }},
+			{"causal", causal, 0, 0, n, func(row, j int) float64 { return float64(causal[row%n*n+j]) }},
+		}
+		px, pdy, py, pdx := e.upload(x), e.upload(dy), e.alloc(len(x)), e.alloc(len(x))
+		for _, m := range masks {
+			pm := Ptr(0)
+			if m.m != nil {
+				pm = e.upload(m.m)
+			}
+			what := fmt.Sprintf("softmax %dx%dx%dx%d mask=%s", b, h, n, n, m.name)
+			e.launch("softmax_fwd_f32", min(rows, 7), 128, py, px, pm, rows, n, float32(0.5), h, n, m.s0, m.s1, m.s2, 1)
+			y := e.download(py, len(x))
+			near(e.t, what+" forward", y, maskedSoftmaxRef(f64(x), m.at, rows, n, 0.5), e.d.tol)
+			e.launch("softmax_bwd_f32", min(rows, 7), 128, pdx, py, pdy, rows, n, float32(0.5))
+			dx := softmaxBwdRef(f64(y), f64(dy), rows, n, false)
+			for i := range dx {
+				dx[i] *= 0.5
+			}
+			near(e.t, what+" backward", e.download(pdx, len(x)), dx, e.d.tol)
 		}
 	}
 }
@@ -226,14 +273,14 @@ func testEmbedding(e *env) {
 		}
 		table, dy := randn(r, vocab*dim, 1), randn(r, n*dim, 1)
 		pt, pi, pdy, py, pdt := e.upload(table), e.uploadInts(ids), e.upload(dy), e.alloc(n*dim), e.alloc(vocab*dim)
-		e.launch("embed_fwd_f32", 3, 128, py, pt, pi, n, dim, vocab)
+		e.launch("embed_fwd_f32", 3, 128, py, pt, pi, n, dim, vocab, float32(1.5))
 		e.launch("fill_f32", 3, 128, pdt, float32(0), vocab*dim)
-		e.launch("embed_bwd_f32", 3, 128, pdt, pdy, pi, n, dim, vocab)
+		e.launch("embed_bwd_f32", 3, 128, pdt, pdy, pi, n, dim, vocab, float32(1.5))
 		y, dt := make([]float64, n*dim), make([]float64, vocab*dim)
 		for i, id := range ids {
 			for j := range dim {
-				y[i*dim+j] = float64(table[int(id)*dim+j])
-				dt[int(id)*dim+j] += float64(dy[i*dim+j])
+				y[i*dim+j] = 1.5 * float64(table[int(id)*dim+j])
+				dt[int(id)*dim+j] += 1.5 * float64(dy[i*dim+j])
 			}
 		}
 		what := fmt.Sprintf("embedding n=%d vocab=%d dim=%d", n, vocab, dim)
@@ -242,7 +289,7 @@ func testEmbedding(e *env) {
 	}
 	// An id out of range reads nothing: its row is NaN.
 	pt, pi, py := e.upload([]float32{1, 2}), e.uploadInts([]int32{1, 2, -1}), e.alloc(3)
-	e.launch("embed_fwd_f32", 1, 32, py, pt, pi, 3, 1, 2)
+	e.launch("embed_fwd_f32", 1, 32, py, pt, pi, 3, 1, 2, float32(1))
 	if y := e.download(py, 3); y[0] != 2 || !math.IsNaN(float64(y[1])) || !math.IsNaN(float64(y[2])) {
 		e.t.Errorf("embedding of ids 1, 2, -1 in a vocabulary of 2 = %v, want [2 NaN NaN]", y)
 	}

@@ -1,6 +1,9 @@
 package cuda
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Plain float64 references of the kernels, written from the formulas in the
 // kernels' comments (and graph's and trainer's CPU kernels); their gradients
@@ -24,6 +27,22 @@ func softmaxRef(x []float64, rows, cols int, log bool) []float64 {
 			} else {
 				yr[j] = math.Exp(v-m) / s
 			}
+		}
+	}
+	return y
+}
+
+// maskedSoftmaxRef is graph.Softmax: softmax(scale·x + mask) with mask(r, j)
+// the mask's entry for row r, column j; a row of only -Inf is zeros.
+func maskedSoftmaxRef(x []float64, mask func(r, j int) float64, rows, cols int, scale float64) []float64 {
+	v := make([]float64, len(x))
+	for i := range x {
+		v[i] = scale*x[i] + mask(i/cols, i%cols)
+	}
+	y := softmaxRef(v, rows, cols, false)
+	for r := range rows {
+		if m := slices.Max(v[r*cols : (r+1)*cols]); math.IsInf(m, -1) {
+			clear(y[r*cols : (r+1)*cols])
 		}
 	}
 	return y

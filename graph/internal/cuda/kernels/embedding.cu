@@ -4,18 +4,21 @@
 // NaN, and it adds no gradient.
 #include "common.cuh"
 
-// embed_fwd_f32: y[i, :] = table[ids[i], :].
-extern "C" __global__ void embed_fwd_f32(float* y, const float* table, const int* ids, int n, int dim, int vocab) {
+// embed_fwd_f32 is graph.Embed: y[i, :] = scale·table[ids[i], :].
+extern "C" __global__ void embed_fwd_f32(float* y, const float* table, const int* ids, int n, int dim, int vocab,
+                                         float scale) {
     for_each_elem(e, (long long)n * dim) {
         int id = ids[e / dim];
-        y[e] = id >= 0 && id < vocab ? table[(long long)id * dim + e % dim] : NAN;
+        y[e] = id >= 0 && id < vocab ? scale * table[(long long)id * dim + e % dim] : NAN;
     }
 }
 
-// embed_bwd_f32: dtable[ids[i], :] += dy[i, :] (atomically: ids repeat).
-extern "C" __global__ void embed_bwd_f32(float* dtable, const float* dy, const int* ids, int n, int dim, int vocab) {
+// embed_bwd_f32: dtable[ids[i], :] += scale·dy[i, :] (atomically: ids
+// repeat; dtable zeroed first, as by fill_f32).
+extern "C" __global__ void embed_bwd_f32(float* dtable, const float* dy, const int* ids, int n, int dim, int vocab,
+                                         float scale) {
     for_each_elem(e, (long long)n * dim) {
         int id = ids[e / dim];
-        if (id >= 0 && id < vocab) atomicAdd(&dtable[(long long)id * dim + e % dim], dy[e]);
+        if (id >= 0 && id < vocab) atomicAdd(&dtable[(long long)id * dim + e % dim], scale * dy[e]);
     }
 }

@@ -13,7 +13,7 @@ import (
 func kernelTests() map[string]func(*env) {
 	return map[string]func(*env){
 		"elementwise": testElementwise, "dropout": testDropout, "bf16": testBF16,
-		"softmax": testSoftmax, "maskedsoftmax": testMaskedSoftmax, "layout": testLayout, "layernorm": testLayerNorm, "embedding": testEmbedding,
+		"softmax": testSoftmax, "maskedsoftmax": testMaskedSoftmax, "layout": testLayout, "pointwise": testPointwise, "broadcast": testBroadcast, "layernorm": testLayerNorm, "embedding": testEmbedding,
 		"crossentropy": testCrossEntropy, "meanloss": testMeanLoss, "adam": testAdam,
 	}
 }
@@ -181,7 +181,7 @@ func testSoftmax(e *env) {
 // that masks every key of one sequence, and a causal mask [1, 1, len, len].
 func testMaskedSoftmax(e *env) {
 	r := rand.New(rand.NewPCG(11, 1))
-	for _, s := range [][3]int{{1, 1, 1}, {2, 3, 5}, {3, 2, 300}} {
+	for _, s := range [][3]int{{1, 1, 1}, {2, 3, 5}, {2, 2, 67}} {
 		b, h, n := s[0], s[1], s[2]
 		rows := b * h * n
 		x, dy := randn(r, rows*n, 3), randn(r, rows*n, 1)
@@ -213,10 +213,10 @@ func testMaskedSoftmax(e *env) {
 				pm = e.upload(m.m)
 			}
 			what := fmt.Sprintf("softmax %dx%dx%dx%d mask=%s", b, h, n, n, m.name)
-			e.launch("softmax_fwd_f32", min(rows, 7), 128, py, px, pm, rows, n, float32(0.5), h, n, m.s0, m.s1, m.s2, 1)
+			e.launch("softmax_fwd_f32", min(rows, 7), 32, py, px, pm, rows, n, float32(0.5), h, n, m.s0, m.s1, m.s2, 1)
 			y := e.download(py, len(x))
 			near(e.t, what+" forward", y, maskedSoftmaxRef(f64(x), m.at, rows, n, 0.5), e.d.tol)
-			e.launch("softmax_bwd_f32", min(rows, 7), 128, pdx, py, pdy, rows, n, float32(0.5))
+			e.launch("softmax_bwd_f32", min(rows, 7), 32, pdx, py, pdy, rows, n, float32(0.5))
 			dx := softmaxBwdRef(f64(y), f64(dy), rows, n, false)
 			for i := range dx {
 				dx[i] *= 0.5

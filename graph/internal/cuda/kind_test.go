@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"flag"
+	"strings"
 	"testing"
 
 	"github.com/pkg/errors"
@@ -104,6 +105,19 @@ func TestParseKernels(t *testing.T) {
 		if p != want[i] {
 			t.Errorf("k parameter %d: %v, want %v", i, p, want[i])
 		}
+	}
+	// Every kernel in the source is found (none hides in a macro).
+	sigs, files, err := kernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	decls := 0
+	for _, f := range files {
+		src, _ := source.ReadFile("kernels/" + f)
+		decls += strings.Count(string(src), "__global__")
+	}
+	if decls != len(sigs) {
+		t.Errorf("the .cu files declare %d kernels, the parser found %d", decls, len(sigs))
 	}
 	for src, msg := range map[string]string{
 		`extern "C" __global__ void k(double d) {}`:                                     `parameter "d": type "double"`,

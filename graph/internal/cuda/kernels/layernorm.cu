@@ -54,17 +54,18 @@ extern "C" __global__ void layernorm_bwd_f32(float* dx, const float* dy, const f
 }
 
 // layernorm_bwd_params_f32 writes dg = Σ_rows dy ⊙ x̂ and db = Σ_rows dy (db
-// may be null), one thread per column: launch any grid and block.
+// may be null), one thread per column, summing in double: launch any grid
+// and block.
 extern "C" __global__ void layernorm_bwd_params_f32(float* dg, float* db, const float* dy, const float* x,
                                                     const float* mean, const float* rstd, int rows, int cols) {
     for_each_elem(j, cols) {
-        float sg = 0, sb = 0;
+        double sg = 0, sb = 0;
         for (int r = 0; r < rows; r++) {
             long long o = (long long)r * cols + j;
             sg += dy[o] * (x[o] - mean[r]) * rstd[r];
             sb += dy[o];
         }
-        dg[j] = sg;
-        if (db) db[j] = sb;
+        dg[j] = (float)sg;
+        if (db) db[j] = (float)sb;
     }
 }

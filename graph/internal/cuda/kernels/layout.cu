@@ -24,12 +24,13 @@ extern "C" __global__ void add_positions_f32(float* y, const float* x, const flo
 }
 
 // positions_grad_f32 is AddPositions' gradient of pe [maxLen, d], total =
-// maxLen·d elements: dpe[i] = Σ_b dy[b·per + i] for i < per, 0 beyond.
+// maxLen·d elements: dpe[i] = Σ_b dy[b·per + i] for i < per, 0 beyond (sums
+// in double, here and below).
 extern "C" __global__ void positions_grad_f32(float* dpe, const float* dy, int batch, int per, int total) {
     for_each_elem(i, total) {
-        float s = 0;
+        double s = 0;
         for (int b = 0; b < batch && i < per; b++) s += dy[(long long)b * per + i];
-        dpe[i] = s;
+        dpe[i] = (float)s;
     }
 }
 
@@ -38,9 +39,9 @@ extern "C" __global__ void positions_grad_f32(float* dpe, const float* dy, int b
 extern "C" __global__ void sum_axis_f32(float* y, const float* x, int outer, int n, int inner, float scale) {
     for_each_elem(e, (long long)outer * inner) {
         long long o = e / inner, i = e % inner;
-        float s = 0;
+        double s = 0;
         for (int a = 0; a < n; a++) s += x[(o * n + a) * inner + i];
-        y[e] = scale * s;
+        y[e] = (float)(scale * s);
     }
 }
 

@@ -39,3 +39,33 @@ func dimAt(s []int, k int) int {
 	}
 	return s[len(s)-1-k]
 }
+
+// PermuteLayout is permute_f32's layout for x of shape moved so that y's
+// axis k is x's axis perm[k] (graph's transpose): y's sizes, then x's
+// strides in y's order; and the element count.
+func PermuteLayout(shape, perm []int) (layout []int32, n int, err error) {
+	rank := len(shape)
+	if len(perm) != rank {
+		return nil, 0, errors.Errorf("permutation %v of shape %v: want %d axes", perm, shape, rank)
+	}
+	strides, seen := make([]int, rank), make([]bool, rank)
+	n = 1
+	for k := rank - 1; k >= 0; k-- {
+		if shape[k] < 1 {
+			return nil, 0, errors.Errorf("shape %v: axis %d has size %d", shape, k, shape[k])
+		}
+		strides[k], n = n, n*shape[k]
+		if n > 1<<31-1 {
+			return nil, 0, errors.Errorf("shape %v has more than 2^31 elements", shape)
+		}
+	}
+	layout = make([]int32, 2*rank)
+	for k, p := range perm {
+		if p < 0 || p >= rank || seen[p] {
+			return nil, 0, errors.Errorf("%v is not a permutation of %d axes", perm, rank)
+		}
+		seen[p] = true
+		layout[k], layout[rank+k] = int32(shape[p]), int32(strides[p])
+	}
+	return layout, n, nil
+}

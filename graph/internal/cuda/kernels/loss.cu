@@ -99,3 +99,33 @@ extern "C" __global__ void mean_loss_bwd_f32(float* dstats, const float* dl, con
         dstats[2 * i + 1] = targets[i] != pad ? g : 0.0f;
     }
 }
+
+// target_scores_f32 is graph.TargetScores: scores [rows, 2] = (log
+// softmax(x_i)[t], 1 if t is the first index of the row's largest logit
+// else 0) for each row i with target t ≠ pad, (0, 0) for pad rows, NaN for
+// a target outside [0, vocab). Row kernel, as smoothed_ce_fwd_f32.
+extern "C" __global__ void target_scores_f32(float* scores, const float* x, const int* targets, int rows, int vocab,
+                                             int pad) {
+    __shared__ float s[MAX_BLOCK];
+    for_each_row(r, rows) {
+        const float* xr = x + (long long)r * vocab;
+        int t = targets[r];
+        if (t == pad || t < 0 || t >= vocab) {
+            if (threadIdx.x == 0) scores[2 * r] = scores[2 * r + 1] = t == pad ? 0.0f : NAN;
+            continue;
+        }
+        float m = -INFINITY, sum = 0, first = -INFINITY;
+        for_each_col(j, vocab) m = fmaxf(m, xr[j]);
+        m = block_max(m, s);
+        for_each_col(j, vocab) {
+            sum += expf(xr[j] - m);
+            if (xr[j] == m) first = fmaxf(first, -(float)j);
+        }
+        sum = block_sum(sum, s);
+        first = -block_max(first, s);
+        if (threadIdx.x == 0) {
+            scores[2 * r] = xr[t] - (m + logf(sum));
+            scores[2 * r + 1] = first == t ? 1.0f : 0.0f;
+        }
+    }
+}

@@ -2,8 +2,9 @@
 # run.sh: on a GPU machine, run the CUDA device's tests that build.sh put in
 # this folder: every kernel and cuBLAS product on the GPU against the same
 # float64 references as on the simulated device (1e-4 relative, TF32 off),
-# and the checks of bad calls. The output goes to cuda.log too. It exits 2
-# if the CUDA device could not be opened (the log says why).
+# and the checks of bad calls; then the benchmarks BenchmarkCUDA*. The
+# output goes to cuda.log too. It exits 2 if the CUDA device could not be
+# opened (the log says why).
 set -euo pipefail
 cd "$(dirname "$0")"
 # cuBLAS: the toolkit's where the loader finds it, else PyTorch's wheel.
@@ -26,4 +27,6 @@ if ! grep -q -- '--- PASS: TestOpenOnGPU' cuda.log; then
 	echo "run.sh: the CUDA device was not opened, so not tested (see TestOpenOnGPU above)"
 	exit 2
 fi
+# Speed: cuBLAS products (TFLOP/s) and the row softmax (GB/s).
+./cuda.test -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x 2>&1 | tee -a cuda.log || status=$?
 exit "$status"

@@ -37,8 +37,8 @@ type param struct {
 var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
 
 // parseKernels returns the parameters of each kernel declared in src, CUDA C
-// whose kernels are declared `extern "C" __global__ void name(params)`, each
-// parameter a pointer, int or float.
+// whose kernels are declared `extern "C" __global__ void name(params)` with
+// one or more parameters, each a pointer, int or float.
 func parseKernels(file, src string) (map[string][]param, error) {
 	out := map[string][]param{}
 	for _, m := range kernelDecl.FindAllStringSubmatch(src, -1) {

@@ -52,6 +52,7 @@ func OpenSim(dir string) (*Sim, error) {
 		err = lib.bind(map[string]any{"sim_copy": &s.toHost})
 	}
 	if err != nil {
+		_ = lib.close() // the error above says what matters
 		return nil, errors.Wrap(err, "simulated device")
 	}
 	return s, nil

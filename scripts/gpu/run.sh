@@ -7,17 +7,22 @@
 # opened (the log says why).
 set -euo pipefail
 cd "$(dirname "$0")"
-# cuBLAS: the toolkit's where the loader finds it, else PyTorch's wheel.
-if ! ldconfig -p | grep -q 'libcublas\.so\.1[123] '; then
-	libdir=$(python3 - <<'PY'
+# wheel_cublas prints the folder of cuBLAS in PyTorch's nvidia wheel, if any.
+wheel_cublas() {
+	python3 - <<'PY'
 import glob, os, site
 for d in site.getsitepackages():
     for p in sorted(glob.glob(os.path.join(d, "nvidia", "**", "libcublas.so.1[123]"), recursive=True)):
         print(os.path.dirname(p))
         raise SystemExit
 PY
-	)
+}
+# cuBLAS: where the loader finds it, else the toolkit's folder, else
+# PyTorch's wheel.
+if ! ldconfig -p | grep -q 'libcublas\.so\.1[123] '; then
+	libdir=$(ls -d /usr/local/cuda/lib64 2>/dev/null || wheel_cublas 2>/dev/null || true)
 	export LD_LIBRARY_PATH=${libdir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	echo "run.sh: cuBLAS from ${libdir:-nowhere found}"
 fi
 export NVIDIA_TF32_OVERRIDE=0 # no TF32, whatever the environment says
 nvidia-smi -L || true

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"os/exec"
 	"testing"
 )
 
@@ -74,4 +75,23 @@ func BenchmarkCUDASoftmax(b *testing.B) {
 	}
 	mustDo(b, d.Sync())
 	b.ReportMetric(8*rows*cols*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkSimLaunch times one small elementwise launch (4096 elements, 16
+// blocks of 256 threads) on the simulated device: the cost a program pays
+// per op there.
+func BenchmarkSimLaunch(b *testing.B) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		b.Skip("no g++ (apt-get install g++)")
+	}
+	s, err := OpenSim(b.TempDir())
+	mustDo(b, err)
+	defer func() { _ = s.Close() }()
+	const n = 4096
+	p, err := s.Alloc(4 * n)
+	mustDo(b, err)
+	b.ResetTimer()
+	for range b.N {
+		mustDo(b, Elems(s, "fill_f32", n, p, float32(1), n))
+	}
 }

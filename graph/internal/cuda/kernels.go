@@ -76,6 +76,28 @@ func parseParam(p string) (param, error) {
 	return param{}, errors.Errorf("parameter %q: type %q is not a pointer, int or float", name, typ)
 }
 
+// sharedKernels returns the kernels of src whose body declares __shared__
+// memory: those the simulated device runs with a thread per CUDA thread
+// and a barrier for __syncthreads (the others, as plain loops).
+func sharedKernels(src string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range kernelDecl.FindAllStringSubmatchIndex(src, -1) {
+		body, depth := src[m[1]:], 0
+		for i, c := range body {
+			if c == '{' {
+				depth++
+			} else if c == '}' {
+				if depth--; depth == 0 {
+					body = body[:i]
+					break
+				}
+			}
+		}
+		out[src[m[2]:m[3]]] = strings.Contains(body, "__shared__")
+	}
+	return out
+}
+
 // kernels returns every kernel of the embedded source with its parameters,
 // and the names of the .cu files, sorted.
 func kernels() (map[string][]param, []string, error) {

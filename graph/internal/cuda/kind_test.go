@@ -129,3 +129,14 @@ func TestParseKernels(t *testing.T) {
 		contains(t, err, "a.cu", msg)
 	}
 }
+
+func TestSharedKernels(t *testing.T) {
+	src := `extern "C" __global__ void a(int n) { for (;;) { if (n) { return; } } }
+__device__ float helper() { __shared__ float s[4]; return s[0]; }
+extern "C" __global__ void b(float* y) { __shared__ float s[32]; { y[0] = s[0]; } }
+extern "C" __global__ void c(float* y);`
+	got := sharedKernels(src)
+	if len(got) != 3 || got["a"] || !got["b"] || got["c"] {
+		t.Errorf("sharedKernels = %v, want a: false, b: true, c: false", got)
+	}
+}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,7 @@ func buildSim(dir string, sigs map[string][]param) (string, error) {
 	}
 	var main strings.Builder
 	main.WriteString("#include \"sim.h\"\n")
+	shared := map[string]bool{}
 	for _, f := range files {
 		b, err := source.ReadFile("kernels/" + f.Name())
 		if err == nil {
@@ -77,6 +79,7 @@ func buildSim(dir string, sigs map[string][]param) (string, error) {
 		}
 		if filepath.Ext(f.Name()) == ".cu" {
 			fmt.Fprintf(&main, "#include %q\n", f.Name())
+			maps.Copy(shared, sharedKernels(string(b)))
 		}
 	}
 	names := make([]string, 0, len(sigs))
@@ -86,7 +89,7 @@ func buildSim(dir string, sigs map[string][]param) (string, error) {
 	sort.Strings(names)
 	main.WriteString("static const sim::Kernel sim_kernels[] = {\n")
 	for _, n := range names {
-		fmt.Fprintf(&main, "SIM_KERNEL(%s)\n", n)
+		fmt.Fprintf(&main, "SIM_KERNEL(%s, %t)\n", n, shared[n])
 	}
 	main.WriteString("};\nSIM_EXPORTS\n")
 	src, so := filepath.Join(dir, "sim.cpp"), filepath.Join(dir, "sim.so")
@@ -165,6 +168,8 @@ func (s *Sim) Launch(kernel string, grid, block Dim3, in ...any) error {
 		return nil
 	case 1:
 		return errors.Errorf("sim: kernel %s is not in the simulated device", kernel)
+	case 3:
+		return errors.Errorf("sim: kernel %s calls __syncthreads but declares no __shared__ memory", kernel)
 	}
 	return errors.Errorf("sim: kernel %s: cannot start %d threads", kernel, b[0]*b[1]*b[2])
 }

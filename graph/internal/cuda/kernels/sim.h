@@ -1,11 +1,14 @@
 // sim.h: what the simulated device needs to build the kernels' CUDA source
 // for the host with g++ -std=c++20 (graph/internal/cuda, Sim).
 //
-// A launch runs each block of the grid in turn, every thread of the block on
-// a thread of its own (std::thread), so that __syncthreads is a real barrier;
-// a block starts when the one before it has ended, so a __shared__ array (a
-// static of the kernel function) belongs to one block at a time. Launches are
-// one at a time (the Go side holds a lock), like a single CUDA stream.
+// A kernel that declares __shared__ memory runs each block of the grid in
+// turn with every thread of the block on a thread of its own (std::thread),
+// so that __syncthreads is a real barrier; a block starts when the one before
+// it has ended, so a __shared__ array (a static of the kernel function)
+// belongs to one block at a time. A kernel without __shared__ memory shares
+// nothing between threads but by atomics, and runs as plain loops over the
+// blocks and threads. Launches are one at a time (the Go side holds a lock),
+// like a single CUDA stream.
 #include <math.h>
 #include <string.h>
 
@@ -31,8 +34,15 @@ struct dim3 {
 static thread_local uint3 threadIdx, blockIdx;
 static thread_local dim3 blockDim, gridDim;
 static thread_local std::barrier<>* sim_barrier;
+static std::atomic<bool> sim_bad_sync;  // __syncthreads in a kernel run as loops
 
-static void __syncthreads() { sim_barrier->arrive_and_wait(); }
+static void __syncthreads() {
+    if (sim_barrier) {
+        sim_barrier->arrive_and_wait();
+    } else {
+        sim_bad_sync = true;
+    }
+}
 static unsigned __float_as_uint(float f) {
     unsigned u;
     memcpy(&u, &f, sizeof u);
@@ -47,13 +57,29 @@ static float atomicAdd(float* p, float v) { return std::atomic_ref<float>(*p).fe
 
 namespace sim {
 
-// run calls body once for every thread of every block of grid.
-static void run(dim3 grid, dim3 block, const std::function<void()>& body) {
+// loops calls body once for every thread of every block of grid, in turn.
+static void loops(dim3 grid, dim3 block, const std::function<void()>& body) {
+    blockDim = block;
+    gridDim = grid;
+    sim_barrier = nullptr;
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++)
+                for (unsigned t = 0; t < block.x * block.y * block.z; t++) {
+                    blockIdx = {x, y, z};
+                    threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+                    body();
+                }
+}
+
+// threads calls body once for every thread of every block of grid, the
+// threads of a block at once.
+static void threads(dim3 grid, dim3 block, const std::function<void()>& body) {
     unsigned nt = block.x * block.y * block.z;
     std::barrier<> bar(nt);
-    std::vector<std::thread> threads;
+    std::vector<std::thread> ts;
     for (unsigned t = 0; t < nt; t++) {
-        threads.emplace_back([&, t] {
+        ts.emplace_back([&, t] {
             threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
             blockDim = block;
             gridDim = grid;
@@ -67,7 +93,7 @@ static void run(dim3 grid, dim3 block, const std::function<void()>& body) {
                     }
         });
     }
-    for (auto& t : threads) t.join();
+    for (auto& t : ts) t.join();
 }
 
 // call calls f with its arguments read from args as cuLaunchKernel does:
@@ -78,8 +104,13 @@ static void call(void (*f)(A...), void** args, std::index_sequence<I...>) {
 }
 
 template <typename... A>
-static void launch(void (*f)(A...), dim3 grid, dim3 block, void** args) {
-    run(grid, block, [&] { call(f, args, std::index_sequence_for<A...>{}); });
+static void launch(void (*f)(A...), bool shared, dim3 grid, dim3 block, void** args) {
+    auto body = [&] { call(f, args, std::index_sequence_for<A...>{}); };
+    if (shared) {
+        threads(grid, block, body);
+    } else {
+        loops(grid, block, body);
+    }
 }
 
 struct Kernel {
@@ -90,8 +121,9 @@ struct Kernel {
 }  // namespace sim
 
 // SIM_KERNEL is an entry of the table of kernels, in the file that includes
-// the kernels' source after this header.
-#define SIM_KERNEL(f) {#f, [](dim3 g, dim3 b, void** a) { sim::launch(f, g, b, a); }},
+// the kernels' source after this header; shared says that f declares
+// __shared__ memory.
+#define SIM_KERNEL(f, shared) {#f, [](dim3 g, dim3 b, void** a) { sim::launch(f, shared, g, b, a); }},
 
 // SIM_EXPORTS defines the functions the Go side calls, over the table
 // sim_kernels.
@@ -100,12 +132,13 @@ struct Kernel {
                               unsigned by, unsigned bz, void** args) {                              \
         for (const auto& k : sim_kernels) {                                                         \
             if (strcmp(k.name, name) != 0) continue;                                                \
+            sim_bad_sync = false;                                                                   \
             try {                                                                                   \
                 k.launch(dim3{gx, gy, gz}, dim3{bx, by, bz}, args);                                 \
             } catch (...) {                                                                         \
                 return 2;                                                                           \
             }                                                                                       \
-            return 0;                                                                               \
+            return sim_bad_sync ? 3 : 0;                                                            \
         }                                                                                           \
         return 1;                                                                                   \
     }                                                                                               \

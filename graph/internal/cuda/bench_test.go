@@ -95,3 +95,22 @@ func BenchmarkSimLaunch(b *testing.B) {
 		mustDo(b, Elems(s, "fill_f32", n, p, float32(1), n))
 	}
 }
+
+// BenchmarkSimRows times a row kernel on the simulated device: the
+// log-softmax of 64 rows of 1000 (blocks of 256 threads and a barrier).
+func BenchmarkSimRows(b *testing.B) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		b.Skip("no g++ (apt-get install g++)")
+	}
+	s, err := OpenSim(b.TempDir())
+	mustDo(b, err)
+	defer func() { _ = s.Close() }()
+	const rows, cols = 64, 1000
+	x, err := s.Alloc(4 * rows * cols)
+	mustDo(b, err)
+	mustDo(b, Elems(s, "fill_f32", rows*cols, x, float32(1), rows*cols))
+	b.ResetTimer()
+	for range b.N {
+		mustDo(b, Rows(s, "logsoftmax_fwd_f32", rows, cols, x, x, rows, cols))
+	}
+}

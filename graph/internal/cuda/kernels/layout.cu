@@ -70,12 +70,11 @@ extern "C" __global__ void max_axis_bwd_f32(float* dx, const float* x, const flo
                                             int n, int inner) {
     for_each_elem(e, (long long)outer * inner) {
         long long o = e / inner, i = e % inner;
-        bool done = false;
-        for (int a = 0; a < n; a++) {
-            long long at = (o * n + a) * inner + i;
-            dx[at] = !done && x[at] == y[e] ? dy[e] : 0.0f;
-            done = done || x[at] == y[e];
+        int first = n;
+        for (int a = 0; a < n && first == n; a++) {
+            if (x[(o * n + a) * inner + i] == y[e]) first = a;
         }
+        for (int a = 0; a < n; a++) dx[(o * n + a) * inner + i] = a == first ? dy[e] : 0.0f;
     }
 }
 

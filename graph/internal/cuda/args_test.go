@@ -34,8 +34,10 @@ func TestBadCalls(t *testing.T) {
 				{d.Free(p + 4), "is not an allocation"},
 				{d.Gemm(GEMM{M: 2, N: 2, K: 2, A: p, B: p, C: p, LDA: 1, LDB: 2, LDC: 2, Batch: 1}), "row strides LDA=1"},
 				{d.Gemm(GEMM{M: 0, N: 2, K: 2}), "sizes M=0"},
-				{d.Gemm(GEMM{M: 2, N: 2, K: 2, LDA: 2, LDB: 2, LDC: 2, Batch: 1}), "a null matrix"},
-				{d.Gemm(GEMM{M: 2, N: 2, K: 2, A: p, B: p, C: p, LDA: 2, LDB: 2, LDC: 2, Batch: 2, StrideA: 4, StrideB: 4, StrideC: 2}), "batch strides"},
+				{d.Gemm(GEMM{M: 2, N: 2, K: 2, LDA: 2, LDB: 2, LDC: 2, Batch: 1}), "gemm: matrix A: 16 bytes at 0x0 are not within one allocation"},
+				{d.Gemm(GEMM{M: 2, N: 2, K: 2, A: p, B: p, C: p, LDA: 2, LDB: 2, LDC: 2, Batch: 2, StrideA: 4, StrideB: 4, StrideC: 2}), "batch strides 4, 4, 2: want"},
+				{d.Gemm(GEMM{M: 4, N: 4, K: 4, A: p, B: p, C: p + 4, LDA: 4, LDB: 4, LDC: 4, Batch: 1}), "gemm: matrix C: 64 bytes at"},
+				{d.Gemm(GEMM{M: 2, N: 2, K: 2, A: p, B: p, C: p, LDA: 2, LDB: 2, LDC: 2, Batch: 5, StrideC: 4}), "gemm: matrix C: 80 bytes at"},
 			} {
 				if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 					t.Errorf("error %v, want one containing %q", c.err, c.want)

@@ -298,7 +298,7 @@ func (d *CUDA) Launch(kernel string, grid, block Dim3, in ...any) error {
 // Gemm implements Device.
 func (d *CUDA) Gemm(g GEMM) error {
 	return d.do(func() error {
-		if err := g.check(); err != nil {
+		if err := g.check(d.allocs); err != nil {
 			return err
 		}
 		return d.blas.gemm(d.handle, g)

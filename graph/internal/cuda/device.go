@@ -28,7 +28,7 @@ func (d Dim3) dims(what string) ([3]uint32, error) {
 }
 
 // Device is what a program needs of a place to run: memory, the kernels of
-// package kernels by name, and matrix products. The CUDA device and the
+// kernels/*.cu by name, and matrix products. The CUDA device and the
 // simulated one implement it. A Device is safe for concurrent use; its
 // launches and products run in the order they are made.
 type Device interface {
@@ -57,7 +57,8 @@ type Device interface {
 // GEMM is Batch row-major products C = Alpha·op(A)·op(B) + Beta·C with op(A)
 // [M, K], op(B) [K, N], C [M, N]; op transposes when Trans is set. LDA, LDB
 // and LDC are the stored matrices' row strides and StrideA, StrideB, StrideC
-// the distances between a batch's matrices, all in elements. With BF16, A
+// the distances between a batch's matrices, all in elements (StrideA or
+// StrideB may be 0: one matrix for the whole batch). With BF16, A
 // and B hold bfloat16 and the sums are float32 (cuBLAS GemmEx); else all
 // are float32 (cuBLAS Sgemm). C is not read when Beta is 0.
 type GEMM struct {
@@ -71,8 +72,9 @@ type GEMM struct {
 	StrideA, StrideB, StrideC int
 }
 
-// check says what is wrong with g, if anything.
-func (g GEMM) check() error {
+// check says what is wrong with g, if anything, its matrices being in
+// the allocations live.
+func (g GEMM) check(live allocs) error {
 	ra, ca := g.M, g.K
 	if g.TransA {
 		ra, ca = g.K, g.M
@@ -87,12 +89,25 @@ func (g GEMM) check() error {
 		return errors.Errorf("gemm: sizes M=%d N=%d K=%d must be in [1, 2^31)", g.M, g.N, g.K)
 	case g.LDA < ca || g.LDB < cb || g.LDC < g.N || g.LDA > lim || g.LDB > lim || g.LDC > lim:
 		return errors.Errorf("gemm: row strides LDA=%d LDB=%d LDC=%d, need at least %d, %d, %d", g.LDA, g.LDB, g.LDC, ca, cb, g.N)
-	case g.A == 0 || g.B == 0 || g.C == 0:
-		return errors.New("gemm: a null matrix")
 	case g.Batch < 1 || g.Batch > lim:
 		return errors.Errorf("gemm: batch %d must be in [1, 2^31)", g.Batch)
-	case g.Batch > 1 && (g.StrideA < ra*g.LDA || g.StrideB < rb*g.LDB || g.StrideC < g.M*g.LDC):
-		return errors.Errorf("gemm: batch strides %d, %d, %d overlap matrices", g.StrideA, g.StrideB, g.StrideC)
+	case g.Batch > 1 && (g.StrideA < 0 || g.StrideB < 0 || g.StrideC < g.M*g.LDC):
+		return errors.Errorf("gemm: batch strides %d, %d, %d: want A's and B's at least 0 and C's at least %d (no overlap)",
+			g.StrideA, g.StrideB, g.StrideC, g.M*g.LDC)
+	}
+	size := 4
+	if g.BF16 {
+		size = 2
+	}
+	for _, m := range []struct {
+		name                         string
+		p                            Ptr
+		stride, rows, ld, cols, size int
+	}{{"A", g.A, g.StrideA, ra, g.LDA, ca, size}, {"B", g.B, g.StrideB, rb, g.LDB, cb, size}, {"C", g.C, g.StrideC, g.M, g.LDC, g.N, 4}} {
+		n := ((g.Batch-1)*m.stride + (m.rows-1)*m.ld + m.cols) * m.size
+		if err := live.within(m.p, n); err != nil {
+			return errors.Wrapf(err, "gemm: matrix %s", m.name)
+		}
 	}
 	return nil
 }

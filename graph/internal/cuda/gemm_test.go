@@ -41,14 +41,19 @@ func TestGemm(t *testing.T) {
 				e := &env{t: t, d: d, seen: map[string]bool{}}
 				r := rand.New(rand.NewPCG(10, 1))
 				for _, g := range gemmCases() {
-					testGemm(e, r, g, bf16)
+					testGemm(e, r, g, bf16, false)
+					if g.Batch > 1 {
+						testGemm(e, r, g, bf16, true)
+					}
 				}
 			})
 		}
 	}
 }
 
-func testGemm(e *env, r *rand.Rand, g GEMM, bf16 bool) {
+// testGemm runs g on random matrices; with sharedB, one B serves the whole
+// batch (StrideB 0).
+func testGemm(e *env, r *rand.Rand, g GEMM, bf16, sharedB bool) {
 	rows := func(trans bool, r, c int) int {
 		if trans {
 			return c
@@ -58,6 +63,9 @@ func testGemm(e *env, r *rand.Rand, g GEMM, bf16 bool) {
 	g.StrideA, g.StrideB, g.StrideC = rows(g.TransA, g.M, g.K)*g.LDA, rows(g.TransB, g.K, g.N)*g.LDB, g.M*g.LDC
 	na := g.Batch * g.StrideA
 	nb, nc := g.Batch*g.StrideB, g.Batch*g.StrideC
+	if sharedB {
+		nb, g.StrideB = g.StrideB, 0
+	}
 	a, b, c := randn(r, na, 1), randn(r, nb, 1), randn(r, nc, 1)
 	g.A, g.B, g.C = e.upload(a), e.upload(b), e.alloc(nc)
 	if g.Beta != 0 {

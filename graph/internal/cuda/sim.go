@@ -178,7 +178,7 @@ func (s *Sim) Launch(kernel string, grid, block Dim3, in ...any) error {
 func (s *Sim) Gemm(g GEMM) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := g.check(); err != nil {
+	if err := g.check(s.allocs); err != nil {
 		return errors.Wrap(err, "sim")
 	}
 	s.gemm(b2i(g.TransA), b2i(g.TransB), int32(g.M), int32(g.N), int32(g.K), g.Alpha, g.A, int32(g.LDA), g.B, int32(g.LDB),

@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/pkg/errors"
+	"github.com/transformer-go/transformer/internal/atomicfile"
 )
 
 // Sim is the simulated device: the kernels' own CUDA source built for the
@@ -72,7 +72,7 @@ func buildSim(dir string, sigs map[string][]param) (string, error) {
 	for _, f := range files {
 		b, err := source.ReadFile("kernels/" + f.Name())
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, f.Name()), b, 0o644)
+			err = atomicfile.WriteBytes(filepath.Join(dir, f.Name()), b)
 		}
 		if err != nil {
 			return "", err
@@ -93,7 +93,7 @@ func buildSim(dir string, sigs map[string][]param) (string, error) {
 	}
 	main.WriteString("};\nSIM_EXPORTS\n")
 	src, so := filepath.Join(dir, "sim.cpp"), filepath.Join(dir, "sim.so")
-	if err := os.WriteFile(src, []byte(main.String()), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(src, []byte(main.String())); err != nil {
 		return "", err
 	}
 	cmd := exec.Command("g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-Wno-unused-function", "-o", so, src)

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cogentcore.org/lab v0.1.18
 	github.com/chewxy/hm v1.0.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/pkg/errors v0.9.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/sys v0.49.0

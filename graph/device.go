@@ -2,6 +2,8 @@ package graph
 
 import (
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/graph/internal/cuda"
 )
 
 // Device is where a runtime's programs run.
@@ -53,12 +55,12 @@ func (d Device) open() (dev Device, fallback string, err error) {
 		return DeviceCPU, "", nil
 	case DeviceCUDA:
 		if err := probeCUDA(); err != nil {
-			return "", "", errors.Wrap(err, "device cuda")
+			return "", "", errors.Wrap(err, "device")
 		}
 		return "", "", errCUDAPrograms
 	case DeviceAuto:
 		if err := probeCUDA(); err != nil {
-			return DeviceCPU, "no usable CUDA GPU: " + err.Error(), nil
+			return DeviceCPU, err.Error(), nil
 		}
 		return DeviceCPU, "a CUDA GPU was found, but programs cannot run on it yet", nil
 	}
@@ -66,5 +68,13 @@ func (d Device) open() (dev Device, fallback string, err error) {
 	return "", "", err
 }
 
-// probeCUDA opens the CUDA driver and its first GPU.
-func probeCUDA() error { return errors.New("this build has no CUDA binding") }
+// probeCUDA opens the CUDA driver, cuBLAS and the first GPU, and closes
+// them: an error names what is missing (a library, the driver's version,
+// CUDA_ERROR_NO_DEVICE, the GPU's compute capability).
+func probeCUDA() error {
+	d, err := cuda.Open()
+	if err != nil {
+		return err
+	}
+	return d.Close()
+}

@@ -216,6 +216,12 @@ func TestRuntimes(t *testing.T) {
 	if _, err := NewRuntime("tpu", Float32); err == nil || !strings.Contains(err.Error(), `"tpu"`) {
 		t.Errorf("device tpu: error %v, want one naming it", err)
 	}
+	if _, err := NewRuntime(DeviceCUDA, Float32); err == nil || !strings.Contains(err.Error(), "device: cuda: ") {
+		t.Errorf("device cuda, which runs no programs yet: error %v, want one naming the device", err)
+	}
+	if rt, err := NewRuntime(DeviceAuto, BF16); err != nil || rt.Device() != DeviceCPU || rt.Fallback() == "" {
+		t.Errorf("device auto: %v, %v; want the CPU and the reason", rt, err)
+	}
 	p64 := newTestParams(t, tensor.Float64)
 	if _, err := Compile(newTestRuntime(t, BF16), build(p64), nil, nil); err == nil {
 		t.Error("a float64 graph compiled with bf16 products: no error")

@@ -87,4 +87,4 @@ func (rt *Runtime) forget(p *Program) {
 }
 
 // errCUDAPrograms says that the CUDA device cannot run programs yet.
-var errCUDAPrograms = errors.New("device cuda: the GPU was found, but programs cannot run on the CUDA device yet; use -device cpu (or auto)")
+var errCUDAPrograms = errors.New("device: cuda: a usable GPU was found, but programs run on the CPU only so far (docs/cuda.md)")

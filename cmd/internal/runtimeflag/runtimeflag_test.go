@@ -26,7 +26,7 @@ func TestFlags(t *testing.T) {
 		{args: nil, device: graph.DeviceCPU, prec: graph.Float32},
 		{args: []string{"-precision", "bf16"}, device: graph.DeviceCPU, prec: graph.BF16},
 		{args: []string{"-device", "auto"}, device: graph.DeviceCPU, prec: graph.Float32, warning: "-device auto: running on the CPU ("},
-		{args: []string{"-device", "cuda"}, open: "device cuda"},
+		{args: []string{"-device", "cuda"}, open: "device: cuda: "},
 		{args: []string{"-device", "gpu"}, parse: `device "gpu": want cpu, cuda or auto`},
 		{args: []string{"-precision", "fp16"}, parse: `precision "fp16": want float32 or bf16`},
 	} {

@@ -323,7 +323,7 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, stderr 
 		return err
 	}
 	defer dir.Close()
-	t, params, err := setup(world, s, f, dir, log, stderr)
+	t, params, err := setup(ctx, world, s, f, dir, log, stderr)
 	if err = world.Agree(err); err != nil {
 		return err
 	}
@@ -401,8 +401,8 @@ func logger(world *dist.World, stderr io.Writer) *slog.Logger {
 // run if asked; only then does rank 0 write: a new run clears an
 // overwritten one and writes its tokenizer, config.json and run.json, a
 // resumed one its run.json (its -steps may have changed).
-func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, *graph.Params, error) {
-	c, err := loadCorpus(s, log, f.resume)
+func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *rundir.Dir, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, *graph.Params, error) {
+	c, err := loadCorpus(ctx, s, log, f.resume)
 	if err != nil {
 		return nil, nil, err
 	}

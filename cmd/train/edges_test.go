@@ -62,3 +62,25 @@ func TestBPELearningStopsOnSignal(t *testing.T) {
 		t.Errorf("the interrupted run left %s behind: %v", out, err)
 	}
 }
+
+// TestLastLineTriesTheRun: a finished run's last line is the command that
+// tries it, which for a synthetic task gives cmd/translate token ids.
+func TestLastLineTriesTheRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	var stdout, errb bytes.Buffer
+	args := []string{"-steps", "2", "-train-size", "64", "-out", out}
+	if err := run(context.Background(), dist.Alone(), args, &stdout, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	want := `try="echo 4 5 6 7 8 | go run github.com/transformer-go/transformer/cmd/translate -model ` + out + ` -method greedy"`
+	if last := lines[len(lines)-1]; !strings.Contains(last, want) {
+		t.Errorf("the last line %q does not say %s", last, want)
+	}
+	if got := translateCommand("./bin/train"); got != "./bin/translate" {
+		t.Errorf("beside ./bin/train: %q", got)
+	}
+	if got := firstLines("val.de.gz"); got != "zcat val.de.gz | head -n 3" {
+		t.Errorf("the first lines of a gzip file: %q", got)
+	}
+}

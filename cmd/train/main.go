@@ -545,7 +545,7 @@ func finish(s settings, log *slog.Logger) error {
 		log.Info("averaged checkpoints", "count", len(paths), "path", filepath.Join(s.Out, "averaged.safetensors"))
 	}
 	log.Info("done", "out", s.Out, "final", filepath.Join(s.Out, "final.safetensors"),
-		"metrics", filepath.Join(s.Out, "metrics.jsonl"), "plot", filepath.Join(s.Out, "loss.png"))
+		"metrics", filepath.Join(s.Out, "metrics.jsonl"), "plot", filepath.Join(s.Out, "loss.png"), "try", tryCommand(s))
 	return nil
 }
 

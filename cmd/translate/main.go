@@ -105,7 +105,7 @@ func newFlags(fs *flag.FlagSet) *options {
 	s := &o.search
 	fs.Var(&o.precision, "precision", "matrix products: float32, or bf16 (operands rounded to bfloat16, float32 sums)")
 	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
-	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file")
+	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file (a relative path is in -model's directory)")
 	fs.StringVar(&o.input, "input", "", "sentences to translate, one a line (default: standard input)")
 	fs.StringVar(&s.Method, "method", s.Method, "decoding: beam, greedy or sample")
 	fs.IntVar(&s.Beam, "beam", s.Beam, "beam size")

@@ -13,7 +13,8 @@ func longWords(n string) string {
 // (issue 32): an encoder-only tagger on pairs that do not align, a run on
 // text without its tokenizer, a relative -checkpoint, a synthetic task's
 // run tried with token ids, beam search's candidates in the memory check,
-// and BPE learning on long words, fast and stopped by Ctrl-C.
+// and BPE learning on long words, fast and stopped by Ctrl-C (a learner
+// deaf to it is killed a minute later, failing the case).
 func TestHostileLibraryCases(t *testing.T) {
 	cases := []hostileCase{
 		// Silent wrong answers: refused instead.
@@ -41,10 +42,10 @@ func TestHostileLibraryCases(t *testing.T) {
 
 		// Long words: BPE learning is fast, and stops on Ctrl-C.
 		{name: "BPE on a 500,000-letter word", setup: longWords("1"),
-			script: `$BIN/train -task files -train-src $T/long.de -train-tgt $T/long.en -valid-src $DATA/val.de -valid-tgt $DATA/val.en -bpe-merges 2000 -steps 1 -out $T/new`,
+			script: `timeout --preserve-status -s KILL 90 $BIN/train -task files -train-src $T/long.de -train-tgt $T/long.en -valid-src $DATA/val.de -valid-tgt $DATA/val.en -bpe-merges 2000 -steps 1 -out $T/new`,
 			code:   1, stderr: "raise -max-tokens to at least", absent: []string{"new"}},
 		{name: "Ctrl-C while BPE learns on long words", setup: longWords("4"),
-			script: `$BIN/train -task files -train-src $T/long.de -train-tgt $T/long.en -valid-src $DATA/val.de -valid-tgt $DATA/val.en -bpe-merges 1000000 -steps 1 -out $T/new & pid=$!; sleep 5; kill -INT $pid; wait $pid`,
+			script: `timeout --preserve-status -k 60 -s INT 5 $BIN/train -task files -train-src $T/long.de -train-tgt $T/long.en -valid-src $DATA/val.de -valid-tgt $DATA/val.en -bpe-merges 1000000 -steps 1 -out $T/new`,
 			code:   1, stderr: "learning BPE, after", absent: []string{"new"}},
 	}
 	for _, c := range cases {

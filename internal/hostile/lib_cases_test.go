@@ -37,7 +37,9 @@ func TestHostileLibraryCases(t *testing.T) {
 			code: 0},
 
 		// Bounded memory: beam search's 2·beam² candidates are counted.
-		{name: "translate -beam 8000", script: `echo '4 5 6' | $BIN/translate -model $COPY -beam 8000`, code: 1,
+		{name: "translate -beam 8000", script: `echo 'ein Hund' | $BIN/translate -model $RUN -beam 8000`, code: 1,
+			stderr: "8000 rows a source, sources of up to"},
+		{name: "translate -beam 8000 of token ids", script: `echo '4 5 6' | $BIN/translate -model $COPY -beam 8000`, code: 1,
 			stderr: "8000 rows a source, sources of up to 4 tokens"},
 
 		// Long words: BPE learning is fast, and stops on Ctrl-C.

@@ -133,6 +133,10 @@ func (b *Batcher) length(e Example) int {
 	return paddedLen(e)
 }
 
+// Examples returns the examples b batches, in their order, not copied:
+// they must not change.
+func (b *Batcher) Examples() []Example { return b.examples }
+
 // Shapes returns the shape of each bucket in increasing length: every
 // shape that Next and EvalBatches can produce.
 func (b *Batcher) Shapes() []Shape {

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"container/heap"
 	"slices"
 	"strings"
 	"sync"
@@ -121,28 +122,6 @@ func initialSymbols(piece string) []string {
 	return syms
 }
 
-// mergePair replaces every occurrence of the adjacent pair (a, b) in syms,
-// scanning left to right, by ab. It returns the new symbols and whether
-// anything changed; syms itself is left untouched.
-func mergePair[T comparable](syms []T, a, b, ab T) ([]T, bool) {
-	var out []T
-	for i := 0; i < len(syms); i++ {
-		if i+1 < len(syms) && syms[i] == a && syms[i+1] == b {
-			if out == nil {
-				out = append(make([]T, 0, len(syms)-1), syms[:i]...)
-			}
-			out = append(out, ab)
-			i++
-		} else if out != nil {
-			out = append(out, syms[i])
-		}
-	}
-	if out == nil {
-		return syms, false
-	}
-	return out, true
-}
-
 // Merges returns a copy of the merges in the order they are applied.
 func (b *BPE) Merges() []Merge { return slices.Clone(b.merges) }
 
@@ -177,20 +156,79 @@ func (b *BPE) segment(piece string) []string {
 }
 
 // applyMerges repeatedly merges every occurrence of the adjacent pair of
-// lowest rank until no adjacent pair is a merge.
+// lowest rank, left to right, until no adjacent pair is a merge. The
+// pairs wait in a queue by rank and position, so that a merge costs the
+// occurrences it merges, not a scan of the word: a word of 500,000
+// letters takes a moment, not minutes.
 func (b *BPE) applyMerges(syms []string) []string {
-	for len(syms) > 1 {
-		best := -1
-		for i := 0; i+1 < len(syms); i++ {
-			if r, ok := b.ranks[Merge{syms[i], syms[i+1]}]; ok && (best < 0 || r < best) {
-				best = r
+	if len(syms) < 2 {
+		return syms
+	}
+	syms = slices.Clone(syms)
+	next, prev := make([]int, len(syms)), make([]int, len(syms))
+	for i := range syms {
+		next[i], prev[i] = i+1, i-1
+	}
+	next[len(syms)-1] = -1
+	var q rankQueue
+	push := func(i int) {
+		if next[i] >= 0 {
+			if r, ok := b.ranks[Merge{syms[i], syms[next[i]]}]; ok {
+				heap.Push(&q, rankAt{r, i})
 			}
 		}
-		if best < 0 {
-			break
-		}
-		m := b.merges[best]
-		syms, _ = mergePair(syms, m.Left, m.Right, m.Left+m.Right)
 	}
-	return syms
+	for i := range syms {
+		push(i)
+	}
+	for q.Len() > 0 {
+		e := heap.Pop(&q).(rankAt)
+		i, m := e.pos, b.merges[e.rank]
+		if syms[i] == "" || next[i] < 0 || syms[i] != m.Left || syms[next[i]] != m.Right {
+			continue // stale: merged since it was queued
+		}
+		j := next[i]
+		syms[i], syms[j], next[i] = m.Left+m.Right, "", next[j]
+		if next[i] >= 0 {
+			prev[next[i]] = i
+		}
+		if prev[i] >= 0 {
+			push(prev[i])
+		}
+		push(i)
+	}
+	out := syms[:0]
+	for i := 0; i >= 0; i = next[i] {
+		out = append(out, syms[i])
+	}
+	return slices.Clip(out)
+}
+
+// rankAt is a merge of rank rank that may apply at position pos.
+type rankAt struct{ rank, pos int }
+
+// rankQueue is a min-heap of rankAt for container/heap: lowest rank
+// first, then leftmost.
+type rankQueue []rankAt
+
+func (q rankQueue) Len() int { return len(q) }
+
+func (q rankQueue) Less(i, j int) bool {
+	if q[i].rank != q[j].rank {
+		return q[i].rank < q[j].rank
+	}
+	return q[i].pos < q[j].pos
+}
+
+func (q rankQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+
+// Push appends x, a rankAt.
+func (q *rankQueue) Push(x any) { *q = append(*q, x.(rankAt)) }
+
+// Pop removes and returns the last entry.
+func (q *rankQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"container/heap"
+	"context"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -19,22 +20,34 @@ const minMergeCount = 2
 // not depend on the order of sentences, on the machine or on map iteration.
 // Learning stops early when no pair occurs at least twice.
 //
-// Pair counts are updated incrementally: only the pieces containing the
-// merged pair are revisited, found through an index from pairs to pieces,
-// and the next pair is taken from a priority queue.
+// Pair counts are updated incrementally: a merge visits only the
+// occurrences of the merged pair, found through an index from pairs to
+// their positions, and the next pair is taken from a priority queue, so
+// that a merge costs the occurrences it merges, however long the words
+// holding them (one 500,000-letter word learns as fast as many short
+// ones).
 func LearnBPE(sentences []string, numMerges int) (*BPE, error) {
+	return LearnBPEContext(context.Background(), sentences, numMerges)
+}
+
+// LearnBPEContext is LearnBPE, stopped with ctx's error when ctx is done
+// (Ctrl-C in a command).
+func LearnBPEContext(ctx context.Context, sentences []string, numMerges int) (*BPE, error) {
 	if numMerges < 0 {
 		return nil, errors.Errorf("negative number of merges %d", numMerges)
 	}
 	l := newLearner(countPieces(sentences))
 	merges := make([]Merge, 0, numMerges)
 	for len(merges) < numMerges {
+		if err := ctx.Err(); err != nil {
+			return nil, errors.Wrapf(err, "learning BPE, after %d of %d merges", len(merges), numMerges)
+		}
 		p, ok := l.best()
 		if !ok {
 			break
 		}
 		merges = append(merges, Merge{l.syms[p.a], l.syms[p.b]})
-		l.merge(p, len(merges))
+		l.merge(p)
 	}
 	return NewBPE(merges)
 }
@@ -53,20 +66,32 @@ func countPieces(sentences []string) map[string]int {
 // symPair is a pair of adjacent symbol ids.
 type symPair struct{ a, b int32 }
 
+// none marks the end of a word in node.prev and node.next, and a node
+// merged into its left neighbour in node.sym.
+const none = -1
+
+// node is one symbol of a word: the symbols of every word lie in one
+// slice, a word's in order, and each links to its neighbours in the word.
+// A merge keeps the left node and unlinks the right one, so positions only
+// grow from left to right within a word.
+type node struct {
+	sym, prev, next, word int32
+}
+
 // learner holds the state of LearnBPE. Symbols are interned as int32 ids;
 // words are the distinct pieces of the corpus in sorted order.
 type learner struct {
 	syms  []string         // symbol id -> string
 	symID map[string]int32 // string -> symbol id
-	words [][]int32        // word -> current symbols
+	nodes []node           // the symbols of every word
+	first []int32          // word -> its first node
 	freq  []int            // word -> number of occurrences
 	count map[symPair]int  // pair -> occurrences in the corpus
-	// where lists, for each pair, the words that contained it when it was
-	// indexed; entries may be stale or repeated and are checked on use.
-	where   map[symPair][]int32
-	queue   pairQueue       // pairs by count; entries may be stale
-	visited []int           // word -> last merge step that visited it
-	before  map[symPair]int // pair -> count before the current merge step
+	// where lists, for each pair, the nodes where it started when it was
+	// indexed; entries may be stale and are checked on use.
+	where  map[symPair][]int32
+	queue  pairQueue       // pairs by count; entries may be stale
+	before map[symPair]int // pair -> count before the current merge step
 }
 
 // newLearner indexes the pieces of counts.
@@ -77,21 +102,30 @@ func newLearner(counts map[string]int) *learner {
 	}
 	slices.Sort(pieces)
 	l := &learner{
-		symID:   make(map[string]int32),
-		words:   make([][]int32, len(pieces)),
-		freq:    make([]int, len(pieces)),
-		count:   make(map[symPair]int),
-		where:   make(map[symPair][]int32),
-		visited: make([]int, len(pieces)),
-		before:  make(map[symPair]int),
+		symID:  make(map[string]int32),
+		first:  make([]int32, len(pieces)),
+		freq:   make([]int, len(pieces)),
+		count:  make(map[symPair]int),
+		where:  make(map[symPair][]int32),
+		before: make(map[symPair]int),
 	}
 	for w, p := range pieces {
 		l.freq[w] = counts[p]
-		for _, s := range initialSymbols(p) {
-			l.words[w] = append(l.words[w], l.intern(s))
+		l.first[w] = int32(len(l.nodes))
+		syms := initialSymbols(p)
+		for i, s := range syms {
+			n := node{sym: l.intern(s), prev: int32(len(l.nodes)) - 1, next: int32(len(l.nodes)) + 1, word: int32(w)}
+			if i == 0 {
+				n.prev = none
+			}
+			if i == len(syms)-1 {
+				n.next = none
+			}
+			l.nodes = append(l.nodes, n)
+			if i > 0 {
+				l.add(l.pairAt(n.prev), n.prev, l.freq[w])
+			}
 		}
-		l.addCounts(l.words[w], l.freq[w])
-		l.index(int32(w), l.words[w], -1)
 	}
 	for p, n := range l.count {
 		l.queue = append(l.queue, l.entry(p, n))
@@ -112,32 +146,23 @@ func (l *learner) intern(s string) int32 {
 	return id
 }
 
-// addCounts adds delta to the count of every adjacent pair of syms,
-// remembering in before the count a pair had when it first changed during
-// a merge step.
-func (l *learner) addCounts(syms []int32, delta int) {
-	for i := 0; i+1 < len(syms); i++ {
-		p := symPair{syms[i], syms[i+1]}
-		if _, ok := l.before[p]; !ok {
-			l.before[p] = l.count[p]
-		}
-		if l.count[p] += delta; l.count[p] == 0 {
-			delete(l.count, p)
-		}
-	}
+// pairAt is the pair that starts at node i, whose next node exists.
+func (l *learner) pairAt(i int32) symPair {
+	return symPair{l.nodes[i].sym, l.nodes[l.nodes[i].next].sym}
 }
 
-// index records word w, whose symbols are syms, under each adjacent pair
-// that involves symbol s, or under every adjacent pair if s is -1.
-func (l *learner) index(w int32, syms []int32, s int32) {
-	for i := 0; i+1 < len(syms); i++ {
-		p := symPair{syms[i], syms[i+1]}
-		if s >= 0 && p.a != s && p.b != s {
-			continue
-		}
-		if ws := l.where[p]; len(ws) == 0 || ws[len(ws)-1] != w {
-			l.where[p] = append(ws, w)
-		}
+// add adds delta to the count of pair p, remembering in before the count
+// it had when it first changed during a merge step, and indexes node i,
+// where it starts, when delta is positive.
+func (l *learner) add(p symPair, i int32, delta int) {
+	if _, ok := l.before[p]; !ok {
+		l.before[p] = l.count[p]
+	}
+	if l.count[p] += delta; l.count[p] == 0 {
+		delete(l.count, p)
+	}
+	if delta > 0 {
+		l.where[p] = append(l.where[p], i)
 	}
 }
 
@@ -154,32 +179,58 @@ func (l *learner) best() (p symPair, ok bool) {
 	return symPair{}, false
 }
 
-// merge replaces pair p by a new symbol in every word that contains it and
-// updates counts, index and queue. step numbers the merge from 1.
-func (l *learner) merge(p symPair, step int) {
+// merge replaces pair p by a new symbol at each of its occurrences, left
+// to right within each word (as mergePair does), and updates counts, index
+// and queue.
+func (l *learner) merge(p symPair) {
 	ab := l.intern(l.syms[p.a] + l.syms[p.b])
 	clear(l.before)
-	for _, w := range l.where[p] {
-		if l.visited[w] == step {
-			continue
-		}
-		l.visited[w] = step
-		old := l.words[w]
-		merged, changed := mergePair(old, p.a, p.b, ab)
-		if !changed {
-			continue
-		}
-		l.addCounts(old, -l.freq[w])
-		l.addCounts(merged, l.freq[w])
-		l.index(w, merged, ab)
-		l.words[w] = merged
-	}
+	at := l.where[p]
 	delete(l.where, p)
+	slices.Sort(at)
+	for _, i := range at {
+		if l.nodes[i].sym != p.a || l.nodes[i].next == none || l.pairAt(i) != p {
+			continue // stale: merged since it was indexed
+		}
+		l.mergeAt(i, ab)
+	}
 	for q, n := range l.before {
 		if c := l.count[q]; c != n && c > 0 {
 			l.push(q, c)
 		}
 	}
+}
+
+// mergeAt merges the pair starting at node i into the symbol ab.
+func (l *learner) mergeAt(i, ab int32) {
+	j := l.nodes[i].next
+	f := l.freq[l.nodes[i].word]
+	h, k := l.nodes[i].prev, l.nodes[j].next
+	l.add(l.pairAt(i), i, -f)
+	if h != none {
+		l.add(l.pairAt(h), h, -f)
+	}
+	if k != none {
+		l.add(l.pairAt(j), j, -f)
+	}
+	l.nodes[i].sym, l.nodes[i].next = ab, k
+	l.nodes[j].sym = none
+	if k != none {
+		l.nodes[k].prev = i
+		l.add(l.pairAt(i), i, f)
+	}
+	if h != none {
+		l.add(l.pairAt(h), h, f)
+	}
+}
+
+// word is the symbols of word w now.
+func (l *learner) word(w int) []int32 {
+	var syms []int32
+	for i := l.first[w]; i != none; i = l.nodes[i].next {
+		syms = append(syms, l.nodes[i].sym)
+	}
+	return syms
 }
 
 // push queues pair p with its current count n.

@@ -154,15 +154,15 @@ func TestLearnerMatchesEncode(t *testing.T) {
 				break
 			}
 			merges = append(merges, Merge{l.syms[p.a], l.syms[p.b]})
-			l.merge(p, len(merges))
+			l.merge(p)
 		}
 		b, err := NewBPE(merges)
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		for w, ids := range l.words {
+		for w := range l.first {
 			var learned []string
-			for _, id := range ids {
+			for _, id := range l.word(w) {
 				learned = append(learned, l.syms[id])
 			}
 			piece := strings.Join(learned, "")

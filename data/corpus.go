@@ -51,7 +51,14 @@ type pairFilter struct {
 	bytes int64 // the memory the kept pairs take
 	// text: the pairs are lines of plain text, their sources empty.
 	text bool
+	// find, when positive, makes add stop at the find-th kept pair,
+	// recording where it is in found (PairLine).
+	find  int
+	found string
 }
+
+// errFound stops a reader at the pair pairFilter.find.
+var errFound = errors.New("found")
 
 // add counts p and keeps it if it passes the options. where locates p for
 // an error message.
@@ -72,6 +79,13 @@ func (f *pairFilter) add(p Pair, where func() string) error {
 				where(), f.stats.Kept+1, f.opt.MaxBytes, f.opt.Limit)
 		}
 		f.stats.Kept++
+		if f.find > 0 {
+			if f.stats.Kept == f.find {
+				f.found = where()
+				return errFound
+			}
+			return nil
+		}
 		f.pairs = append(f.pairs, p)
 		return nil
 	}
@@ -84,7 +98,7 @@ func (f *pairFilter) add(p Pair, where func() string) error {
 // result returns the kept pairs, or an error naming where when none is
 // left.
 func (f *pairFilter) result(where string) ([]Pair, ReadStats, error) {
-	if len(f.pairs) == 0 {
+	if len(f.pairs) == 0 && f.find == 0 {
 		what := "sentence pairs"
 		if f.text {
 			what = "sentences"

@@ -12,6 +12,26 @@ import (
 // magic bytes). Files of different line counts and invalid UTF-8 are errors
 // naming the files and line; pairs are filtered as opt says.
 func ReadParallel(srcPath, tgtPath string, opt ReadOptions) ([]Pair, ReadStats, error) {
+	return readParallel(srcPath, tgtPath, &pairFilter{opt: opt})
+}
+
+// PairLine locates pair i (from 0) of those ReadParallel(srcPath, tgtPath,
+// opt) returns, for a message: "SRC:LINE and TGT:LINE". It reads the files
+// again, up to that pair.
+func PairLine(srcPath, tgtPath string, opt ReadOptions, i int) (string, error) {
+	f := &pairFilter{opt: opt, find: i + 1}
+	_, _, err := readParallel(srcPath, tgtPath, f)
+	switch {
+	case err == errFound:
+		return f.found, nil
+	case err == nil:
+		return "", errors.Errorf("%s and %s hold %d pairs, not %d", srcPath, tgtPath, f.stats.Kept, i+1)
+	}
+	return "", err
+}
+
+// readParallel is ReadParallel through the filter f.
+func readParallel(srcPath, tgtPath string, f *pairFilter) ([]Pair, ReadStats, error) {
 	src, err := OpenLines(srcPath)
 	if err != nil {
 		return nil, ReadStats{}, err
@@ -22,7 +42,6 @@ func ReadParallel(srcPath, tgtPath string, opt ReadOptions) ([]Pair, ReadStats, 
 		return nil, ReadStats{}, err
 	}
 	defer tgt.Close()
-	f := pairFilter{opt: opt}
 	for {
 		s, sok, err := src.Next()
 		if err != nil {

@@ -128,3 +128,33 @@ func TestReadMaxBytes(t *testing.T) {
 		t.Errorf("ReadText: %v", err)
 	}
 }
+
+// TestPairLine locates pairs past the lines the filter skips: pairs.de has
+// an empty line, which ReadParallel skips.
+func TestPairLine(t *testing.T) {
+	pairs, _, err := ReadParallel(testdata("pairs.de"), testdata("pairs.en"), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for i := range pairs {
+		where, err := PairLine(testdata("pairs.de"), testdata("pairs.en"), ReadOptions{}, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, where)
+	}
+	var src []string
+	if err := ReadLines(testdata("pairs.de"), func(line string, _ int) error { src = append(src, line); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i, where := range lines {
+		n, _ := strconv.Atoi(where[strings.LastIndex(where, ":")+1:])
+		if n < 1 || n > len(src) || src[n-1] != pairs[i].Src {
+			t.Errorf("pair %d %q located at %s", i, pairs[i].Src, where)
+		}
+	}
+	if _, err := PairLine(testdata("pairs.de"), testdata("pairs.en"), ReadOptions{}, len(pairs)); err == nil || !strings.Contains(err.Error(), "hold 4 pairs, not 5") {
+		t.Errorf("a pair past the end: %v", err)
+	}
+}

@@ -34,8 +34,14 @@ func backwardKernel[T Float](back func(int, Operand[T], []Operand[T], Operand[T]
 		return nil
 	}
 	x := make([]Operand[T], len(shapes))
-	return func(dx Operand[T], args []Operand[T]) error {
+	return func(dx Operand[T], args []Operand[T]) (err error) {
 		defer clear(x) // keep no tensor alive between runs (see Program.release)
+		defer func() {
+			if r := recover(); r != nil {
+				err = errors.Errorf("the Backward kernel of input %d panicked: %v (it is given the elements of the inputs Op.Save lists, %v, and of the output if Op.SaveOutput, %t; of the other inputs only their shapes)",
+					i, r, def.Save, def.SaveOutput)
+			}
+		}()
 		for j, s := range shapes {
 			x[j] = Operand[T]{Shape: s}
 		}

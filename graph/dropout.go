@@ -97,7 +97,7 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 	return Op{
 		Name:  fmt.Sprintf("dropout(p=%g)", p),
 		Arity: 2,
-		Shape: SameShape,
+		Shape: firstShape,
 		F32:   Kernels[float32]{Forward: maskKernel(p, scaleMasked32)},
 		F64:   Kernels[float64]{Forward: maskKernel(p, scaleMasked64)},
 		Diff:  []bool{true, false},

@@ -73,8 +73,16 @@ func (n *kernelOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return n.sh
 // Do implements G.Op: it runs the forward kernel of the graph's type. The
 // output is written into the node's own tensor (its slot in the arena),
 // never into memory the machine offers: where outputs lie is planned when a
-// program is compiled (see plan), and that plan must hold at every run.
-func (n *kernelOp) Do(vals ...G.Value) (G.Value, error) {
+// program is compiled (see plan), and that plan must hold at every run. A
+// kernel that panics (a user's op indexing past its operands) makes an
+// error naming the op and its inputs' shapes, never a crash inside
+// Gorgonia's machine.
+func (n *kernelOp) Do(vals ...G.Value) (v G.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, errors.Errorf("%s: its kernel panicked on inputs of shapes %v: %v", n.def.Name, n.in, r)
+		}
+	}()
 	in, err := n.inputs(vals)
 	if err != nil {
 		return nil, err
@@ -82,7 +90,6 @@ func (n *kernelOp) Do(vals ...G.Value) (G.Value, error) {
 	// Let go of the inputs after the run: the cache must not keep another
 	// program's tensors alive.
 	defer clear(in)
-	var v G.Value
 	switch {
 	case n.dtype == tensor.Float32 && n.bf16 && n.def.BF16.Forward != nil:
 		v, err = forward(n, n.def.BF16.Forward, in)

@@ -39,7 +39,7 @@ func normalize(x, g, b *G.Node, eps float64, center bool) (*G.Node, error) {
 	op := Op{
 		Name:  fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center),
 		Arity: 2,
-		Shape: SameShape,
+		Shape: firstShape,
 		F32:   normalizeKernels[float32](eps, center),
 		F64:   normalizeKernels[float64](eps, center),
 		Diff:  []bool{true, true},

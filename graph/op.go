@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"slices"
+
 	"github.com/chewxy/hm"
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -75,8 +77,24 @@ type Operand[T Float] struct {
 	Ints  []int
 }
 
-// SameShape is the shape rule of ops whose output has their first input's shape.
-func SameShape(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil }
+// SameShape is the shape rule of elementwise ops: every input has the
+// same shape, which the output takes. Inputs of different shapes are an
+// error naming the first that differs.
+func SameShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) == 0 {
+		return nil, errors.New("SameShape: no inputs")
+	}
+	for i, s := range in[1:] {
+		if !slices.Equal(s, in[0]) {
+			return nil, errors.Errorf("input %d has shape %v and input 0 %v: want the same shape", i+1, s, in[0])
+		}
+	}
+	return in[0].Clone(), nil
+}
+
+// firstShape is the shape rule of ops whose output has their first
+// input's shape, the others' shapes checked by the op itself.
+func firstShape(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil }
 
 // Apply adds the op to the graph of its inputs and returns its output. The
 // definition, the inputs' number and element types and the output's shape are

@@ -21,7 +21,7 @@ func AddPositions(x, pe *G.Node) (*G.Node, error) {
 	return Op{
 		Name:  "add_positions",
 		Arity: 2,
-		Shape: SameShape,
+		Shape: firstShape,
 		F32:   Kernels[float32]{Forward: addPositionsKernel[float32]},
 		F64:   Kernels[float64]{Forward: addPositionsKernel[float64]},
 		Diff:  []bool{true, true},

@@ -25,7 +25,7 @@ func SetSlot(cache, x, slot *G.Node) (*G.Node, error) {
 	return Op{
 		Name:  "set_slot",
 		Arity: 3,
-		Shape: SameShape,
+		Shape: firstShape,
 		F32:   Kernels[float32]{Forward: setSlotKernel[float32]},
 		F64:   Kernels[float64]{Forward: setSlotKernel[float64]},
 		Diff:  []bool{true, true, false},

@@ -27,7 +27,7 @@ func Softmax(x, mask *G.Node, scale float64) (*G.Node, error) {
 	op := Op{
 		Name:       fmt.Sprintf("softmax(scale=%g,masked=%t)", scale, mask != nil),
 		Arity:      1,
-		Shape:      SameShape,
+		Shape:      firstShape,
 		Diff:       []bool{true},
 		SaveOutput: true,
 	}

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -146,7 +147,10 @@ func (a MultiHeadAttention) attend(s *graph.Scope, q, k, v, mask *G.Node, at *Sl
 	// scores = q·kᵀ (+ bias / scale): [batch, kvHeads, group·lenQ, lenK]
 	scores := s.BatchedMatMul(q, k, false, true)
 	if a.Bias != nil {
-		bias := a.Bias.Bias(s, a.Heads, lenQ, lenK, at, a.scale())
+		bias := a.positionBias(s, lenQ, lenK, at)
+		if bias == nil {
+			return nil
+		}
 		scores = s.Add(scores, reshape(s, bias, 1, kvh, group*lenQ, lenK))
 	}
 	// weights = softmax(scores / sqrt(dk) + mask)
@@ -215,6 +219,24 @@ func groupMask(s *graph.Scope, mask *G.Node, group int) *G.Node {
 		rows[i] = mask
 	}
 	return s.Concat(-2, rows...)
+}
+
+// positionBias is a.Bias's bias of lenQ queries and lenK keys, refused
+// (nil, the error recorded in s) unless it is [1, heads, lenQ, lenK].
+func (a MultiHeadAttention) positionBias(s *graph.Scope, lenQ, lenK int, at *Slot) *G.Node {
+	bias := a.Bias.Bias(s, a.Heads, lenQ, lenK, at, a.scale())
+	want := tensor.Shape{1, a.Heads, lenQ, lenK}
+	switch {
+	case s.Err() != nil:
+		return nil
+	case bias == nil:
+		s.Fail(errors.Errorf("attention: the PositionBias %T gave no bias, want one of shape %v ([1, heads, lenQ, lenK])", a.Bias, want))
+		return nil
+	case !slices.Equal(bias.Shape(), want):
+		s.Fail(errors.Errorf("attention: the PositionBias %T gave a bias of shape %v, want %v ([1, heads, lenQ, lenK])", a.Bias, bias.Shape(), want))
+		return nil
+	}
+	return bias
 }
 
 // reshape is s.Reshape unless x already has the shape.

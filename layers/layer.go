@@ -1,6 +1,8 @@
 package layers
 
 import (
+	"slices"
+
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 
@@ -83,13 +85,13 @@ func (l Layer) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, cache *La
 	r := Residual{Norm: l.norm(), Dropout: l.Dropout, PreNorm: l.PreNorm}
 	self := l.attention(l.SelfAttn)
 	x = r.Apply(s.In("norm1"), x, func(h *G.Node) *G.Node {
-		return self.Apply(s.In("self_attn"), h, h, mask, cache.Self)
+		return keepsShape(s.In("self_attn"), self, h, self.Apply(s.In("self_attn"), h, h, mask, cache.Self))
 	})
 	last := "norm2"
 	if l.Cross {
 		cross := l.attention(l.CrossAttn)
 		x = r.Apply(s.In("norm2"), x, func(h *G.Node) *G.Node {
-			return cross.Apply(s.In("cross_attn"), h, memory, memMask, cache.Cross)
+			return keepsShape(s.In("cross_attn"), cross, h, cross.Apply(s.In("cross_attn"), h, memory, memMask, cache.Cross))
 		})
 		last = "norm3"
 	}
@@ -97,7 +99,20 @@ func (l Layer) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, cache *La
 	if f == nil {
 		f = NewFeedForward(l.DModel, l.DFF)
 	}
-	return r.Apply(s.In(last), x, func(h *G.Node) *G.Node { return f.Apply(s.In("feed_forward"), h) })
+	return r.Apply(s.In(last), x, func(h *G.Node) *G.Node {
+		return keepsShape(s.In("feed_forward"), f, h, f.Apply(s.In("feed_forward"), h))
+	})
+}
+
+// keepsShape is y, the output of the sublayer sub (in scope s) on x,
+// refused (nil, the error recorded in s, naming the sublayer and the
+// shapes) unless it has x's shape, as its residual connection needs.
+func keepsShape(s *graph.Scope, sub any, x, y *G.Node) *G.Node {
+	if s.Err() != nil || x == nil || y == nil || slices.Equal(x.Shape(), y.Shape()) {
+		return y
+	}
+	s.Fail(errors.Errorf("the sublayer %T mapped its input %v to %v: a sublayer of a residual connection keeps its input's shape", sub, x.Shape(), y.Shape()))
+	return nil
 }
 
 // CacheDims are the heads and the size dk of each head of the keys and

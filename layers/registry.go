@@ -146,11 +146,11 @@ func (t *Table[T]) Options(name string) []Option { return t.options[name] }
 // options that z.Options leaves out at their defaults. The error of an
 // unknown name lists the registered ones.
 func (t *Table[T]) New(name string, z Sizes) (T, error) {
-	f := t.byName[name]
-	if f == nil {
+	if err := t.Known(name); err != nil {
 		var zero T
-		return zero, errors.Errorf("unknown %s %q: registered are %s", t.kind, name, strings.Join(t.Names(), ", "))
+		return zero, err
 	}
+	f := t.byName[name]
 	opts := map[string]float64{}
 	for _, o := range t.options[name] {
 		opts[o.Name] = o.Default
@@ -158,6 +158,15 @@ func (t *Table[T]) New(name string, z Sizes) (T, error) {
 	maps.Copy(opts, z.Options)
 	z.Options = opts
 	return f(z), nil
+}
+
+// Known returns nil if a variant is registered under name, and otherwise
+// an error that lists the registered ones.
+func (t *Table[T]) Known(name string) error {
+	if t.byName[name] == nil {
+		return errors.Errorf("unknown %s %q: registered are %s", t.kind, name, strings.Join(t.Names(), ", "))
+	}
+	return nil
 }
 
 // Names lists the registered names in order.

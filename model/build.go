@@ -115,9 +115,16 @@ func stack(cfg Config, reg *layers.Registry, n int, cross bool) (*layers.Stack, 
 // options checks the config's options against those its variants declare
 // in reg and returns them all, those it leaves out at their defaults, so
 // that the model's config, and the checkpoints that record it, say what
-// the model was built with. An option that no variant declares, or that
-// the one declaring it does not take, is an error naming it.
+// the model was built with. A variant that reg lacks is an error naming it,
+// before any option is checked; an option that no variant declares, or
+// that the one declaring it does not take, is an error naming it.
 func options(cfg Config, reg *layers.Registry) (map[string]float64, error) {
+	for _, err := range []error{reg.Attention.Known(cfg.Attention), reg.FFN.Known(cfg.FFN),
+		reg.Norm.Known(cfg.Norm), reg.Positions.Known(cfg.Positions)} {
+		if err != nil {
+			return nil, errors.Errorf("model config: %v (a variant of one's own is built from the registry it is registered in: pass that registry to FromConfig, Load, or trainer.LoadRun with trainer.WithRegistry)", err)
+		}
+	}
 	declared, all := map[string]layers.Option{}, map[string]float64{}
 	for _, opts := range [][]layers.Option{reg.Attention.Options(cfg.Attention), reg.FFN.Options(cfg.FFN),
 		reg.Norm.Options(cfg.Norm), reg.Positions.Options(cfg.Positions)} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
@@ -157,15 +158,25 @@ func (c Config) forwardBytes(elemBytes, rows, srcLen, tgtLen int) float64 {
 // for sources sources of srcLen positions (0 for a decoder-only model),
 // beams rows each, whose caches hold steps positions: every decoder
 // layer's cached self-attention keys and values and cross-attention keys
-// and values of the sources, and a row of log-probabilities a row. Like
-// forwardBytes, it is a lower bound that no size overflows.
+// and values of the sources, and a row of log-probabilities a row; and
+// the search's candidates (searchBytes). Like forwardBytes, it is a lower
+// bound that no size overflows.
 func (c Config) decodeBytes(elemBytes, sources, beams, srcLen, steps int) float64 {
 	kv := float64(c.DModel) // the keys' and values' width
 	if c.KVHeads > 0 {
 		kv = float64(c.DModel / c.Heads * c.KVHeads)
 	}
 	perRow := float64(c.DecoderLayers)*2*kv*(float64(steps)+float64(srcLen)) + float64(c.Vocab)
-	return float64(sources) * float64(beams) * perRow * float64(elemBytes)
+	return float64(sources)*float64(beams)*perRow*float64(elemBytes) + searchBytes(beams)
+}
+
+// searchBytes is the memory of the candidate extensions that a step of a
+// search of beams rows a source makes for one source, 2·beams² of them
+// (beams.candidates): it grows with the square of the beam, 3 GB for
+// 8,000 beams.
+func searchBytes(beams int) float64 {
+	k := float64(beams)
+	return 2 * k * k * float64(unsafe.Sizeof(candidate{}))
 }
 
 // checkAvailable returns an error if need bytes are more than this machine

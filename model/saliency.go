@@ -18,15 +18,20 @@ const saliencyTarget = "saliency_target"
 
 // Saliency is a saliency map: the gradient of log p(y_t | y_<t, x), the
 // log-probability an encoder-decoder m gives target token t, with respect
-// to the embeddings of the source x, [len(src), dModel]. Each row says
-// how that source position's embedding sways the token; its norm, or its
-// dot product with the embedding (gradient × input), ranks the source
-// tokens. src is the source's ids (EOSID is added if it lacks it, as
-// Decode does), tgt the target's ids without BOSID or EOSID, and t counts
-// from 0, len(tgt) being the final EOSID.
+// to the embeddings of the source x as the encoder reads it, ended with
+// EOSID: [len(src)+1, dModel], the last row EOSID's ([len(src), dModel] if
+// src already ends with EOSID, which is not added twice, as Decode does).
+// Each row says how that source position's embedding sways the token; its
+// norm, or its dot product with the embedding (gradient × input), ranks
+// the source positions. tgt is the target's ids without BOSID or EOSID,
+// and t counts from 0, len(tgt) being the final EOSID. An empty source is
+// an error.
 func Saliency(rt *graph.Runtime, m Model, params *graph.Params, src, tgt []int, t int) (*tensor.Dense, error) {
 	if l := m.Layout(); !l.Sources || l.Aligned {
 		return nil, errors.Errorf("a saliency map needs an encoder-decoder, whose sources are embedded; have a model of kind %s", m.Config().Kind)
+	}
+	if len(src) == 0 {
+		return nil, errors.New("a saliency map needs a source, have an empty one")
 	}
 	src = endedSources([][]int{src})[0]
 	if t < 0 || t > len(tgt) {

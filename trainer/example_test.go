@@ -131,10 +131,10 @@ func numbers(n int, seed uint64) []data.Pair {
 	return pairs
 }
 
-// numbersRun is a run on numbers in dir, ready to New: an encoder-decoder,
-// its data, and its tokenizer written to dir (bpe.txt and vocab.txt, with
-// their fingerprints in opt.Meta) as cmd/train writes them.
-func numbersRun(dir string, opt *trainer.Options) (model.Model, *graph.Params, trainer.Data) {
+// numbersRun is a run on numbers, ready to New: an encoder-decoder and its
+// data, with the tokenizer that New writes to the run directory (bpe.txt
+// and vocab.txt, their fingerprints in every checkpoint) for LoadRun.
+func numbersRun() (model.Model, *graph.Params, trainer.Data) {
 	pairs := numbers(600, 1)
 	var text []string
 	for _, p := range pairs {
@@ -148,11 +148,7 @@ func numbersRun(dir string, opt *trainer.Options) (model.Model, *graph.Params, t
 	}
 	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
 	check(err)
-	check(os.MkdirAll(dir, 0o755))
-	check(bpe.WriteFile(filepath.Join(dir, "bpe.txt")))
-	check(vocab.WriteFile(filepath.Join(dir, "vocab.txt")))
-	opt.Meta = map[string]string{data.BPEFingerprintKey: bpe.Fingerprint(), data.VocabFingerprintKey: vocab.Fingerprint()}
-	tok := data.Tokenizer{BPE: bpe, Vocab: vocab}
+	tok := &data.Tokenizer{BPE: bpe, Vocab: vocab}
 	batches, err := data.NewBatcher(tok.EncodePairs(pairs[:500]), data.BatchConfig{MaxTokens: 256, Seed: 2})
 	check(err)
 	valid, err := batches.EvalBatches(tok.EncodePairs(pairs[500:]))
@@ -164,7 +160,7 @@ func numbersRun(dir string, opt *trainer.Options) (model.Model, *graph.Params, t
 	check(err)
 	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(3, 3)))
 	check(err)
-	return m, params, trainer.Data{Train: batches, Valid: valid}
+	return m, params, trainer.Data{Train: batches, Valid: valid, Tokenizer: tok}
 }
 
 func check(err error) {
@@ -198,14 +194,14 @@ func Example_adamWCosineResumeAndLoad() {
 		Optimizer: trainer.OptimizerAdamW, Schedule: trainer.ScheduleCosine, LR: new(2e-3), Warmup: new(30)}
 
 	// The first run stops after 60 updates, checkpointing them.
-	m, params, d := numbersRun(dir, &opt)
+	m, params, d := numbersRun()
 	ctx, cancel := context.WithCancel(context.Background())
 	t, err := trainer.New(m, params, d, opt, stopAfter{trainer.Quiet, 60, cancel})
 	check(err)
 	fmt.Println("stopped:", t.Run(ctx))
 
 	// A new process's worth of objects resumes it.
-	m, params, d = numbersRun(dir, &opt)
+	m, params, d = numbersRun()
 	t, err = trainer.New(m, params, d, opt, trainer.Quiet)
 	check(err)
 	r, err := t.Resume(dir)
@@ -224,7 +220,7 @@ func Example_adamWCosineResumeAndLoad() {
 	t1 := slices.Index(tgt, run.Tokenizer.Encode("one")[0])
 	grad, err := model.Saliency(nil, run.Model, run.Params, src, tgt, t1)
 	check(err)
-	fmt.Println(`"one" is swayed most by`, run.Tokenizer.Decode(src[mostSalient(grad):][:1]))
+	fmt.Println(`"one" is swayed most by`, run.Tokenizer.Decode(src[mostSalient(grad, len(src)):][:1]))
 	// Output:
 	// stopped: training interrupted
 	// resumed at step 60
@@ -232,12 +228,13 @@ func Example_adamWCosineResumeAndLoad() {
 	// "one" is swayed most by eins
 }
 
-// mostSalient is the source position whose row of the saliency map grad
-// [lenS, dModel] has the largest norm.
-func mostSalient(grad *tensor.Dense) int {
+// mostSalient is the source token, of the first n rows of the saliency
+// map grad [n+1, dModel] (the last row is EOSID's), whose row has the
+// largest norm.
+func mostSalient(grad *tensor.Dense, n int) int {
 	g, d := graph.Float64s(grad), grad.Shape()[1]
 	best, bestNorm := 0, 0.0
-	for i := range grad.Shape()[0] {
+	for i := range min(n, grad.Shape()[0]) {
 		var sq float64
 		for _, v := range g[i*d : (i+1)*d] {
 			sq += v * v

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -41,11 +42,11 @@ func notGenerating(m model.Model, need string) error {
 // checkLayout refuses batches longer than m's max_len, and batches laid
 // out for another kind of model than m
 // (model.Layout): joined batches (data.BatchConfig.Join, no sources) are
-// for a model that reads no sources; a model that reads sources needs
-// them, and one aligned with its targets sources as long as its targets. A
-// model without sources trained on batches with sources would learn the
-// targets alone, so it is refused them when held-out examples or a BLEU
-// sample prompt it with sources.
+// for a model that reads no sources, and a model that reads none is
+// refused batches with sources, which would train it on the targets alone
+// while its sources are ignored; a model that reads sources needs them,
+// and one aligned with its targets every source as long as its target
+// (checkAligned).
 func checkLayout(m model.Model, d Data) error {
 	shapes := d.Train.Shapes()
 	for _, b := range d.Valid {
@@ -61,14 +62,61 @@ func checkLayout(m model.Model, d Data) error {
 			err = errors.New("an encoder-only model needs sources as long as targets: batches without Join (data.BatchConfig.Join is for a decoder-only model)")
 		case l.Sources && sh.SrcLen == 0:
 			err = errors.New("an encoder-decoder reads sources: joined batches (data.BatchConfig.Join) are for a decoder-only model")
-		case !l.Sources && sh.SrcLen > 0 && (len(d.HeldOut) > 0 || d.BLEU != nil):
-			err = errors.New("a decoder-only model continues the prompt \"source EOS\" when it is evaluated, which it learns from joined batches (data.BatchConfig.Join): batches with sources train it on the targets alone")
+		case !l.Sources && sh.SrcLen > 0:
+			err = errors.New("a decoder-only model reads no sources, and would learn the targets of batches with sources alone: join each source to its target (data.BatchConfig.Join), as the prompt \"source EOS\" it continues")
 		}
 		if err != nil {
 			return errors.Wrapf(err, "batches of %d rows, sources of length %d and targets of length %d", sh.Rows, sh.SrcLen, sh.TgtLen)
 		}
 	}
+	if l.Aligned {
+		return checkAligned(d)
+	}
 	return nil
+}
+
+// checkAligned refuses, for a model whose targets align with its sources
+// (an encoder-only tagger), any example whose source and target differ in
+// length: padded to one batch length, they would train without a word.
+// It names the first such example of the training data, the validation
+// batches or the held-out examples.
+func checkAligned(d Data) error {
+	for i, e := range d.Train.Examples() {
+		if len(e.Src) != len(e.Tgt) {
+			return unaligned(fmt.Sprintf("training example %d", i+1), len(e.Src), len(e.Tgt))
+		}
+	}
+	for j, b := range d.Valid {
+		for r := range b.Examples {
+			src, tgt := tokens(b.Src[r*b.SrcLen:(r+1)*b.SrcLen]), tokens(b.TgtOut[r*b.TgtLen:(r+1)*b.TgtLen])
+			if src != tgt {
+				return unaligned(fmt.Sprintf("validation batch %d, row %d (example %d)", j+1, r+1, b.Index[r]+1), src-1, tgt-1)
+			}
+		}
+	}
+	for i, e := range d.HeldOut {
+		if len(e.Src) != len(e.Tgt) {
+			return unaligned(fmt.Sprintf("held-out example %d", i+1), len(e.Src), len(e.Tgt))
+		}
+	}
+	return nil
+}
+
+// unaligned is the error of an example whose source and target differ in
+// length, for an encoder-only model.
+func unaligned(what string, src, tgt int) error {
+	return errors.Errorf("%s: a source of %d tokens and a target of %d: an encoder-only model predicts a target token at every source position, so each source needs as many tokens as its target", what, src, tgt)
+}
+
+// tokens counts the ids of a batch row that are not padding.
+func tokens(row []int) int {
+	n := 0
+	for _, id := range row {
+		if id != data.PadID {
+			n++
+		}
+	}
+	return n
 }
 
 // ExactMatch is the fraction of held-out examples whose output equals the

@@ -141,7 +141,7 @@ func TestNewChecksTheKind(t *testing.T) {
 		{"joined batches for an encoder-decoder", seq2seq.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-decoder reads sources"},
 		{"joined batches for an encoder-only model", enc.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-only model needs sources as long as targets"},
 		{"batches longer than max_len", short, seq2seq.data, "sources of length 8 and targets of length 8: the model's max_len is 5"},
-		{"held out with a decoder-only model on batches with sources", lm.m, Data{Train: enc.data.Train, Valid: enc.data.Valid, HeldOut: lm.data.HeldOut}, "a decoder-only model continues the prompt \"source EOS\""},
+		{"held out with a decoder-only model on batches with sources", lm.m, Data{Train: enc.data.Train, Valid: enc.data.Valid, HeldOut: lm.data.HeldOut}, "a decoder-only model reads no sources"},
 	}
 	for _, tc := range tests {
 		_, err := New(tc.m, lm.params, tc.d, options(t.TempDir(), 1), nil)
@@ -154,9 +154,10 @@ func TestNewChecksTheKind(t *testing.T) {
 			t.Errorf("%T with held-out examples: %v", f.m, err)
 		}
 	}
-	// Without held-out examples, a decoder-only model may learn the targets
-	// of batches with sources.
-	if _, err := New(lm.m, lm.params, Data{Train: enc.data.Train, Valid: enc.data.Valid}, options(t.TempDir(), 1), nil); err != nil {
-		t.Errorf("a decoder-only model on batches with sources: %v", err)
+	// Without held-out examples too, a decoder-only model is refused
+	// batches with sources, which it would ignore.
+	_, err = New(lm.m, lm.params, Data{Train: enc.data.Train, Valid: enc.data.Valid}, options(t.TempDir(), 1), nil)
+	if err == nil || !strings.Contains(err.Error(), "a decoder-only model reads no sources") {
+		t.Errorf("a decoder-only model on batches with sources: %v, want an error", err)
 	}
 }

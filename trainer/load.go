@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
@@ -20,7 +22,8 @@ type Trained struct {
 	Model  model.Model
 	Params *graph.Params
 	// Tokenizer is the run's BPE and vocabulary (bpe.txt, vocab.txt); nil
-	// for a run on a synthetic task, whose ids are its symbols.
+	// for a run on a synthetic task, whose ids are its symbols (its
+	// checkpoint records no tokenizer).
 	Tokenizer *data.Tokenizer
 	// Path is the weights file loaded.
 	Path string
@@ -29,47 +32,93 @@ type Trained struct {
 	Runtime *graph.Runtime
 }
 
+// LoadOption sets how LoadRun loads a run.
+type LoadOption func(*loadOptions)
+
+// loadOptions are what LoadOptions set.
+type loadOptions struct {
+	reg *layers.Registry
+}
+
+// WithRegistry makes LoadRun build the model's variants from reg (see
+// model.FromConfig): how a run of a variant of one's own is loaded.
+func WithRegistry(reg *layers.Registry) LoadOption {
+	return func(o *loadOptions) { o.reg = reg }
+}
+
 // LoadRun loads the model of the run directory dir in one call: its
 // config and weights from checkpoint, which is "best", "final" or
-// "averaged" (that file of dir) or a path, rebuilt with the built-in
-// variants in float32, and its tokenizer, checked against the
-// fingerprints the checkpoint records.
-func LoadRun(dir, checkpoint string) (*Trained, error) {
+// "averaged" (that file of dir) or a path (a relative one is in dir),
+// rebuilt in float32 with the built-in variants (or those of a registry
+// given WithRegistry), and its tokenizer, checked against the fingerprints
+// the checkpoint records. A checkpoint that records a tokenizer (a run on
+// text) is refused without its bpe.txt and vocab.txt; one that records
+// none, of a synthetic task, loads without a Tokenizer.
+func LoadRun(dir, checkpoint string, opts ...LoadOption) (*Trained, error) {
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	path := checkpoint
-	switch checkpoint {
-	case "best", "final", "averaged":
+	switch {
+	case checkpoint == "best" || checkpoint == "final" || checkpoint == "averaged":
 		path = filepath.Join(dir, checkpoint+".safetensors")
+	case !filepath.IsAbs(checkpoint):
+		path = filepath.Join(dir, checkpoint)
 	}
 	ck, err := model.LoadCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
-	m, params, err := ck.Model(tensor.Float32, nil)
+	m, params, err := ck.Model(tensor.Float32, o.reg)
 	if err != nil {
 		return nil, err
 	}
-	r := &Trained{Model: m, Params: params, Path: path}
-	bpePath := filepath.Join(dir, rundir.BPE)
-	if _, err := os.Stat(bpePath); os.IsNotExist(err) {
-		return r, nil // a synthetic task's run
+	tok, err := runTokenizer(ck, dir, m.Config().Vocab)
+	if err != nil {
+		return nil, err
+	}
+	return &Trained{Model: m, Params: params, Tokenizer: tok, Path: path}, nil
+}
+
+// runTokenizer reads the tokenizer of the run directory dir, checked
+// against the checkpoint ck, whose model has vocab tokens: nil for a
+// synthetic task's run, without the files and without their fingerprints
+// in ck.
+func runTokenizer(ck *model.Checkpoint, dir string, vocab int) (*data.Tokenizer, error) {
+	bpePath, vocabPath := filepath.Join(dir, rundir.BPE), filepath.Join(dir, rundir.Vocab)
+	_, recordsBPE := ck.Meta[data.BPEFingerprintKey]
+	_, recordsVocab := ck.Meta[data.VocabFingerprintKey]
+	var missing []string
+	for _, p := range []string{bpePath, vocabPath} {
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			missing = append(missing, p)
+		}
+	}
+	switch {
+	case len(missing) == 2 && !recordsBPE && !recordsVocab:
+		return nil, nil // a synthetic task's run
+	case len(missing) > 0 && (recordsBPE || recordsVocab):
+		return nil, errors.Errorf("%s was trained on text, with the tokenizer its metadata records, but %s is missing (a run trained from Go writes it when trainer.Data.Tokenizer is given)",
+			ck.Path, strings.Join(missing, " and "))
+	case len(missing) > 0:
+		return nil, errors.Errorf("%s is missing: a run's tokenizer is %s and %s together", missing[0], rundir.BPE, rundir.Vocab)
 	}
 	bpe, err := data.ReadBPEFile(bpePath)
 	if err != nil {
 		return nil, err
 	}
-	vocab, err := data.ReadVocabFile(filepath.Join(dir, rundir.Vocab))
+	v, err := data.ReadVocabFile(vocabPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFingerprints(ck.Meta, path, dir, bpe, vocab); err != nil {
+	if err := checkFingerprints(ck.Meta, ck.Path, dir, bpe, v); err != nil {
 		return nil, err
 	}
-	if vocab.Len() != m.Config().Vocab {
-		return nil, errors.Errorf("%s holds %d tokens but the model of %s has %d",
-			filepath.Join(dir, rundir.Vocab), vocab.Len(), path, m.Config().Vocab)
+	if v.Len() != vocab {
+		return nil, errors.Errorf("%s holds %d tokens but the model of %s has %d", vocabPath, v.Len(), ck.Path, vocab)
 	}
-	r.Tokenizer = &data.Tokenizer{BPE: bpe, Vocab: vocab}
-	return r, nil
+	return &data.Tokenizer{BPE: bpe, Vocab: v}, nil
 }
 
 // checkFingerprints refuses a bpe.txt or vocab.txt of dir that is not the
@@ -95,7 +144,9 @@ func checkFingerprints(meta map[string]string, path, dir string, bpe *data.BPE, 
 
 // Translate translates sentences with an encoder-decoder, or with a
 // decoder-only model trained on pairs (continuing "source EOS"), and
-// returns the best hypothesis of each, detokenized.
+// returns the best hypothesis of each, detokenized. A sentence without
+// tokens is an error naming it (counting from 1), as an empty source is
+// to Decoder.Decode.
 func (r *Trained) Translate(sentences []string, s model.Search) ([]string, error) {
 	return r.generate(sentences, s, true)
 }
@@ -126,6 +177,9 @@ func (r *Trained) generate(lines []string, s model.Search, sources bool) ([]stri
 	for i, l := range lines {
 		srcs[i] = r.Tokenizer.Encode(l)
 		if sources {
+			if len(srcs[i]) == 0 {
+				return nil, errors.Errorf("sentence %d is empty: it has no tokens to translate", i+1)
+			}
 			srcs[i] = append(srcs[i], data.EOSID)
 		}
 	}

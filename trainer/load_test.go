@@ -19,8 +19,15 @@ import (
 func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
 	t.Helper()
 	dir := t.TempDir()
-	var opt trainer.Options
-	m, _, _ := numbersRun(dir, &opt)
+	m, _, d := numbersRun()
+	tok := d.Tokenizer
+	if err := tok.BPE.WriteFile(filepath.Join(dir, "bpe.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tok.Vocab.WriteFile(filepath.Join(dir, "vocab.txt")); err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint()}
 	cfg := m.Config()
 	cfg.Kind = kind
 	m, err := model.FromConfig(cfg, nil)
@@ -31,12 +38,10 @@ func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.SaveCheckpoint(filepath.Join(dir, "final.safetensors"), cfg, params, opt.Meta); err != nil {
+	if err := model.SaveCheckpoint(filepath.Join(dir, "final.safetensors"), cfg, params, meta); err != nil {
 		t.Fatal(err)
 	}
-	bpe, _ := data.ReadBPEFile(filepath.Join(dir, "bpe.txt"))
-	vocab, _ := data.ReadVocabFile(filepath.Join(dir, "vocab.txt"))
-	return dir, &data.Tokenizer{BPE: bpe, Vocab: vocab}
+	return dir, tok
 }
 
 // TestLoadRun loads run directories of each kind, and refuses a
@@ -93,12 +98,10 @@ func TestLoadRun(t *testing.T) {
 	if _, err := trainer.LoadRun(dir, "best"); err == nil || !strings.Contains(err.Error(), "best.safetensors") {
 		t.Errorf("a missing checkpoint: %v", err)
 	}
-	// A synthetic task's run has no tokenizer.
+	// A run on text is refused without its tokenizer.
 	os.Remove(filepath.Join(dir, "bpe.txt"))
-	if r, err = trainer.LoadRun(dir, "final"); err != nil || r.Tokenizer != nil {
-		t.Fatalf("a run without bpe.txt: %+v, %v", r, err)
-	}
-	if _, err := r.Continue(sentences, search); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
-		t.Errorf("Continue without a tokenizer: %v", err)
+	os.Remove(filepath.Join(dir, "vocab.txt"))
+	if _, err = trainer.LoadRun(dir, "final"); err == nil || !strings.Contains(err.Error(), "trained on text") || !strings.Contains(err.Error(), "bpe.txt and ") {
+		t.Fatalf("a run on text without bpe.txt and vocab.txt: %v, want an error naming them", err)
 	}
 }

@@ -255,6 +255,10 @@ type Data struct {
 	HeldOut []data.Example
 	// BLEU, if not nil, is translated and scored with BLEU at evaluations.
 	BLEU *BLEUSample
+	// Tokenizer, for a run on text, is the tokenizer of its examples: New
+	// writes it into OutDir (bpe.txt, vocab.txt) and records its
+	// fingerprints in every checkpoint, so that LoadRun loads it.
+	Tokenizer *data.Tokenizer
 }
 
 // Trainer runs training. Make one with New, optionally Resume it, then Run.
@@ -322,6 +326,11 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	if err := checkKind(m, d); err != nil {
 		return nil, err
 	}
+	meta, err := tokenizerMeta(m, d.Tokenizer, opt.Meta, opt.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	opt.Meta = meta
 	sched := opt.schedule(m.Config().DModel)
 	if err := sched.Validate(); err != nil {
 		return nil, err
@@ -334,6 +343,9 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	var dir os.FileInfo
 	if root {
 		if dir, err = prepareOutDir(opt.OutDir); err != nil {
+			return nil, err
+		}
+		if err := saveTokenizer(d.Tokenizer, opt.OutDir); err != nil {
 			return nil, err
 		}
 	}

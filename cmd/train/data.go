@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -34,12 +35,12 @@ type corpus struct {
 // loadCorpus builds the run's data: a synthetic task, or files tokenized
 // with BPE. It writes nothing: a new run learns or loads its tokenizer, a
 // resumed one (resume is its directory) reads its own bpe.txt and
-// vocab.txt and never relearns them.
-func loadCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
+// vocab.txt and never relearns them. Learning BPE stops when ctx is done.
+func loadCorpus(ctx context.Context, s settings, log *slog.Logger, resume string) (corpus, error) {
 	if s.synthetic() {
 		return syntheticCorpus(s)
 	}
-	return fileCorpus(s, log, resume)
+	return fileCorpus(ctx, s, log, resume)
 }
 
 func syntheticCorpus(s settings) (corpus, error) {
@@ -122,7 +123,7 @@ func longest(join bool, sets ...[]data.Example) int {
 	return n
 }
 
-func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
+func fileCorpus(ctx context.Context, s settings, log *slog.Logger, resume string) (corpus, error) {
 	if err := openable(s, resume); err != nil {
 		return corpus{}, err
 	}
@@ -134,11 +135,18 @@ func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
 	if err != nil {
 		return corpus{}, err
 	}
-	tok, err := tokenizer(s, train, log, resume)
+	tok, err := tokenizer(ctx, s, train, log, resume)
 	if err != nil {
 		return corpus{}, err
 	}
-	c, err := batch(s, tok.EncodePairs(train), tok.EncodePairs(valid), nil, tok.Vocab.Len())
+	trainEx, validEx := tok.EncodePairs(train), tok.EncodePairs(valid)
+	if err := s.checkAligned("-train-src", s.TrainSrc, s.TrainTgt, trainEx); err != nil {
+		return corpus{}, err
+	}
+	if err := s.checkAligned("-valid-src", s.ValidSrc, s.ValidTgt, validEx); err != nil {
+		return corpus{}, err
+	}
+	c, err := batch(s, trainEx, validEx, nil, tok.Vocab.Len())
 	if err != nil {
 		return corpus{}, err
 	}
@@ -147,6 +155,28 @@ func fileCorpus(s settings, log *slog.Logger, resume string) (corpus, error) {
 		data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
 	c.tok = &tok
 	return c, nil
+}
+
+// checkAligned refuses, for a model whose targets align with its sources
+// (encoder-only), a pair of the files src and tgt whose sentences differ in
+// tokens, naming its lines: the model predicts a target token at every
+// source position.
+func (s settings) checkAligned(flag, src, tgt string, ex []data.Example) error {
+	if !s.layout().Aligned {
+		return nil
+	}
+	for i, e := range ex {
+		if len(e.Src) == len(e.Tgt) {
+			continue
+		}
+		where, err := data.PairLine(src, tgt, s.readOptions(), i)
+		if err != nil {
+			return errors.Wrapf(err, "%s and its targets: pair %d", flag, i+1)
+		}
+		return errors.Errorf("%s: a source of %d tokens and a target of %d: -model %s predicts a target token at every source position, so each source needs as many tokens (after BPE) as its target",
+			where, len(e.Src), len(e.Tgt), s.kind())
+	}
+	return nil
 }
 
 // openable checks that every input file opens before any is read, so that
@@ -190,12 +220,7 @@ const corpusShare = 8
 // readFiles reads the pairs of one split, or for a language model of text
 // (settings.text) its target sentences alone.
 func readFiles(s settings, split, src, tgt string, log *slog.Logger) ([]data.Pair, error) {
-	opt := data.ReadOptions{MaxLen: s.MaxSentLen}
-	if l, ok := sysmem.Lowest(); ok {
-		// The text is a fraction of what it becomes: token ids, BPE
-		// statistics, batches.
-		opt.MaxBytes, opt.Limit = l.Bytes/corpusShare, "1/"+strconv.Itoa(corpusShare)+" of "+l.String()
-	}
+	opt := s.readOptions()
 	var pairs []data.Pair
 	var stats data.ReadStats
 	var err error
@@ -208,6 +233,17 @@ func readFiles(s settings, split, src, tgt string, log *slog.Logger) ([]data.Pai
 		log.Info("read "+split+" sentences", "kept", stats.Kept, "skipped_empty", stats.SkippedEmpty, "skipped_long", stats.SkippedLong)
 	}
 	return pairs, err
+}
+
+// readOptions are the options the run's files are read with.
+func (s settings) readOptions() data.ReadOptions {
+	opt := data.ReadOptions{MaxLen: s.MaxSentLen}
+	if l, ok := sysmem.Lowest(); ok {
+		// The text is a fraction of what it becomes: token ids, BPE
+		// statistics, batches.
+		opt.MaxBytes, opt.Limit = l.Bytes/corpusShare, "1/"+strconv.Itoa(corpusShare)+" of "+l.String()
+	}
+	return opt
 }
 
 // bleuSample is the first -bleu-sample validation pairs, translated for BLEU
@@ -227,7 +263,7 @@ func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEU
 
 // tokenizer learns or loads BPE and builds the vocabulary of a new run,
 // or reads a resumed run's own (resume is its directory).
-func tokenizer(s settings, train []data.Pair, log *slog.Logger, resume string) (data.Tokenizer, error) {
+func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Logger, resume string) (data.Tokenizer, error) {
 	if resume != "" {
 		return runTokenizer(resume)
 	}
@@ -245,7 +281,7 @@ func tokenizer(s settings, train []data.Pair, log *slog.Logger, resume string) (
 			sentences = append(sentences, p.Tgt)
 		}
 		log.Info("learning BPE", "merges", s.BPEMerges, "sentences", len(sentences))
-		bpe, err = data.LearnBPE(sentences, s.BPEMerges)
+		bpe, err = data.LearnBPEContext(ctx, sentences, s.BPEMerges)
 	}
 	if err != nil {
 		return data.Tokenizer{}, err

@@ -404,7 +404,7 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, prof *p
 		return err
 	}
 	defer dir.Close()
-	t, err := setup(world, s, f, dir, rt, log, stderr)
+	t, err := setup(ctx, world, s, f, dir, rt, log, stderr)
 	if err = world.Agree(err); err != nil {
 		return err
 	}
@@ -483,8 +483,8 @@ func logger(world *dist.World, stderr io.Writer) *slog.Logger {
 // run if asked; only then does rank 0 write: a new run clears an
 // overwritten one and writes its tokenizer, config.json and run.json, a
 // resumed one its run.json (its -steps may have changed).
-func setup(world *dist.World, s settings, f *flags, dir *rundir.Dir, rt *graph.Runtime, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, error) {
-	c, err := loadCorpus(s, log, f.resume)
+func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *rundir.Dir, rt *graph.Runtime, log *slog.Logger, stderr io.Writer) (*trainer.Trainer, error) {
+	c, err := loadCorpus(ctx, s, log, f.resume)
 	if err != nil {
 		return nil, err
 	}
@@ -633,7 +633,7 @@ func finish(s settings, dir *rundir.Dir, log *slog.Logger) error {
 		log.Info("averaged checkpoints", "count", len(paths), "path", filepath.Join(s.Out, "averaged.safetensors"))
 	}
 	log.Info("done", "out", s.Out, "final", filepath.Join(s.Out, "final.safetensors"),
-		"metrics", filepath.Join(s.Out, "metrics.jsonl"), "plot", filepath.Join(s.Out, "loss.png"))
+		"metrics", filepath.Join(s.Out, "metrics.jsonl"), "plot", filepath.Join(s.Out, "loss.png"), "try", tryCommand(s))
 	return nil
 }
 

@@ -40,8 +40,8 @@ func (t *translator) drawAttention(path string, p pair, layer, head int) error {
 		title += "mean of the heads"
 	}
 	g := attentionGrid{w: headWeights(maps, head)}
-	src := labels(t.tok.Vocab.Decode(p.src))
-	tgt := labels(t.tok.Vocab.Decode(append(slices.Clone(p.tgt), data.EOSID)))
+	src := labels(t.tok.tokens(p.src))
+	tgt := labels(t.tok.tokens(append(slices.Clone(p.tgt), data.EOSID)))
 	return writeHeatMap(path, title, g, src, tgt)
 }
 

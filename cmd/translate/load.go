@@ -13,20 +13,21 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
-	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
-// translator is a trained model with its tokenizer, and the runtime its
-// programs run on.
+// translator is a trained model with its tokenizer, or for a synthetic
+// task's run the token ids its lines are, and the runtime its programs run
+// on.
 type translator struct {
 	m      model.Model
 	params *graph.Params
-	tok    data.Tokenizer
+	tok    codec
 	rt     *graph.Runtime
 }
 
 // load reads the checkpoint (best, final, averaged or a file) and the
-// tokenizer of the training output directory dir, to run on rt.
+// tokenizer of the training output directory dir, to run on rt; a
+// synthetic task's run has none, and reads and writes token ids.
 func load(dir, checkpoint string, rt *graph.Runtime) (*translator, error) {
 	r, err := trainer.LoadRun(dir, checkpoint)
 	if err != nil {
@@ -35,10 +36,11 @@ func load(dir, checkpoint string, rt *graph.Runtime) (*translator, error) {
 	if !model.Generates(r.Model) && !r.Model.Layout().Aligned {
 		return nil, errors.Errorf("%s holds a model of kind %s, which neither generates nor tags", r.Path, r.Model.Config().Kind)
 	}
-	if r.Tokenizer == nil {
-		return nil, errors.Errorf("-model needs the output directory of a run on files, with %s", filepath.Join(dir, rundir.BPE))
+	t := &translator{m: r.Model, params: r.Params, tok: idCodec{vocab: r.Model.Config().Vocab}, rt: rt}
+	if r.Tokenizer != nil {
+		t.tok = textCodec{r.Tokenizer}
 	}
-	return &translator{m: r.Model, params: r.Params, tok: *r.Tokenizer, rt: rt}, nil
+	return t, nil
 }
 
 // lines are consecutive lines of a file, or of standard input, the first
@@ -95,7 +97,10 @@ func checkOutput(flag, path string) error {
 // prompt with the BOSID the model reads before it) may be truncated, a
 // target may not.
 func (t *translator) encode(l lines, i int, kind text, b srcflags.Bound) ([]int, error) {
-	ids := t.tok.Encode(l.text[i])
+	ids, err := t.tok.encode(l.text[i])
+	if err != nil {
+		return nil, errors.Wrap(err, l.where(i))
+	}
 	if kind == targetText {
 		if err := b.Target(l.where(i), len(ids)+2); err != nil {
 			return nil, err

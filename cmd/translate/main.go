@@ -9,8 +9,12 @@
 //	          [-score TARGETS] [-attention PNG [-attention-line N] [-layer L] [-head H]]
 //	          [-prompt]
 //
-// DIR is a training output directory of cmd/train on files: it holds the
-// checkpoints, bpe.txt and vocab.txt, and the model is an encoder-decoder
+// DIR is a training output directory of cmd/train. A run on files holds the
+// checkpoints, bpe.txt and vocab.txt; a run on a synthetic task (copy,
+// reverse, sort) has no tokenizer, and its lines are token ids: decimal
+// integers separated by spaces, from 4 (the first symbol) to the
+// vocabulary's size less one, such as "4 5 6 7 8", and so are its outputs.
+// The model is an encoder-decoder
 // or a decoder-only model (which reads a sentence as the prompt "sentence
 // EOS", as cmd/train trains it on pairs). The sentences are read from -input, or
 // standard input, one a line; each is tokenized with the run's BPE and
@@ -101,7 +105,7 @@ func newFlags(fs *flag.FlagSet) *options {
 	s := &o.search
 	o.runtime = runtimeflag.Register(fs)
 	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
-	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file")
+	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file (a relative path is in -model's directory)")
 	fs.StringVar(&o.input, "input", "", "sentences to translate, one a line (default: standard input)")
 	fs.StringVar(&s.Method, "method", s.Method, "decoding: beam, greedy or sample")
 	fs.IntVar(&s.Beam, "beam", s.Beam, "beam size")
@@ -361,10 +365,10 @@ type pair struct{ src, tgt []int }
 // or with -nbest each with its line number and score.
 func (t *translator) writeHypotheses(w io.Writer, line int, hyps []model.Hypothesis, nbest bool) {
 	if !nbest {
-		fmt.Fprintln(w, t.tok.Decode(hyps[0].Tokens))
+		fmt.Fprintln(w, t.tok.decode(hyps[0].Tokens))
 		return
 	}
 	for _, h := range hyps {
-		fmt.Fprintf(w, "%d\t%.4f\t%s\n", line, h.Score, strings.TrimSpace(t.tok.Decode(h.Tokens)))
+		fmt.Fprintf(w, "%d\t%.4f\t%s\n", line, h.Score, strings.TrimSpace(t.tok.decode(h.Tokens)))
 	}
 }

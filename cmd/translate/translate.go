@@ -87,7 +87,7 @@ func (t *translator) tag(srcs [][]int, in lines, batch int, w io.Writer) ([]pair
 		if end := slices.Index(tg, model.EOSID); end >= 0 {
 			tg = tg[:end]
 		}
-		fmt.Fprintln(w, t.tok.Decode(tg))
+		fmt.Fprintln(w, t.tok.decode(tg))
 		pairs[i] = pair{src: srcs[i], tgt: tg}
 	}
 	return pairs, nil

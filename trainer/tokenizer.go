@@ -1,0 +1,99 @@
+package trainer
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer/rundir"
+)
+
+// tokenizerFile is one file of a run's tokenizer: its name in the run
+// directory, its checkpoint metadata key, and the fingerprint of the
+// tokenizer's own.
+type tokenizerFile struct {
+	name, key, fingerprint string
+	write                  func(path string) error
+	read                   func(path string) (string, error)
+}
+
+// tokenizerFiles are tok's bpe.txt and vocab.txt.
+func tokenizerFiles(tok *data.Tokenizer) []tokenizerFile {
+	return []tokenizerFile{
+		{rundir.BPE, data.BPEFingerprintKey, tok.BPE.Fingerprint(), tok.BPE.WriteFile, func(path string) (string, error) {
+			b, err := data.ReadBPEFile(path)
+			if err != nil {
+				return "", err
+			}
+			return b.Fingerprint(), nil
+		}},
+		{rundir.Vocab, data.VocabFingerprintKey, tok.Vocab.Fingerprint(), tok.Vocab.WriteFile, func(path string) (string, error) {
+			v, err := data.ReadVocabFile(path)
+			if err != nil {
+				return "", err
+			}
+			return v.Fingerprint(), nil
+		}},
+	}
+}
+
+// tokenizerMeta checks the tokenizer tok (Data.Tokenizer) against the
+// model m, the fingerprints meta (Options.Meta) already records, and the
+// files of it that the run directory dir already holds (a resumed run's),
+// and returns meta with tok's fingerprints, so that every checkpoint
+// records the tokenizer (LoadRun checks it). Without tok it returns meta.
+func tokenizerMeta(m model.Model, tok *data.Tokenizer, meta map[string]string, dir string) (map[string]string, error) {
+	if tok == nil {
+		return meta, nil
+	}
+	switch {
+	case tok.BPE == nil || tok.Vocab == nil:
+		return nil, errors.New("Data.Tokenizer needs its BPE and its Vocab")
+	case tok.Vocab.Len() != m.Config().Vocab:
+		return nil, errors.Errorf("Data.Tokenizer's vocabulary holds %d tokens, the model's %d", tok.Vocab.Len(), m.Config().Vocab)
+	}
+	out := maps.Clone(meta)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, f := range tokenizerFiles(tok) {
+		if have, ok := out[f.key]; ok && have != f.fingerprint {
+			return nil, errors.Errorf("Options.Meta[%q] records another %s than Data.Tokenizer's", f.key, f.name)
+		}
+		out[f.key] = f.fingerprint
+		path := filepath.Join(dir, f.name)
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			continue
+		}
+		have, err := f.read(path)
+		if err != nil {
+			return nil, errors.Wrap(err, "the run directory's tokenizer")
+		}
+		if have != f.fingerprint {
+			return nil, errors.Errorf("%s is not Data.Tokenizer's (another run's, or edited): use another OutDir", path)
+		}
+	}
+	return out, nil
+}
+
+// saveTokenizer writes tok's files into the run directory dir, atomically,
+// where it does not hold them yet (tokenizerMeta checked those it holds).
+func saveTokenizer(tok *data.Tokenizer, dir string) error {
+	if tok == nil {
+		return nil
+	}
+	for _, f := range tokenizerFiles(tok) {
+		path := filepath.Join(dir, f.name)
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		if err := f.write(path); err != nil {
+			return errors.Wrapf(err, "writing the run's tokenizer to %s", path)
+		}
+	}
+	return nil
+}

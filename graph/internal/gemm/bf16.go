@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -95,11 +96,12 @@ func PackBF16B(transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
 	return pack(sbf16, transB, k, n, b, ldb)
 }
 
-// checked returns native when its products equal fallback's on a problem
-// with partial tiles and an odd inner dimension, and fallback otherwise,
-// so that a kernel that computes wrongly on this CPU is never used. The
-// elements are small multiples of 1/8, exact in bfloat16, and so are
-// their products and sums in float32 in any order.
+// checked returns native when its products equal fallback's on problems
+// with partial tiles and an odd inner dimension, with operands whose lines
+// are contiguous (A·Bᵀ) and strided (Aᵀ·B: the packers' two layouts), and
+// fallback otherwise, so that a kernel or packer that computes wrongly on
+// this CPU is never used. The elements are small multiples of 1/8, exact
+// in bfloat16, and so are their products and sums in float32 in any order.
 func checked(native, fallback *impl[float32]) *impl[float32] {
 	const m, n, k = 13, 35, 67
 	a, b := make([]float32, m*k), make([]float32, k*n)
@@ -109,15 +111,19 @@ func checked(native, fallback *impl[float32]) *impl[float32] {
 	for i := range b {
 		b[i] = float32(i*5%19-9) / 8
 	}
-	got, want := make([]float32, m*n), make([]float32, m*n)
-	for _, run := range []struct {
-		im *impl[float32]
-		c  []float32
-	}{{native, got}, {fallback, want}} {
-		run.im.run(problem[float32]{transB: true, m: m, n: n, k: k, a: a, lda: k, b: b, ldb: k, c: run.c, ldc: n})
-	}
-	for i := range got {
-		if got[i] != want[i] {
+	for _, tr := range []bool{false, true} {
+		lda, ldb := k, k
+		if tr {
+			lda, ldb = m, n
+		}
+		got, want := make([]float32, m*n), make([]float32, m*n)
+		for _, run := range []struct {
+			im *impl[float32]
+			c  []float32
+		}{{native, got}, {fallback, want}} {
+			run.im.run(problem[float32]{transA: tr, transB: !tr, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, c: run.c, ldc: n})
+		}
+		if !slices.Equal(got, want) {
 			return fallback
 		}
 	}
@@ -206,15 +212,18 @@ func (rounding) depth(kc int) int { return kc }
 // bits) and 2q+1 (high 16 bits) of the inner dimension, rounded to bfloat16;
 // a block of odd length ends with a zero. The slots are float32 in type
 // only: the packers move them as bits, never as numbers. convert rounds a
-// row of float32 values to bfloat16.
+// line of float32 values to bfloat16 (convertGo or a vector one), and
+// interleave packs rows of a panel whose lines are not contiguous
+// (interleaveGo or a vector one).
 type pairing struct {
-	convert func(dst []uint16, src []float32)
+	convert    func(dst []uint16, src []float32)
+	interleave func(dst []float32, w int, src []float32, ld, kc, width int)
 	// lines holds rows of pairs on their way into a panel.
 	lines *sync.Pool // of *[]float32
 }
 
-func newPairing(convert func(dst []uint16, src []float32)) pairing {
-	return pairing{convert: convert, lines: &sync.Pool{}}
+func newPairing(convert func(dst []uint16, src []float32), interleave func(dst []float32, w int, src []float32, ld, kc, width int)) pairing {
+	return pairing{convert: convert, interleave: interleave, lines: &sync.Pool{}}
 }
 
 func (pairing) depth(kc int) int { return (kc + 1) / 2 }
@@ -267,22 +276,22 @@ func (pr pairing) contiguous(im *impl[float32], dst []float32, w int, src []floa
 	pr.lines.Put(buf)
 }
 
-// interleave packs kc rows of width elements each, row q at src[q·ld:], as
-// the panel dst of width w: slot q of column j holds rows 2q and 2q+1 of
-// column j.
-func (pr pairing) interleave(dst []float32, w int, src []float32, ld, kc, width int) {
-	var even, odd [64]uint16
+// interleaveGo packs kc rows of width elements each, row q at src[q·ld:],
+// as the panel dst of width w: slot q of column j holds rows 2q (low half)
+// and 2q+1 (high half) of column j, rounded by ToBF16; the last row of an
+// odd kc pairs with zero.
+func interleaveGo(dst []float32, w int, src []float32, ld, kc, width int) {
 	for q := 0; q < kc; q += 2 {
-		pr.convert(even[:width], src[q*ld:][:width])
-		hi := odd[:width]
-		if q+1 < kc {
-			pr.convert(hi, src[(q+1)*ld:][:width])
-		} else {
-			clear(hi)
+		row, even := dst[q/2*w:][:width], src[q*ld:][:width]
+		if q+1 == kc {
+			for j, v := range even {
+				row[j] = math.Float32frombits(uint32(ToBF16(v)))
+			}
+			continue
 		}
-		row := dst[q/2*w:][:width]
-		for j := range row {
-			row[j] = math.Float32frombits(uint32(even[j]) | uint32(hi[j])<<16)
+		odd := src[(q+1)*ld:][:width]
+		for j, v := range even {
+			row[j] = math.Float32frombits(uint32(ToBF16(v)) | uint32(ToBF16(odd[j]))<<16)
 		}
 	}
 }

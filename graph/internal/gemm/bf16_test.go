@@ -96,38 +96,41 @@ func dpbf16(acc float32, a, b uint32) float32 {
 	return fmaFTZ(bf16In(a&0xffff), bf16In(b&0xffff), acc)
 }
 
-// pairKernel4x4 is a microKernel for 4×4 tiles from panels of bfloat16
+// pairKernel returns a microKernel for mr×nr tiles from panels of bfloat16
 // pairs, built on dpbf16: the reference the pairing packers and the driver
 // are checked with on any CPU.
-func pairKernel4x4(k int, a, b, c *float32, ldc int, accumulate bool) {
-	as, bs := unsafe.Slice(a, 4*k), unsafe.Slice(b, 4*k)
-	var tile [4][4]float32
-	for p := range k {
-		for i := range 4 {
-			for j := range 4 {
-				tile[i][j] = dpbf16(tile[i][j], math.Float32bits(as[4*p+i]), math.Float32bits(bs[4*p+j]))
+func pairKernel(mr, nr int) microKernel[float32] {
+	return func(k int, a, b, c *float32, ldc int, accumulate bool) {
+		as, bs := unsafe.Slice(a, mr*k), unsafe.Slice(b, nr*k)
+		cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+		for i := range mr {
+			for j := range nr {
+				var v float32
+				for p := range k {
+					v = dpbf16(v, math.Float32bits(as[mr*p+i]), math.Float32bits(bs[nr*p+j]))
+				}
+				if accumulate {
+					v += cs[i*ldc+j]
+				}
+				cs[i*ldc+j] = v
 			}
-		}
-	}
-	cs := unsafe.Slice(c, 3*ldc+4)
-	for i, row := range tile {
-		for j, v := range row {
-			if accumulate {
-				v += cs[i*ldc+j]
-			}
-			cs[i*ldc+j] = v
 		}
 	}
 }
 
-// goPairs is the bfloat16 GEMM of pairKernel4x4 and Go packers.
-var goPairs = &impl[float32]{name: "go-pairs", mr: 4, nr: 4, mc: 128, kc: 512, nc: 4096, kernel: pairKernel4x4,
-	gather: gather[float32], scatter: scatter[float32], panels: newPairing(convertGo)}
+// goPairs is the bfloat16 GEMM of pairKernel and Go packers.
+var goPairs = &impl[float32]{name: "go-pairs", mr: 4, nr: 4, mc: 128, kc: 512, nc: 4096, kernel: pairKernel(4, 4),
+	gather: gather[float32], scatter: scatter[float32], panels: newPairing(convertGo, interleaveGo)}
+
+// vectorPairs are bfloat16 GEMMs of pairKernel and this CPU's vector
+// packers (bf16_vector_amd64_test.go), checked on CPUs that cannot run
+// VDPBF16PS.
+var vectorPairs []*impl[float32]
 
 // bf16Impls are the bfloat16 GEMMs this machine can run, each also with
-// tiny blocks: the widening one of every float32 kernel, the Go pairs one
-// (on little-endian machines, whose pairs have their first element in the
-// low half), and SgemmBF16's.
+// tiny blocks: the widening one of every float32 kernel, the pairs ones
+// of Go and vector packers (on little-endian machines, whose pairs have
+// their first element in the low half), and SgemmBF16's.
 func bf16Impls() []*impl[float32] {
 	var ims []*impl[float32]
 	for _, im := range sgemms {
@@ -135,6 +138,7 @@ func bf16Impls() []*impl[float32] {
 	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
 		ims = append(ims, goPairs)
+		ims = append(ims, vectorPairs...)
 	}
 	if sbf16.panels != nil && !slices.ContainsFunc(ims, func(im *impl[float32]) bool { return im.name == sbf16.name }) {
 		ims = append(ims, sbf16)

@@ -151,3 +151,47 @@ func TestPairingAllocates(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPackBF16 times the packing of a 256×512 block of A and of B
+// into panels of bfloat16 pairs for the 12×32 kernel, with the Go
+// conversions and the AVX-512F ones, in each layout: NN (A's lines
+// contiguous, B's strided), TN (both strided: weight gradients) and NT
+// (both contiguous).
+func BenchmarkPackBF16(b *testing.B) {
+	needAVX512(b)
+	const mc, kc, nc = 192, 512, 256
+	a, bm := make([]float32, mc*kc), make([]float32, kc*nc)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range bm {
+		bm[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]float32, kc*nc)
+	for _, packers := range []struct {
+		name string
+		p    pairing
+	}{{"go", newPairing(convertGo, interleaveGo)}, {"avx512", newPairing(convertAVX512, interleave512)}} {
+		im := &impl[float32]{mr: 12, nr: 32, mc: mc, kc: kc, nc: nc, gather: gatherAVX, scatter: scatterAVX, panels: packers.p}
+		for _, layout := range []struct {
+			name   string
+			tA, tB bool
+		}{{"NN", false, false}, {"TN", true, false}, {"NT", false, true}} {
+			p := problem[float32]{transA: layout.tA, transB: layout.tB, m: mc, n: nc, k: kc, a: a, lda: kc, b: bm, ldb: nc}
+			if layout.tA {
+				p.lda = mc
+			}
+			if layout.tB {
+				p.ldb = kc
+			}
+			b.Run(packers.name+"/"+layout.name, func(b *testing.B) {
+				b.SetBytes(4 * (mc*kc + kc*nc))
+				for range b.N {
+					im.packA(dst, &p, 0, 0, mc, kc)
+					im.packB(dst, &p, 0, 0, kc, nc)
+				}
+			})
+		}
+	}
+}

@@ -48,10 +48,6 @@ func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 // RoundBF16 is x rounded to bfloat16 (ToBF16) and widened back to float32.
 func RoundBF16(x float32) float32 { return FromBF16(ToBF16(x)) }
 
-// roundInto writes every element of src rounded to bfloat16 to dst, which
-// may be src: roundGo, or with AVX2 where the CPU has it (kernel_amd64.go).
-var roundInto = roundGo
-
 // roundGo writes every element of src rounded to bfloat16 to dst.
 func roundGo(dst, src []float32) {
 	dst = dst[:len(src)]
@@ -72,21 +68,49 @@ func convertGo(dst []uint16, src []float32) {
 // sbf16 is the implementation SgemmBF16 uses: kernel_amd64.go sets the
 // AVX512_BF16 one on CPUs that have it, and otherwise the float32 GEMM's
 // kernel on rounded panels (widening).
-var sbf16 = widening(goSgemm)
+var sbf16 = widening(goSgemm, roundGo)
 
 // widening returns the bfloat16 GEMM that packs its panels as im does,
-// rounds them to bfloat16 and multiplies them with im's float32 kernel.
-func widening(im *impl[float32]) *impl[float32] {
+// rounds them to bfloat16 with round (roundGo or a vector one) and
+// multiplies them with im's float32 kernel.
+func widening(im *impl[float32], round func(dst, src []float32)) *impl[float32] {
 	return &impl[float32]{name: im.name + "-widen", mr: im.mr, nr: im.nr, mc: im.mc, kc: im.kc, nc: im.nc,
-		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: newRounding()}
+		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: newRounding(round)}
 }
 
 // SgemmBF16 computes C = op(A)·op(B) + beta·C as Sgemm does, with every
 // element of A and B rounded to bfloat16 (ToBF16) before it is multiplied,
-// and the products summed in float32. It panics as Sgemm does.
+// and the products summed in float32, when BF16Pays(m, n, k); smaller
+// products it computes as Sgemm does, in float32. It panics as Sgemm does.
 func SgemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, e Epilogue[float32]) {
-	sbf16.run(problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, epi: e})
+	p := problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, epi: e}
+	if !BF16Pays(m, n, k) {
+		run(sgemm, svec, p)
+		return
+	}
+	sbf16.run(p)
 }
+
+// minBF16Dim is the least m, n and k of a product that SgemmBF16 computes
+// in bfloat16. Rounding the operands costs in proportion to m·k + k·n,
+// and VDPBF16PS saves at most half of the float32 kernel's m·n·k; below
+// 48 in any dimension the rounding costs more than that half, or
+// close to it:
+//
+//	go test -run '^$' -bench BF16Threshold -benchtime 40ms -count 5 -cpu 1 ./graph/internal/gemm
+//
+// on a Xeon without AVX512_BF16 (the widening GEMM: the float32 kernel on
+// rounded panels, so its excess over float32 is the rounding) gave the
+// bfloat16 products of 16³ 0.9-3.1 times float32's time, of 32³ 1.0-1.5
+// times, and of 48³ and beyond 1.0-1.4 times; on a Zen 5 with AVX512_BF16
+// 32³ ran at 10-40 GFLOP/s against float32's 120 (docs/bf16.md).
+const minBF16Dim = 48
+
+// BF16Pays reports whether SgemmBF16 computes a product of op(A) m×k by
+// op(B) k×n in bfloat16: when none of m, n and k is below 48 (minBF16Dim).
+// Callers that pack B for bfloat16 products beforehand (PackBF16B) ask it
+// too, so that a product gives the same result packed or not.
+func BF16Pays(m, n, k int) bool { return min(m, n, k) >= minBF16Dim }
 
 // PackBF16B packs op(B), k×n, rounded to bfloat16, for SgemmPacked, which
 // then computes SgemmBF16's products: B is stored k×n, or n×k when transB
@@ -147,12 +171,16 @@ type panelPacker[T float] interface {
 
 // rounding rounds the block of A or B to be packed to bfloat16 into a
 // scratch matrix, reading it where it lies (one call for a contiguous
-// block), then packs that as the float32 GEMM does.
+// block), then packs that as the float32 GEMM does. round writes every
+// element of its src rounded to bfloat16 to dst.
 type rounding struct {
+	round  func(dst, src []float32)
 	blocks *sync.Pool // of *[]float32
 }
 
-func newRounding() rounding { return rounding{blocks: &sync.Pool{}} }
+func newRounding(round func(dst, src []float32)) rounding {
+	return rounding{round: round, blocks: &sync.Pool{}}
+}
 
 func (r rounding) packA(im *impl[float32], dst []float32, p problem[float32], i0, p0, mc, kc int) {
 	rows, cols := mc, kc
@@ -181,14 +209,15 @@ func (r rounding) packB(im *impl[float32], dst []float32, p problem[float32], p0
 // packRounded calls pack with the rows×cols matrix src (leading dimension
 // ld) rounded to bfloat16, and its leading dimension.
 func (r rounding) packRounded(src []float32, ld, rows, cols int, pack func(m []float32, ld int)) {
-	buf := r.round(src, ld, rows, cols)
+	buf := r.roundBlock(src, ld, rows, cols)
 	pack(*buf, cols)
 	r.blocks.Put(buf)
 }
 
-// round returns the rows×cols matrix src (leading dimension ld) rounded to
-// bfloat16, with leading dimension cols, in a scratch buffer to put back.
-func (r rounding) round(src []float32, ld, rows, cols int) *[]float32 {
+// roundBlock returns the rows×cols matrix src (leading dimension ld)
+// rounded to bfloat16, with leading dimension cols, in a scratch buffer to
+// put back.
+func (r rounding) roundBlock(src []float32, ld, rows, cols int) *[]float32 {
 	b, _ := r.blocks.Get().(*[]float32)
 	if b == nil || cap(*b) < rows*cols {
 		s := make([]float32, rows*cols)
@@ -196,11 +225,11 @@ func (r rounding) round(src []float32, ld, rows, cols int) *[]float32 {
 	}
 	*b = (*b)[:rows*cols]
 	if ld == cols { // one run of memory: one call
-		roundInto(*b, src[:rows*cols])
+		r.round(*b, src[:rows*cols])
 		return b
 	}
 	for i := range rows {
-		roundInto((*b)[i*cols:(i+1)*cols], src[i*ld:][:cols])
+		r.round((*b)[i*cols:(i+1)*cols], src[i*ld:][:cols])
 	}
 	return b
 }

@@ -122,19 +122,26 @@ func pairKernel(mr, nr int) microKernel[float32] {
 var goPairs = &impl[float32]{name: "go-pairs", mr: 4, nr: 4, mc: 128, kc: 512, nc: 4096, kernel: pairKernel(4, 4),
 	gather: gather[float32], scatter: scatter[float32], panels: newPairing(convertGo, interleaveGo)}
 
+// vectorRounds are this CPU's vector roundings (bf16_vector_amd64_test.go).
+var vectorRounds []func(dst, src []float32)
+
 // vectorPairs are bfloat16 GEMMs of pairKernel and this CPU's vector
 // packers (bf16_vector_amd64_test.go), checked on CPUs that cannot run
 // VDPBF16PS.
 var vectorPairs []*impl[float32]
 
 // bf16Impls are the bfloat16 GEMMs this machine can run, each also with
-// tiny blocks: the widening one of every float32 kernel, the pairs ones
+// tiny blocks: the widening ones of every float32 kernel with every
+// rounding (the Go one, the pure-Go path of CPUs without vectors, included), the pairs ones
 // of Go and vector packers (on little-endian machines, whose pairs have
 // their first element in the low half), and SgemmBF16's.
 func bf16Impls() []*impl[float32] {
 	var ims []*impl[float32]
 	for _, im := range sgemms {
-		ims = append(ims, widening(im))
+		ims = append(ims, widening(im, roundGo))
+		for _, round := range vectorRounds {
+			ims = append(ims, widening(im, round))
+		}
 	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
 		ims = append(ims, goPairs)
@@ -192,7 +199,24 @@ func TestPackedBF16(t *testing.T) {
 	}, tc, rng)
 	checkBF16(t, "SgemmBF16", func(p problem[float32]) {
 		SgemmBF16(p.transA, p.transB, p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, Epilogue[float32]{})
-	}, testCase{true, false, 3, 70, 33, 2, 0}, rng)
+	}, testCase{true, false, 50, 70, 49, 2, 0}, rng)
+}
+
+// TestSmallBF16IsFloat32 checks that SgemmBF16 computes the products that
+// BF16Pays refuses (a side below 48) as Sgemm does, bit for bit, and
+// rounds those it takes.
+func TestSmallBF16IsFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, s := range [][3]int{{47, 100, 100}, {100, 47, 100}, {100, 100, 47}, {32, 32, 32}, {1, 64, 64}, {48, 48, 48}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b := random[float32](rng, m, k, k), random[float32](rng, k, n, n)
+		got, want := make([]float32, m*n), make([]float32, m*n)
+		SgemmBF16(false, false, m, n, k, a, k, b, n, 0, got, n, Epilogue[float32]{})
+		Sgemm(false, false, m, n, k, a, k, b, n, 0, want, n)
+		if same := slices.Equal(got, want); same == BF16Pays(m, n, k) {
+			t.Errorf("%dx%dx%d: BF16Pays %t, yet the product equals float32's: %t", m, n, k, BF16Pays(m, n, k), same)
+		}
+	}
 }
 
 // TestBF16Specials checks that NaNs and infinities reach C through every
@@ -231,11 +255,11 @@ func TestBF16Specials(t *testing.T) {
 // one that computes wrongly (here, one that drops the last pair of the
 // inner dimension's slots) is replaced by the fallback.
 func TestCheckedRefusesAWrongKernel(t *testing.T) {
-	fallback := widening(goSgemm)
-	if got := checked(widening(goSgemm), fallback); got == fallback {
+	fallback := widening(goSgemm, roundGo)
+	if got := checked(widening(goSgemm, roundGo), fallback); got == fallback {
 		t.Error("a correct kernel was refused")
 	}
-	wrong := widening(goSgemm)
+	wrong := widening(goSgemm, roundGo)
 	right := wrong.kernel
 	wrong.kernel = func(k int, a, b, c *float32, ldc int, accumulate bool) { right(max(k-1, 1), a, b, c, ldc, accumulate) }
 	if got := checked(wrong, fallback); got != fallback {

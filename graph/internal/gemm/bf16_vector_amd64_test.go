@@ -10,7 +10,11 @@ import (
 )
 
 func init() {
+	if cpu.X86.HasAVX2 {
+		vectorRounds = append(vectorRounds, roundAVX2)
+	}
 	if cpu.X86.HasAVX512F {
+		vectorRounds = append(vectorRounds, roundAVX512)
 		vectorPairs = append(vectorPairs, &impl[float32]{name: "avx512-pairs", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096,
 			kernel: pairKernel(12, 32), gather: gatherAVX, scatter: scatterAVX, panels: newPairing(convertAVX512, interleave512)})
 	}

@@ -34,13 +34,14 @@ func init() {
 		sgemms, dgemms = append(sgemms, avx512Sgemm), append(dgemms, avx512Dgemm)
 	}
 	sgemm, dgemm = sgemms[len(sgemms)-1], dgemms[len(dgemms)-1]
+	round := roundGo
 	if cpu.X86.HasAVX2 {
-		roundInto = roundAVX2
+		round = roundAVX2
 	}
 	if cpu.X86.HasAVX512F {
-		roundInto = roundAVX512
+		round = roundAVX512
 	}
-	sbf16 = widening(sgemm)
+	sbf16 = widening(sgemm, round)
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
 		sbf16 = checked(avx512BF16, sbf16)
 	}

@@ -107,8 +107,9 @@ func (pr product) grad(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
 			return nil, err
 		}
 	}
-	// dx = dz · wᵀ: the same op with the other transpose flag.
-	dx, err := MatMul(dz, in[1], !pr.transW)
+	// dx = dz · wᵀ: the same op with the other transpose flag, and w's
+	// packed copies.
+	dx, err := product{transW: !pr.transW, wp: pr.wp}.apply(dz, in[1], nil)
 	if err != nil {
 		return nil, err
 	}

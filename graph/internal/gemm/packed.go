@@ -1,6 +1,10 @@
 package gemm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/transformer-go/transformer/graph/internal/par"
+)
 
 // PackedB is the right operand op(B) of products C = op(A)·op(B), k×n,
 // copied once into the panels the micro-kernel reads, for a B that many
@@ -58,7 +62,9 @@ func pack[T float](im *impl[T], transB bool, k, n int, b []T, ldb int) *PackedB[
 	}
 	checkMatrix("b", br, bc, len(b), ldb)
 	pb := &PackedB[T]{im: im, k: k, n: n, data: make([]T, im.depth(k)*roundUp(n, im.nr))}
-	pb.fill(&p, 0, n)
+	par.For(ceilDiv(n, im.nr), 1, func(lo, hi int) {
+		pb.fill(&p, lo*im.nr, min(hi*im.nr, n))
+	})
 	return pb
 }
 

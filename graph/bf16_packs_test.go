@@ -1,0 +1,105 @@
+package graph
+
+import (
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	blas "github.com/transformer-go/transformer/graph/internal/gemm"
+)
+
+// bf16Copies is the BF16 packed copies p holds, by key.
+func bf16Copies(p *Params) map[packKey]any {
+	out := map[packKey]any{}
+	for key, pb := range p.packs.copies {
+		if key.bf16 {
+			out[key] = pb
+		}
+	}
+	return out
+}
+
+// TestBF16PacksLiveUntilUpdated checks the life of a weight's BF16 packed
+// copies once changes are announced (Params.Updated): one of op(w) for
+// the forward product and one of op(w)ᵀ for the input gradient, made at
+// the first run, reused by the next runs (a change that is not announced
+// goes unseen, which shows it), kept through a freeze, dropped when w is
+// Updated or Set, and not when another parameter is; before any
+// announcement, no copy outlives a run. keepWidened stands in for a CPU
+// whose copies are bfloat16 where they are not.
+func TestBF16PacksLiveUntilUpdated(t *testing.T) {
+	params := newTestParams(t, tensor.Float32)
+	params.packs.keepWidened = !blas.BF16Halves()
+	c := newProductCase(params, "affine", true, 53, 70, 49)
+	p, err := Compile(c.s, c.loss, map[string]*G.Node{"y": c.y}, WithPrecision(BF16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c.check(t, p, "affine", true)
+	if n := len(params.packs.copies); n != 0 {
+		t.Fatalf("%d copies outlive a run before any change is announced", n)
+	}
+	params.Updated()
+	c.check(t, p, "affine", true)
+	first := bf16Copies(params)
+	if len(first) != 2 {
+		t.Fatalf("%d BF16 copies after a run, want 2 (op(w) and op(w)ᵀ): %v", len(first), first)
+	}
+	w := params.Value("w").Float32s()
+	y0 := Float64s(p.Output("y"))
+	w[0] += 1 // not announced: the copies stay
+	runProgram(t, p)
+	if y := Float64s(p.Output("y")); !equalFloats(y, y0) {
+		t.Error("the run after an unannounced change did not reuse the packed copy")
+	}
+	for key, pb := range bf16Copies(params) {
+		if first[key] != pb {
+			t.Errorf("copy %+v was made again", key)
+		}
+	}
+	defer params.Freeze()()
+	params.Updated("b")
+	if len(bf16Copies(params)) != 2 {
+		t.Error("updating b (or freezing) dropped w's copies")
+	}
+	params.Updated("w")
+	if len(bf16Copies(params)) != 0 {
+		t.Error("updating w left its copies")
+	}
+	c.check(t, p, "affine", true) // with w[0] changed
+	if err := params.Set("w", params.Value("w")); err != nil {
+		t.Fatal(err)
+	}
+	if len(bf16Copies(params)) != 0 {
+		t.Error("Set left the copies")
+	}
+}
+
+// TestBF16PacksWidened checks that on a CPU whose BF16 copies are float32
+// none outlives an unfrozen run, changes announced or not.
+func TestBF16PacksWidened(t *testing.T) {
+	if blas.BF16Halves() {
+		t.Skip("this CPU's BF16 copies are bfloat16 (TestBF16PacksLiveUntilUpdated checks them)")
+	}
+	params := newTestParams(t, tensor.Float32)
+	params.Updated()
+	c := newProductCase(params, "affine", false, 53, 70, 49)
+	p, err := Compile(c.s, c.loss, map[string]*G.Node{"y": c.y}, WithPrecision(BF16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c.check(t, p, "affine", false)
+	if n := len(params.packs.copies); n != 0 {
+		t.Errorf("%d widened copies outlive an unfrozen run", n)
+	}
+}
+
+func runProgram(t *testing.T, p *Program) {
+	t.Helper()
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+}

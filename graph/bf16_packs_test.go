@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -101,5 +102,51 @@ func runProgram(t *testing.T, p *Program) {
 	t.Helper()
 	if err := p.Run(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// stepAllocs is the bytes and the allocations per run of p followed by
+// the announcement that w changed, as a training step's.
+func stepAllocs(t *testing.T, p *Program, params *Params) (bytes, allocs float64) {
+	t.Helper()
+	step := func() {
+		runProgram(t, p)
+		params.Updated("w")
+	}
+	step()
+	var before, after runtime.MemStats
+	const runs = 20
+	runtime.ReadMemStats(&before)
+	for range runs {
+		step()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.TotalAlloc-before.TotalAlloc) / runs, float64(after.Mallocs-before.Mallocs) / runs
+}
+
+// TestBF16StepAllocations checks that a step of BF16 products whose
+// weight copies are kept (and packed again into their memory after every
+// update) allocates no more than the same step in float32, give or take
+// a few small objects: not the copies' size.
+func TestBF16StepAllocations(t *testing.T) {
+	var bytes, allocs [2]float64
+	for i, prec := range []Precision{BF16, Float32} {
+		params := newTestParams(t, tensor.Float32)
+		params.packs.keepWidened = true
+		params.Updated()
+		c := newProductCase(params, "affine", true, 256, 200, 160)
+		p, err := Compile(c.s, c.loss, map[string]*G.Node{"y": c.y}, WithPrecision(prec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if err := p.Set("r", c.r); err != nil {
+			t.Fatal(err)
+		}
+		bytes[i], allocs[i] = stepAllocs(t, p, params)
+	}
+	t.Logf("per step: bf16 %.0f B in %.1f allocations, float32 %.0f B in %.1f", bytes[0], allocs[0], bytes[1], allocs[1])
+	if bytes[0] > bytes[1]+4096 || allocs[0] > allocs[1]+16 {
+		t.Errorf("a BF16 step allocates %.0f B in %.1f allocations, float32 %.0f B in %.1f", bytes[0], allocs[0], bytes[1], allocs[1])
 	}
 }

@@ -63,6 +63,14 @@ func (p *Params) Updated(names ...string) {
 	}
 }
 
+// reuse returns the dropped BF16 copy by key, whose memory the next copy
+// by key is packed into, and forgets it; nil if there is none.
+func (c *packs) reuse(key packKey) *blas.PackedB[float32] {
+	pb := c.stale[key]
+	delete(c.stale, key)
+	return pb
+}
+
 // packs holds the packed copies of the parameters that products used, by
 // the parameter's elements and how the product reads them: while its
 // Params are frozen, and BF16 ones also while their parameters are
@@ -74,6 +82,10 @@ type packs struct {
 	// float32 (a test's switch).
 	keepWidened bool
 	copies      map[packKey]any // a *blas.PackedB[float32] or [float64]
+	// stale holds the copies that Updated dropped and keeps would keep,
+	// for their memory: a training step packs its weights again into it
+	// instead of allocating their size anew.
+	stale map[packKey]*blas.PackedB[float32]
 }
 
 // packKey identifies a parameter by the address of its elements, and the
@@ -90,11 +102,18 @@ type packKey struct {
 func (c *packs) drop() { c.copies = nil }
 
 // dropParam forgets the packed copies of the parameter whose elements
-// start at data.
+// start at data, keeping the memory of those that keeps would keep.
 func (c *packs) dropParam(data unsafe.Pointer) {
-	for key := range c.copies {
-		if key.data == data {
-			delete(c.copies, key)
+	for key, pb := range c.copies {
+		if key.data != data {
+			continue
+		}
+		delete(c.copies, key)
+		if pb, ok := pb.(*blas.PackedB[float32]); ok && c.keeps(key) {
+			if c.stale == nil {
+				c.stale = map[packKey]*blas.PackedB[float32]{}
+			}
+			c.stale[key] = pb
 		}
 	}
 }
@@ -139,12 +158,13 @@ func packed[T Float](w *param, transB bool, m, k, n int, b []T) any {
 // packedBF16 is packed for BF16 products, whose GEMM packs B for every
 // product, however few its rows.
 func packedBF16(w *param, transB bool, k, n int, b []float32) *blas.PackedB[float32] {
-	pb, _ := cachedPack(w, packKey{unsafe.Pointer(unsafe.SliceData(b)), transB, k, n, true}, b, func() any {
+	key := packKey{unsafe.Pointer(unsafe.SliceData(b)), transB, k, n, true}
+	pb, _ := cachedPack(w, key, b, func() any {
 		ldb := n
 		if transB {
 			ldb = k
 		}
-		return blas.PackBF16B(transB, k, n, b, ldb)
+		return blas.RepackBF16B(w.packs.reuse(key), transB, k, n, b, ldb)
 	}).(*blas.PackedB[float32])
 	return pb
 }

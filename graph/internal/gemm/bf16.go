@@ -120,6 +120,13 @@ func PackBF16B(transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
 	return pack(sbf16, transB, k, n, b, ldb)
 }
 
+// RepackBF16B is PackBF16B into the memory of pb, a copy PackBF16B or
+// RepackBF16B made of another k×n op(B), which it overwrites; when pb is
+// nil or of other sizes, it is PackBF16B.
+func RepackBF16B(pb *PackedB[float32], transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
+	return repack(sbf16, pb, transB, k, n, b, ldb)
+}
+
 // checked returns native when its products equal fallback's on problems
 // with partial tiles and an odd inner dimension, with operands whose lines
 // are contiguous (A·Bᵀ) and strided (Aᵀ·B: the packers' two layouts), and

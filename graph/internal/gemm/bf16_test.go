@@ -266,3 +266,23 @@ func TestCheckedRefusesAWrongKernel(t *testing.T) {
 		t.Error("a wrong kernel was taken")
 	}
 }
+
+// TestRepackBF16B checks that RepackBF16B packs a new B into the memory of
+// a copy of the same sizes, which then computes products with the new B,
+// and makes a new copy for other sizes.
+func TestRepackBF16B(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	const m, n, k = 50, 70, 60
+	b1, b2 := random[float32](rng, k, n, n), random[float32](rng, k, n, n)
+	pb := PackBF16B(false, k, n, b1, n)
+	if again := RepackBF16B(pb, false, k, n, b2, n); again != pb {
+		t.Fatal("a copy of the same sizes was not reused")
+	}
+	checkBF16(t, "RepackBF16B", func(p problem[float32]) {
+		// p's own B, packed into the memory of b2's copy.
+		SgemmPacked(p.transA, p.m, p.a, p.lda, RepackBF16B(pb, p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc, Epilogue[float32]{})
+	}, testCase{false, false, m, n, k, 0, 0}, rng)
+	if other := RepackBF16B(pb, false, k-1, n, b1, n); other == pb || other.k != k-1 {
+		t.Error("a copy of other sizes was reused")
+	}
+}

@@ -91,8 +91,9 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Step))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.Step))
 	var jobs []func()
-	var updated []string
-	for _, name := range params.Names() {
+	names := params.Names()
+	updated := make([]string, 0, len(names))
+	for _, name := range names {
 		g, ok := grads[name]
 		if !ok {
 			continue

@@ -32,7 +32,7 @@ func bf16Copies(p *Params) map[packKey]any {
 func TestBF16PacksLiveUntilUpdated(t *testing.T) {
 	params := newTestParams(t, tensor.Float32)
 	params.packs.keepWidened = !blas.BF16Halves()
-	c := newProductCase(params, "affine", true, 53, 70, 49)
+	c := newProductCase(params, "affine", true, 80, 70, 49)
 	p, err := Compile(c.s, c.loss, map[string]*G.Node{"y": c.y}, WithPrecision(BF16))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestBF16PacksWidened(t *testing.T) {
 	}
 	params := newTestParams(t, tensor.Float32)
 	params.Updated()
-	c := newProductCase(params, "affine", false, 53, 70, 49)
+	c := newProductCase(params, "affine", false, 80, 70, 49)
 	p, err := Compile(c.s, c.loss, map[string]*G.Node{"y": c.y}, WithPrecision(BF16))
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +114,9 @@ func stepAllocs(t *testing.T, p *Program, params *Params) (bytes, allocs float64
 		params.Updated("w")
 	}
 	step()
+	runtime.GC()
 	var before, after runtime.MemStats
-	const runs = 20
+	const runs = 50
 	runtime.ReadMemStats(&before)
 	for range runs {
 		step()
@@ -127,7 +128,8 @@ func stepAllocs(t *testing.T, p *Program, params *Params) (bytes, allocs float64
 // TestBF16StepAllocations checks that a step of BF16 products whose
 // weight copies are kept (and packed again into their memory after every
 // update) allocates no more than the same step in float32, give or take
-// a few small objects: not the copies' size.
+// a few small objects and the scratch buffers that a garbage collection
+// takes from the GEMM's pools: not the copies' size (2 × 125 KB).
 func TestBF16StepAllocations(t *testing.T) {
 	var bytes, allocs [2]float64
 	for i, prec := range []Precision{BF16, Float32} {
@@ -146,7 +148,7 @@ func TestBF16StepAllocations(t *testing.T) {
 		bytes[i], allocs[i] = stepAllocs(t, p, params)
 	}
 	t.Logf("per step: bf16 %.0f B in %.1f allocations, float32 %.0f B in %.1f", bytes[0], allocs[0], bytes[1], allocs[1])
-	if bytes[0] > bytes[1]+4096 || allocs[0] > allocs[1]+16 {
+	if bytes[0] > bytes[1]+64<<10 || allocs[0] > allocs[1]+16 {
 		t.Errorf("a BF16 step allocates %.0f B in %.1f allocations, float32 %.0f B in %.1f", bytes[0], allocs[0], bytes[1], allocs[1])
 	}
 }

@@ -12,7 +12,7 @@ import (
 // program, bit for bit as by the float32 program, with w packed beforehand
 // (frozen) or not; and that one with enough rows is not.
 func TestBF16SmallProductsAreFloat32(t *testing.T) {
-	for _, rows := range []int{5, 53} {
+	for _, rows := range []int{5, 80} {
 		for _, frozen := range []bool{false, true} {
 			params := newTestParams(t, tensor.Float32)
 			var ys [2][]float64

@@ -22,7 +22,7 @@ import (
 // with w as it is and transposed, frozen (packed once) or not. The same
 // graph compiled in float32 must differ: the option is not ignored.
 func TestBF16Products(t *testing.T) {
-	const rows, in, out = 53, 70, 49
+	const rows, in, out = 67, 70, 60
 	for _, kind := range []string{"matmul", "affine", "affine_relu"} {
 		for _, transW := range []bool{false, true} {
 			for _, frozen := range []bool{false, true} {
@@ -241,11 +241,11 @@ func TestPrecisionOptions(t *testing.T) {
 // BatchedMatMul) and their gradients in a BF16 program against the float32
 // program of the same graph on operands rounded to bfloat16 beforehand:
 // equal up to the order of float32 sums. loss = Σ y⊙r with r rounded, so
-// that dy needs no rounding either. Products with a side below 48
-// (blas.BF16Pays) stay float32: with heads of 4 those of the BF16 program
+// that dy needs no rounding either. Products too small for bfloat16
+// to pay (blas.BF16Pays) stay float32: with heads of 4 those of the BF16 program
 // equal the float32 program's on the operands as they are, bit for bit.
 func TestBF16Batched(t *testing.T) {
-	for _, d := range []batchedDims{{1, 49, 50, 2, 48}, {2, 5, 7, 3, 4}} {
+	for _, d := range []batchedDims{{1, 64, 66, 2, 64}, {2, 5, 7, 3, 4}} {
 		small := !blas.BF16Pays(d.lq, d.lk, d.dk)
 		for _, op := range []string{"head_scores", "head_mix", "batched"} {
 			var progs [2]*Program

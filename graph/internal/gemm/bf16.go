@@ -91,26 +91,36 @@ func SgemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float
 	sbf16.run(p)
 }
 
-// minBF16Dim is the least m, n and k of a product that SgemmBF16 computes
-// in bfloat16. Rounding the operands costs in proportion to m·k + k·n,
-// and VDPBF16PS saves at most half of the float32 kernel's m·n·k; below
-// 48 in any dimension the rounding costs more than that half, or
-// close to it:
+// minBF16Dim and minBF16Work are the least side (m, n or k) and the least
+// m·n·k of a product that SgemmBF16 computes in bfloat16. Rounding the
+// operands costs in proportion to m·k + k·n, and VDPBF16PS saves at most
+// half of the float32 kernel's m·n·k; the smaller products lose, which
+// was measured on a Xeon without AVX512_BF16 by timing the AVX512_BF16
+// GEMM's packers with the float32 AVX-512 kernel standing in for
+// VDPBF16PS (the same instructions on the same panels):
 //
-//	go test -run '^$' -bench BF16Threshold -benchtime 40ms -count 5 -cpu 1 ./graph/internal/gemm
+//	go test -run '^$' -bench BF16Proxy -benchtime 30ms -count 3 -cpu 1 ./graph/internal/gemm
 //
-// on a Xeon without AVX512_BF16 (the widening GEMM: the float32 kernel on
-// rounded panels, so its excess over float32 is the rounding) gave the
-// bfloat16 products of 16³ 0.9-3.1 times float32's time, of 32³ 1.0-1.5
-// times, and of 48³ and beyond 1.0-1.4 times; on a Zen 5 with AVX512_BF16
-// 32³ ran at 10-40 GFLOP/s against float32's 120 (docs/bf16.md).
-const minBF16Dim = 48
+// The best of three, against float32 in the same run: cubes of 16 to 48
+// at 0.5-0.8 times float32's speed with A·B and A·Bᵀ (Aᵀ·B, whose
+// float32 packing is slowest, aside), 64³ at 0.95-1.4, 96³ and beyond
+// mostly ahead (1.3-2.1); 1024 rows by 16 columns at 0.7-1.1, by 32 at
+// 1.1-1.6; an inner dimension of 16 at 0.8-1.35. And on a Zen 5 with
+// AVX512_BF16, 32³ ran at 10-40 GFLOP/s against float32's 120. See
+// docs/bf16.md.
+const (
+	minBF16Dim  = 32
+	minBF16Work = 1 << 18 // 64³
+)
 
 // BF16Pays reports whether SgemmBF16 computes a product of op(A) m×k by
-// op(B) k×n in bfloat16: when none of m, n and k is below 48 (minBF16Dim).
-// Callers that pack B for bfloat16 products beforehand (PackBF16B) ask it
-// too, so that a product gives the same result packed or not.
-func BF16Pays(m, n, k int) bool { return min(m, n, k) >= minBF16Dim }
+// op(B) k×n in bfloat16: when none of m, n and k is below 32 and m·n·k is
+// at least 64³ (minBF16Dim, minBF16Work). Callers that pack B for
+// bfloat16 products beforehand (PackBF16B) ask it too, so that a product
+// gives the same result packed or not.
+func BF16Pays(m, n, k int) bool {
+	return min(m, n, k) >= minBF16Dim && m*n*k >= minBF16Work
+}
 
 // PackBF16B packs op(B), k×n, rounded to bfloat16, for SgemmPacked, which
 // then computes SgemmBF16's products: B is stored k×n, or n×k when transB

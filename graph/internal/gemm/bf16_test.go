@@ -199,15 +199,15 @@ func TestPackedBF16(t *testing.T) {
 	}, tc, rng)
 	checkBF16(t, "SgemmBF16", func(p problem[float32]) {
 		SgemmBF16(p.transA, p.transB, p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, Epilogue[float32]{})
-	}, testCase{true, false, 50, 70, 49, 2, 0}, rng)
+	}, testCase{true, false, 64, 70, 60, 2, 0}, rng)
 }
 
 // TestSmallBF16IsFloat32 checks that SgemmBF16 computes the products that
-// BF16Pays refuses (a side below 48) as Sgemm does, bit for bit, and
-// rounds those it takes.
+// BF16Pays refuses (a side below 32, or fewer than 64³ multiply-adds) as
+// Sgemm does, bit for bit, and rounds those it takes.
 func TestSmallBF16IsFloat32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	for _, s := range [][3]int{{47, 100, 100}, {100, 47, 100}, {100, 100, 47}, {32, 32, 32}, {1, 64, 64}, {48, 48, 48}} {
+	for _, s := range [][3]int{{31, 100, 100}, {100, 31, 100}, {100, 100, 31}, {60, 60, 60}, {1, 512, 512}, {64, 64, 64}, {32, 100, 100}} {
 		m, n, k := s[0], s[1], s[2]
 		a, b := random[float32](rng, m, k, k), random[float32](rng, k, n, n)
 		got, want := make([]float32, m*n), make([]float32, m*n)

@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -196,6 +197,35 @@ func BenchmarkPackBF16(b *testing.B) {
 					im.packB(dst, &p, 0, 0, kc, nc)
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkBF16Proxy estimates, on a CPU without AVX512_BF16, what the
+// AVX512_BF16 GEMM costs: its packers (with the Go conversions, or the
+// AVX-512F ones it uses) and, in place of VDPBF16PS, the float32 AVX-512
+// kernel run over the panels of pairs, which does the same number of
+// instructions on the same bytes (the products are meaningless). Beside
+// it, the float32 GEMM, in GFLOP/s of the product's 2·m·n·k:
+// impl/mode/shape.
+func BenchmarkBF16Proxy(b *testing.B) {
+	needAVX512(b)
+	proxy := func(name string, p pairing) *impl[float32] {
+		return &impl[float32]{name: name, mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096, kernel: sgemmKernel12x32,
+			gather: gatherAVX, scatter: scatterAVX, panels: p}
+	}
+	ims := []*impl[float32]{sgemm, proxy("pairs-go", newPairing(convertGo, interleaveGo)), proxy("pairs-avx512", newPairing(convertAVX512, interleave512))}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range append([][3]int{{1024, 1024, 1024}}, append(benchShapes, thresholdShapes...)...) {
+		m, n, k := s[0], s[1], s[2]
+		a, bm, c := random[float32](rng, m, k, k), random[float32](rng, k, n, n), make([]float32, m*n)
+		for _, mode := range []string{"NT", "NN", "TN"} {
+			for _, im := range ims {
+				f := func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+					im.run(problem[float32]{transA: tA, transB: tB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc})
+				}
+				b.Run(fmt.Sprintf("%s/%s/%dx%dx%d", im.name, mode, m, n, k), func(b *testing.B) { timeGEMM(b, f, mode, m, n, k, a, bm, c) })
+			}
 		}
 	}
 }

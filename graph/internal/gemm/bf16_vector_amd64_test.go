@@ -229,3 +229,23 @@ func BenchmarkBF16Proxy(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRoundBF16 times the widening GEMM's roundings on rows of 12
+// (a transposed block of A, row by row), 100 and 4096 values.
+func BenchmarkRoundBF16(b *testing.B) {
+	needAVX512(b)
+	for _, n := range []int{12, 100, 4096} {
+		src, dst := random[float32](rand.New(rand.NewPCG(1, 2)), 1, n, n), make([]float32, n)
+		for _, r := range []struct {
+			name  string
+			round func(dst, src []float32)
+		}{{"go", roundGo}, {"avx2", roundAVX2}, {"avx512", roundAVX512}} {
+			b.Run(fmt.Sprintf("%s/%d", r.name, n), func(b *testing.B) {
+				b.SetBytes(int64(4 * n))
+				for range b.N {
+					r.round(dst, src)
+				}
+			})
+		}
+	}
+}

@@ -131,17 +131,18 @@ var vectorRounds []func(dst, src []float32)
 var vectorPairs []*impl[float32]
 
 // bf16Impls are the bfloat16 GEMMs this machine can run, each also with
-// tiny blocks: the widening ones of every float32 kernel with every
-// rounding (the Go one, the pure-Go path of CPUs without vectors, included), the pairs ones
-// of Go and vector packers (on little-endian machines, whose pairs have
-// their first element in the low half), and SgemmBF16's.
+// tiny blocks: the widening ones of every float32 kernel with the Go
+// rounding (the path of CPUs without vectors) and of this CPU's with every
+// vector rounding, the pairs ones of Go and vector packers (on
+// little-endian machines, whose pairs have their first element in the low
+// half), and SgemmBF16's.
 func bf16Impls() []*impl[float32] {
 	var ims []*impl[float32]
 	for _, im := range sgemms {
 		ims = append(ims, widening(im, roundGo))
-		for _, round := range vectorRounds {
-			ims = append(ims, widening(im, round))
-		}
+	}
+	for _, round := range vectorRounds {
+		ims = append(ims, widening(sgemm, round))
 	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
 		ims = append(ims, goPairs)

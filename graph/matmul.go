@@ -6,6 +6,8 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	blas "github.com/transformer-go/transformer/graph/internal/gemm"
 )
 
 // MatMul multiplies the last axis of x by the matrix w, treating every leading
@@ -105,8 +107,9 @@ func (pr product) grad(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
 			return nil, err
 		}
 	}
-	// dx = dz · wᵀ: the same op with the other transpose flag.
-	dx, err := MatMul(dz, in[1], !pr.transW)
+	// dx = dz · wᵀ: the same op with the other transpose flag, and w's
+	// packed copies.
+	dx, err := product{transW: !pr.transW, wp: pr.wp}.apply(dz, in[1], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -128,12 +131,23 @@ func matMulKernel[T Float](pr product, out int) func(Operand[T], []Operand[T]) e
 	})
 }
 
-// matMulKernelBF16 is matMulKernel with BF16 products.
+// matMulKernelBF16 is matMulKernel with BF16 products, or float32 ones
+// for the small products that bfloat16 would only slow down
+// (blas.BF16Pays): decided here, before w is packed, so that a product
+// gives the same result with w packed beforehand or not.
 func matMulKernelBF16(pr product, out int) func(Operand[float32], []Operand[float32]) error {
-	return productKernel(func(rows, in int, x, w, bias, y []float32) {
+	f32 := matMulKernel[float32](pr, out)
+	bf16 := productKernel(func(rows, in int, x, w, bias, y []float32) {
 		pw := packedBF16(pr.wp, pr.transW, in, out, w)
 		affineBF16(pr.transW, rows, in, out, x, w, pw, bias, pr.relu, y)
 	})
+	return func(y Operand[float32], x []Operand[float32]) error {
+		in := lastDim(x[0].Shape)
+		if !blas.BF16Pays(len(x[0].Data)/in, out, in) {
+			return f32(y, x)
+		}
+		return bf16(y, x)
+	}
 }
 
 // productKernel is the kernel of a product y = f(x·op(w) + b) computed by

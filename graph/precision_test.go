@@ -23,7 +23,7 @@ import (
 // with w as it is and transposed, frozen (packed once) or not. The same
 // graph compiled in float32 must differ: the option is not ignored.
 func TestBF16Products(t *testing.T) {
-	const rows, in, out = 37, 70, 45
+	const rows, in, out = 67, 70, 60
 	for _, kind := range []string{"matmul", "affine", "affine_relu"} {
 		for _, transW := range []bool{false, true} {
 			for _, frozen := range []bool{false, true} {
@@ -262,69 +262,83 @@ func newTestRuntime(t *testing.T, p Precision) *Runtime {
 // BatchedMatMul) and their gradients in a BF16 program against the float32
 // program of the same graph on operands rounded to bfloat16 beforehand:
 // equal up to the order of float32 sums. loss = Σ y⊙r with r rounded, so
-// that dy needs no rounding either.
+// that dy needs no rounding either. Products too small for bfloat16
+// to pay (blas.BF16Pays) stay float32: with heads of 4 those of the BF16 program
+// equal the float32 program's on the operands as they are, bit for bit.
 func TestBF16Batched(t *testing.T) {
-	const batch, lq, lk, heads, dk = 2, 5, 7, 3, 4
-	build := func(params *Params, op string) (*Scope, *G.Node) {
-		s := NewScope(params)
-		switch op {
-		case "head_scores":
-			q, k := s.Param("a", tensor.Shape{batch, lq, heads * dk}, Normal(1)), s.Param("b", tensor.Shape{batch, lk, heads * dk}, Normal(1))
-			return s, s.HeadScores(q, k, heads)
-		case "head_mix":
-			w, v := s.Param("a", tensor.Shape{batch, heads, lq, lk}, Normal(1)), s.Param("b", tensor.Shape{batch, lk, heads * dk}, Normal(1))
-			return s, s.HeadMix(w, v)
-		}
-		a, b := s.Param("a", tensor.Shape{batch, heads, lq, dk}, Normal(1)), s.Param("b", tensor.Shape{batch, heads, lk, dk}, Normal(1))
-		return s, s.BatchedMatMul(a, b, false, true)
-	}
-	for _, op := range []string{"head_scores", "head_mix", "batched"} {
-		var progs [2]*Program
-		for i, prec := range []Precision{BF16, Float32} {
-			params := newTestParams(t, tensor.Float32)
-			s, y := build(params, op)
-			r := s.Input("r", tensor.Float32, y.Shape()...)
-			loss := s.Sum(s.Reshape(s.Mul(y, r), y.Shape().TotalSize()), 0, false)
-			p, err := Compile(newTestRuntime(t, prec), s, loss, map[string]*G.Node{"y": y})
-			if err != nil {
-				t.Fatal(err)
+	for _, d := range []batchedDims{{1, 64, 66, 2, 64}, {2, 5, 7, 3, 4}} {
+		small := !blas.BF16Pays(d.lq, d.lk, d.dk)
+		for _, op := range []string{"head_scores", "head_mix", "batched"} {
+			var progs [2]*Program
+			for i, prec := range []Precision{BF16, Float32} {
+				progs[i] = d.program(t, op, prec, !small && prec == Float32)
+				defer progs[i].Close()
 			}
-			defer p.Close()
-			rs := make([]float32, y.Shape().TotalSize())
-			rng := newTestRNG(9)
-			for j := range rs {
-				rs[j] = blas.RoundBF16(float32(rng.NormFloat64()))
-			}
-			if err := p.Set("r", rs); err != nil {
-				t.Fatal(err)
-			}
-			if prec == Float32 { // the same values as the BF16 store's, rounded
-				for _, name := range []string{"a", "b"} {
-					v := params.Value(name).Float32s()
-					for j := range v {
-						v[j] = blas.RoundBF16(v[j])
+			for _, name := range []string{"y", "a", "b"} {
+				var got [2][]float32
+				for i, p := range progs {
+					if err := p.Run(); err != nil {
+						t.Fatal(err)
+					}
+					if name == "y" {
+						got[i] = slices.Clone(p.Output("y").Float32s())
+					} else {
+						got[i] = slices.Clone(p.Grad(name).Float32s())
+					}
+				}
+				for j := range got[0] {
+					d := math.Abs(float64(got[0][j] - got[1][j]))
+					if small && d != 0 || d > 1e-5*(1+math.Abs(float64(got[1][j]))) {
+						t.Fatalf("%s (small %t): %s[%d] = %v with bf16 products, %v in float32", op, small, name, j, got[0][j], got[1][j])
 					}
 				}
 			}
-			progs[i] = p
 		}
-		for _, name := range []string{"y", "a", "b"} {
-			var got [2][]float32
-			for i, p := range progs {
-				if err := p.Run(); err != nil {
-					t.Fatal(err)
-				}
-				if name == "y" {
-					got[i] = slices.Clone(p.Output("y").Float32s())
-				} else {
-					got[i] = slices.Clone(p.Grad(name).Float32s())
-				}
-			}
-			for j := range got[0] {
-				if d := math.Abs(float64(got[0][j] - got[1][j])); d > 1e-5*(1+math.Abs(float64(got[1][j]))) {
-					t.Fatalf("%s: %s[%d] = %v with bf16 products, %v from rounded operands", op, name, j, got[0][j], got[1][j])
-				}
+	}
+}
+
+// batchedDims are the sizes of TestBF16Batched's products.
+type batchedDims struct{ batch, lq, lk, heads, dk int }
+
+// program compiles op on new parameters in precision prec, their values
+// rounded to bfloat16 when round is set, with r set.
+func (d batchedDims) program(t *testing.T, op string, prec Precision, round bool) *Program {
+	t.Helper()
+	params := newTestParams(t, tensor.Float32)
+	s := NewScope(params)
+	var y *G.Node
+	switch op {
+	case "head_scores":
+		q, k := s.Param("a", tensor.Shape{d.batch, d.lq, d.heads * d.dk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.lk, d.heads * d.dk}, Normal(1))
+		y = s.HeadScores(q, k, d.heads)
+	case "head_mix":
+		w, v := s.Param("a", tensor.Shape{d.batch, d.heads, d.lq, d.lk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.lk, d.heads * d.dk}, Normal(1))
+		y = s.HeadMix(w, v)
+	default:
+		a, b := s.Param("a", tensor.Shape{d.batch, d.heads, d.lq, d.dk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.heads, d.lk, d.dk}, Normal(1))
+		y = s.BatchedMatMul(a, b, false, true)
+	}
+	r := s.Input("r", tensor.Float32, y.Shape()...)
+	loss := s.Sum(s.Reshape(s.Mul(y, r), y.Shape().TotalSize()), 0, false)
+	p, err := Compile(newTestRuntime(t, prec), s, loss, map[string]*G.Node{"y": y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := make([]float32, y.Shape().TotalSize())
+	rng := newTestRNG(9)
+	for j := range rs {
+		rs[j] = blas.RoundBF16(float32(rng.NormFloat64()))
+	}
+	if err := p.Set("r", rs); err != nil {
+		t.Fatal(err)
+	}
+	if round { // the same values as the BF16 store's, rounded
+		for _, name := range []string{"a", "b"} {
+			v := params.Value(name).Float32s()
+			for j := range v {
+				v[j] = blas.RoundBF16(v[j])
 			}
 		}
 	}
+	return p
 }

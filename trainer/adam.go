@@ -91,11 +91,14 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Step))
 	c2 := 1 - math.Pow(a.Beta2, float64(a.Step))
 	var jobs []func()
-	for _, name := range params.Names() {
+	names := params.Names()
+	updated := make([]string, 0, len(names))
+	for _, name := range names {
 		g, ok := grads[name]
 		if !ok {
 			continue
 		}
+		updated = append(updated, name)
 		theta, m, v := params.Value(name), a.m.Value(name), a.v.Value(name)
 		if !g.Shape().Eq(theta.Shape()) {
 			return errors.Errorf("adam: gradient of %s has shape %v, parameter %v", name, g.Shape(), theta.Shape())
@@ -116,6 +119,7 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 		}
 	}
 	parallel(jobs)
+	params.Updated(updated...) // their bfloat16 copies are stale
 	return nil
 }
 

@@ -108,6 +108,7 @@ func (t *Trainer) syncFromRoot() error {
 			}
 		}
 	}
+	t.params.Updated() // rank 0's values replaced this rank's
 	var js []byte
 	if w.Root() {
 		st, err := t.currentState()

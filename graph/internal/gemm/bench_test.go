@@ -138,3 +138,34 @@ func benchSkinny[T float](b *testing.B, dtype string, v *vecKernels[T], im *impl
 		}
 	}
 }
+
+// thresholdShapes are the (m, n, k) BenchmarkBF16Threshold times: cubes,
+// and products of 1024 rows with a narrow or a short other side.
+var thresholdShapes = [][3]int{
+	{16, 16, 16}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64}, {96, 96, 96}, {128, 128, 128}, {192, 192, 192}, {256, 256, 256},
+	{1024, 16, 128}, {1024, 32, 128}, {1024, 64, 128}, {1024, 128, 16}, {1024, 128, 32}, {1024, 128, 64},
+	{32, 1024, 128}, {64, 1024, 128},
+}
+
+// BenchmarkBF16Threshold times the float32 GEMM and the bfloat16 one
+// without the threshold that sends small products to float32 (BF16Pays)
+// in turn, in GFLOP/s: the measurement that threshold comes from
+// (docs/bf16.md).
+func BenchmarkBF16Threshold(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	bf16 := func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+		sbf16.run(problem[float32]{transA: tA, transB: tB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc})
+	}
+	for _, s := range thresholdShapes {
+		m, n, k := s[0], s[1], s[2]
+		a, bm, c := random[float32](rng, m, k, k), random[float32](rng, k, n, n), make([]float32, m*n)
+		for _, mode := range []string{"NT", "NN", "TN"} {
+			for _, prec := range []struct {
+				name string
+				f    sgemmFunc
+			}{{"float32", Sgemm}, {"bf16", bf16}} {
+				b.Run(fmt.Sprintf("%s/%s/%dx%dx%d", prec.name, mode, m, n, k), func(b *testing.B) { timeGEMM(b, prec.f, mode, m, n, k, a, bm, c) })
+			}
+		}
+	}
+}

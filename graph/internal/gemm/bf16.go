@@ -2,6 +2,7 @@ package gemm
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -47,10 +48,6 @@ func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 // RoundBF16 is x rounded to bfloat16 (ToBF16) and widened back to float32.
 func RoundBF16(x float32) float32 { return FromBF16(ToBF16(x)) }
 
-// roundInto writes every element of src rounded to bfloat16 to dst, which
-// may be src: roundGo, or with AVX2 where the CPU has it (kernel_amd64.go).
-var roundInto = roundGo
-
 // roundGo writes every element of src rounded to bfloat16 to dst.
 func roundGo(dst, src []float32) {
 	dst = dst[:len(src)]
@@ -71,20 +68,58 @@ func convertGo(dst []uint16, src []float32) {
 // sbf16 is the implementation SgemmBF16 uses: kernel_amd64.go sets the
 // AVX512_BF16 one on CPUs that have it, and otherwise the float32 GEMM's
 // kernel on rounded panels (widening).
-var sbf16 = widening(goSgemm)
+var sbf16 = widening(goSgemm, roundGo)
 
 // widening returns the bfloat16 GEMM that packs its panels as im does,
-// rounds them to bfloat16 and multiplies them with im's float32 kernel.
-func widening(im *impl[float32]) *impl[float32] {
+// rounds them to bfloat16 with round (roundGo or a vector one) and
+// multiplies them with im's float32 kernel.
+func widening(im *impl[float32], round func(dst, src []float32)) *impl[float32] {
 	return &impl[float32]{name: im.name + "-widen", mr: im.mr, nr: im.nr, mc: im.mc, kc: im.kc, nc: im.nc,
-		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: newRounding()}
+		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: newRounding(round)}
 }
 
 // SgemmBF16 computes C = op(A)·op(B) + beta·C as Sgemm does, with every
 // element of A and B rounded to bfloat16 (ToBF16) before it is multiplied,
-// and the products summed in float32. It panics as Sgemm does.
+// and the products summed in float32, when BF16Pays(m, n, k); smaller
+// products it computes as Sgemm does, in float32. It panics as Sgemm does.
 func SgemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, e Epilogue[float32]) {
-	sbf16.run(problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, epi: e})
+	p := problem[float32]{transA: transA, transB: transB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, epi: e}
+	if !BF16Pays(m, n, k) {
+		run(sgemm, svec, p)
+		return
+	}
+	sbf16.run(p)
+}
+
+// minBF16Dim and minBF16Work are the least side (m, n or k) and the least
+// m·n·k of a product that SgemmBF16 computes in bfloat16. Rounding the
+// operands costs in proportion to m·k + k·n, and VDPBF16PS saves at most
+// half of the float32 kernel's m·n·k; the smaller products lose, which
+// was measured on a Xeon without AVX512_BF16 by timing the AVX512_BF16
+// GEMM's packers with the float32 AVX-512 kernel standing in for
+// VDPBF16PS (the same instructions on the same panels):
+//
+//	go test -run '^$' -bench BF16Proxy -benchtime 30ms -count 3 -cpu 1 ./graph/internal/gemm
+//
+// The best of three, against float32 in the same run: cubes of 16 to 48
+// at 0.5-0.8 times float32's speed with A·B and A·Bᵀ (Aᵀ·B, whose
+// float32 packing is slowest, aside), 64³ at 0.95-1.4, 96³ and beyond
+// mostly ahead (1.3-2.1); 1024 rows by 16 columns at 0.7-1.1, by 32 at
+// 1.1-1.6; an inner dimension of 16 at 0.8-1.35. And on a Zen 5 with
+// AVX512_BF16, 32³ ran at 10-40 GFLOP/s against float32's 120. See
+// docs/bf16.md.
+const (
+	minBF16Dim  = 32
+	minBF16Work = 1 << 18 // 64³
+)
+
+// BF16Pays reports whether SgemmBF16 computes a product of op(A) m×k by
+// op(B) k×n in bfloat16: when none of m, n and k is below 32 and m·n·k is
+// at least 64³ (minBF16Dim, minBF16Work). Callers that pack B for
+// bfloat16 products beforehand (PackBF16B) ask it too, so that a product
+// gives the same result packed or not.
+func BF16Pays(m, n, k int) bool {
+	return min(m, n, k) >= minBF16Dim && m*n*k >= minBF16Work
 }
 
 // PackBF16B packs op(B), k×n, rounded to bfloat16, for SgemmPacked, which
@@ -95,11 +130,19 @@ func PackBF16B(transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
 	return pack(sbf16, transB, k, n, b, ldb)
 }
 
-// checked returns native when its products equal fallback's on a problem
-// with partial tiles and an odd inner dimension, and fallback otherwise,
-// so that a kernel that computes wrongly on this CPU is never used. The
-// elements are small multiples of 1/8, exact in bfloat16, and so are
-// their products and sums in float32 in any order.
+// RepackBF16B is PackBF16B into the memory of pb, a copy PackBF16B or
+// RepackBF16B made of another k×n op(B), which it overwrites; when pb is
+// nil or of other sizes, it is PackBF16B.
+func RepackBF16B(pb *PackedB[float32], transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
+	return repack(sbf16, pb, transB, k, n, b, ldb)
+}
+
+// checked returns native when its products equal fallback's on problems
+// with partial tiles and an odd inner dimension, with operands whose lines
+// are contiguous (A·Bᵀ) and strided (Aᵀ·B: the packers' two layouts), and
+// fallback otherwise, so that a kernel or packer that computes wrongly on
+// this CPU is never used. The elements are small multiples of 1/8, exact
+// in bfloat16, and so are their products and sums in float32 in any order.
 func checked(native, fallback *impl[float32]) *impl[float32] {
 	const m, n, k = 13, 35, 67
 	a, b := make([]float32, m*k), make([]float32, k*n)
@@ -109,19 +152,31 @@ func checked(native, fallback *impl[float32]) *impl[float32] {
 	for i := range b {
 		b[i] = float32(i*5%19-9) / 8
 	}
-	got, want := make([]float32, m*n), make([]float32, m*n)
-	for _, run := range []struct {
-		im *impl[float32]
-		c  []float32
-	}{{native, got}, {fallback, want}} {
-		run.im.run(problem[float32]{transB: true, m: m, n: n, k: k, a: a, lda: k, b: b, ldb: k, c: run.c, ldc: n})
-	}
-	for i := range got {
-		if got[i] != want[i] {
+	for _, tr := range []bool{false, true} {
+		lda, ldb := k, k
+		if tr {
+			lda, ldb = m, n
+		}
+		got, want := make([]float32, m*n), make([]float32, m*n)
+		for _, run := range []struct {
+			im *impl[float32]
+			c  []float32
+		}{{native, got}, {fallback, want}} {
+			run.im.run(problem[float32]{transA: tr, transB: !tr, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, c: run.c, ldc: n})
+		}
+		if !slices.Equal(got, want) {
 			return fallback
 		}
 	}
 	return native
+}
+
+// BF16Halves reports whether the copies PackBF16B makes on this CPU hold
+// bfloat16 values, half the memory of B, rather than float32 ones rounded
+// to bfloat16 (the widening GEMM's).
+func BF16Halves() bool {
+	_, pairs := sbf16.panels.(pairing)
+	return pairs
 }
 
 // BF16Kernel names the bfloat16 GEMM this CPU runs: "avx512bf16" for
@@ -141,12 +196,16 @@ type panelPacker[T float] interface {
 
 // rounding rounds the block of A or B to be packed to bfloat16 into a
 // scratch matrix, reading it where it lies (one call for a contiguous
-// block), then packs that as the float32 GEMM does.
+// block), then packs that as the float32 GEMM does. round writes every
+// element of its src rounded to bfloat16 to dst.
 type rounding struct {
+	round  func(dst, src []float32)
 	blocks *sync.Pool // of *[]float32
 }
 
-func newRounding() rounding { return rounding{blocks: &sync.Pool{}} }
+func newRounding(round func(dst, src []float32)) rounding {
+	return rounding{round: round, blocks: &sync.Pool{}}
+}
 
 func (r rounding) packA(im *impl[float32], dst []float32, p problem[float32], i0, p0, mc, kc int) {
 	rows, cols := mc, kc
@@ -175,14 +234,15 @@ func (r rounding) packB(im *impl[float32], dst []float32, p problem[float32], p0
 // packRounded calls pack with the rows×cols matrix src (leading dimension
 // ld) rounded to bfloat16, and its leading dimension.
 func (r rounding) packRounded(src []float32, ld, rows, cols int, pack func(m []float32, ld int)) {
-	buf := r.round(src, ld, rows, cols)
+	buf := r.roundBlock(src, ld, rows, cols)
 	pack(*buf, cols)
 	r.blocks.Put(buf)
 }
 
-// round returns the rows×cols matrix src (leading dimension ld) rounded to
-// bfloat16, with leading dimension cols, in a scratch buffer to put back.
-func (r rounding) round(src []float32, ld, rows, cols int) *[]float32 {
+// roundBlock returns the rows×cols matrix src (leading dimension ld)
+// rounded to bfloat16, with leading dimension cols, in a scratch buffer to
+// put back.
+func (r rounding) roundBlock(src []float32, ld, rows, cols int) *[]float32 {
 	b, _ := r.blocks.Get().(*[]float32)
 	if b == nil || cap(*b) < rows*cols {
 		s := make([]float32, rows*cols)
@@ -190,11 +250,11 @@ func (r rounding) round(src []float32, ld, rows, cols int) *[]float32 {
 	}
 	*b = (*b)[:rows*cols]
 	if ld == cols { // one run of memory: one call
-		roundInto(*b, src[:rows*cols])
+		r.round(*b, src[:rows*cols])
 		return b
 	}
 	for i := range rows {
-		roundInto((*b)[i*cols:(i+1)*cols], src[i*ld:][:cols])
+		r.round((*b)[i*cols:(i+1)*cols], src[i*ld:][:cols])
 	}
 	return b
 }
@@ -206,15 +266,18 @@ func (rounding) depth(kc int) int { return kc }
 // bits) and 2q+1 (high 16 bits) of the inner dimension, rounded to bfloat16;
 // a block of odd length ends with a zero. The slots are float32 in type
 // only: the packers move them as bits, never as numbers. convert rounds a
-// row of float32 values to bfloat16.
+// line of float32 values to bfloat16 (convertGo or a vector one), and
+// interleave packs rows of a panel whose lines are not contiguous
+// (interleaveGo or a vector one).
 type pairing struct {
-	convert func(dst []uint16, src []float32)
+	convert    func(dst []uint16, src []float32)
+	interleave func(dst []float32, w int, src []float32, ld, kc, width int)
 	// lines holds rows of pairs on their way into a panel.
 	lines *sync.Pool // of *[]float32
 }
 
-func newPairing(convert func(dst []uint16, src []float32)) pairing {
-	return pairing{convert: convert, lines: &sync.Pool{}}
+func newPairing(convert func(dst []uint16, src []float32), interleave func(dst []float32, w int, src []float32, ld, kc, width int)) pairing {
+	return pairing{convert: convert, interleave: interleave, lines: &sync.Pool{}}
 }
 
 func (pairing) depth(kc int) int { return (kc + 1) / 2 }
@@ -267,22 +330,22 @@ func (pr pairing) contiguous(im *impl[float32], dst []float32, w int, src []floa
 	pr.lines.Put(buf)
 }
 
-// interleave packs kc rows of width elements each, row q at src[q·ld:], as
-// the panel dst of width w: slot q of column j holds rows 2q and 2q+1 of
-// column j.
-func (pr pairing) interleave(dst []float32, w int, src []float32, ld, kc, width int) {
-	var even, odd [64]uint16
+// interleaveGo packs kc rows of width elements each, row q at src[q·ld:],
+// as the panel dst of width w: slot q of column j holds rows 2q (low half)
+// and 2q+1 (high half) of column j, rounded by ToBF16; the last row of an
+// odd kc pairs with zero.
+func interleaveGo(dst []float32, w int, src []float32, ld, kc, width int) {
 	for q := 0; q < kc; q += 2 {
-		pr.convert(even[:width], src[q*ld:][:width])
-		hi := odd[:width]
-		if q+1 < kc {
-			pr.convert(hi, src[(q+1)*ld:][:width])
-		} else {
-			clear(hi)
+		row, even := dst[q/2*w:][:width], src[q*ld:][:width]
+		if q+1 == kc {
+			for j, v := range even {
+				row[j] = math.Float32frombits(uint32(ToBF16(v)))
+			}
+			continue
 		}
-		row := dst[q/2*w:][:width]
-		for j := range row {
-			row[j] = math.Float32frombits(uint32(even[j]) | uint32(hi[j])<<16)
+		odd := src[(q+1)*ld:][:width]
+		for j, v := range even {
+			row[j] = math.Float32frombits(uint32(ToBF16(v)) | uint32(ToBF16(odd[j]))<<16)
 		}
 	}
 }

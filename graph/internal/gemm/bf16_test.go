@@ -96,45 +96,57 @@ func dpbf16(acc float32, a, b uint32) float32 {
 	return fmaFTZ(bf16In(a&0xffff), bf16In(b&0xffff), acc)
 }
 
-// pairKernel4x4 is a microKernel for 4×4 tiles from panels of bfloat16
+// pairKernel returns a microKernel for mr×nr tiles from panels of bfloat16
 // pairs, built on dpbf16: the reference the pairing packers and the driver
 // are checked with on any CPU.
-func pairKernel4x4(k int, a, b, c *float32, ldc int, accumulate bool) {
-	as, bs := unsafe.Slice(a, 4*k), unsafe.Slice(b, 4*k)
-	var tile [4][4]float32
-	for p := range k {
-		for i := range 4 {
-			for j := range 4 {
-				tile[i][j] = dpbf16(tile[i][j], math.Float32bits(as[4*p+i]), math.Float32bits(bs[4*p+j]))
+func pairKernel(mr, nr int) microKernel[float32] {
+	return func(k int, a, b, c *float32, ldc int, accumulate bool) {
+		as, bs := unsafe.Slice(a, mr*k), unsafe.Slice(b, nr*k)
+		cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+		for i := range mr {
+			for j := range nr {
+				var v float32
+				for p := range k {
+					v = dpbf16(v, math.Float32bits(as[mr*p+i]), math.Float32bits(bs[nr*p+j]))
+				}
+				if accumulate {
+					v += cs[i*ldc+j]
+				}
+				cs[i*ldc+j] = v
 			}
-		}
-	}
-	cs := unsafe.Slice(c, 3*ldc+4)
-	for i, row := range tile {
-		for j, v := range row {
-			if accumulate {
-				v += cs[i*ldc+j]
-			}
-			cs[i*ldc+j] = v
 		}
 	}
 }
 
-// goPairs is the bfloat16 GEMM of pairKernel4x4 and Go packers.
-var goPairs = &impl[float32]{name: "go-pairs", mr: 4, nr: 4, mc: 128, kc: 512, nc: 4096, kernel: pairKernel4x4,
-	gather: gather[float32], scatter: scatter[float32], panels: newPairing(convertGo)}
+// goPairs is the bfloat16 GEMM of pairKernel and Go packers.
+var goPairs = &impl[float32]{name: "go-pairs", mr: 4, nr: 4, mc: 128, kc: 512, nc: 4096, kernel: pairKernel(4, 4),
+	gather: gather[float32], scatter: scatter[float32], panels: newPairing(convertGo, interleaveGo)}
+
+// vectorRounds are this CPU's vector roundings (bf16_vector_amd64_test.go).
+var vectorRounds []func(dst, src []float32)
+
+// vectorPairs are bfloat16 GEMMs of pairKernel and this CPU's vector
+// packers (bf16_vector_amd64_test.go), checked on CPUs that cannot run
+// VDPBF16PS.
+var vectorPairs []*impl[float32]
 
 // bf16Impls are the bfloat16 GEMMs this machine can run, each also with
-// tiny blocks: the widening one of every float32 kernel, the Go pairs one
-// (on little-endian machines, whose pairs have their first element in the
-// low half), and SgemmBF16's.
+// tiny blocks: the widening ones of every float32 kernel with the Go
+// rounding (the path of CPUs without vectors) and of this CPU's with every
+// vector rounding, the pairs ones of Go and vector packers (on
+// little-endian machines, whose pairs have their first element in the low
+// half), and SgemmBF16's.
 func bf16Impls() []*impl[float32] {
 	var ims []*impl[float32]
 	for _, im := range sgemms {
-		ims = append(ims, widening(im))
+		ims = append(ims, widening(im, roundGo))
+	}
+	for _, round := range vectorRounds {
+		ims = append(ims, widening(sgemm, round))
 	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
 		ims = append(ims, goPairs)
+		ims = append(ims, vectorPairs...)
 	}
 	if sbf16.panels != nil && !slices.ContainsFunc(ims, func(im *impl[float32]) bool { return im.name == sbf16.name }) {
 		ims = append(ims, sbf16)
@@ -188,7 +200,24 @@ func TestPackedBF16(t *testing.T) {
 	}, tc, rng)
 	checkBF16(t, "SgemmBF16", func(p problem[float32]) {
 		SgemmBF16(p.transA, p.transB, p.m, p.n, p.k, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, Epilogue[float32]{})
-	}, testCase{true, false, 3, 70, 33, 2, 0}, rng)
+	}, testCase{true, false, 64, 70, 60, 2, 0}, rng)
+}
+
+// TestSmallBF16IsFloat32 checks that SgemmBF16 computes the products that
+// BF16Pays refuses (a side below 32, or fewer than 64³ multiply-adds) as
+// Sgemm does, bit for bit, and rounds those it takes.
+func TestSmallBF16IsFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, s := range [][3]int{{31, 100, 100}, {100, 31, 100}, {100, 100, 31}, {60, 60, 60}, {1, 512, 512}, {64, 64, 64}, {32, 100, 100}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b := random[float32](rng, m, k, k), random[float32](rng, k, n, n)
+		got, want := make([]float32, m*n), make([]float32, m*n)
+		SgemmBF16(false, false, m, n, k, a, k, b, n, 0, got, n, Epilogue[float32]{})
+		Sgemm(false, false, m, n, k, a, k, b, n, 0, want, n)
+		if same := slices.Equal(got, want); same == BF16Pays(m, n, k) {
+			t.Errorf("%dx%dx%d: BF16Pays %t, yet the product equals float32's: %t", m, n, k, BF16Pays(m, n, k), same)
+		}
+	}
 }
 
 // TestBF16Specials checks that NaNs and infinities reach C through every
@@ -227,14 +256,34 @@ func TestBF16Specials(t *testing.T) {
 // one that computes wrongly (here, one that drops the last pair of the
 // inner dimension's slots) is replaced by the fallback.
 func TestCheckedRefusesAWrongKernel(t *testing.T) {
-	fallback := widening(goSgemm)
-	if got := checked(widening(goSgemm), fallback); got == fallback {
+	fallback := widening(goSgemm, roundGo)
+	if got := checked(widening(goSgemm, roundGo), fallback); got == fallback {
 		t.Error("a correct kernel was refused")
 	}
-	wrong := widening(goSgemm)
+	wrong := widening(goSgemm, roundGo)
 	right := wrong.kernel
 	wrong.kernel = func(k int, a, b, c *float32, ldc int, accumulate bool) { right(max(k-1, 1), a, b, c, ldc, accumulate) }
 	if got := checked(wrong, fallback); got != fallback {
 		t.Error("a wrong kernel was taken")
+	}
+}
+
+// TestRepackBF16B checks that RepackBF16B packs a new B into the memory of
+// a copy of the same sizes, which then computes products with the new B,
+// and makes a new copy for other sizes.
+func TestRepackBF16B(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	const m, n, k = 50, 70, 60
+	b1, b2 := random[float32](rng, k, n, n), random[float32](rng, k, n, n)
+	pb := PackBF16B(false, k, n, b1, n)
+	if again := RepackBF16B(pb, false, k, n, b2, n); again != pb {
+		t.Fatal("a copy of the same sizes was not reused")
+	}
+	checkBF16(t, "RepackBF16B", func(p problem[float32]) {
+		// p's own B, packed into the memory of b2's copy.
+		SgemmPacked(p.transA, p.m, p.a, p.lda, RepackBF16B(pb, p.transB, p.k, p.n, p.b, p.ldb), p.beta, p.c, p.ldc, Epilogue[float32]{})
+	}, testCase{false, false, m, n, k, 0, 0}, rng)
+	if other := RepackBF16B(pb, false, k-1, n, b1, n); other == pb || other.k != k-1 {
+		t.Error("a copy of other sizes was reused")
 	}
 }

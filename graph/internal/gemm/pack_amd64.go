@@ -74,3 +74,46 @@ func roundAVX2(dst, src []float32) {
 //
 //go:noescape
 func roundBF16(dst, src *float32, n int)
+
+// roundAVX512 is roundGo with round512. It needs AVX-512F.
+func roundAVX512(dst, src []float32) {
+	if len(src) > 0 {
+		_ = dst[len(src)-1]
+		round512(&dst[0], &src[0], len(src))
+	}
+}
+
+// convertAVX512 is convertGo with convert512. It needs AVX-512F.
+func convertAVX512(dst []uint16, src []float32) {
+	if len(src) > 0 {
+		_ = dst[len(src)-1]
+		convert512(&dst[0], &src[0], len(src))
+	}
+}
+
+// interleave512 is interleaveGo with pairRows512. It needs AVX-512F.
+func interleave512(dst []float32, w int, src []float32, ld, kc, width int) {
+	if kc > 0 && width > 0 {
+		_, _ = dst[(kc-1)/2*w+width-1], src[(kc-1)*ld+width-1]
+		pairRows512(&dst[0], w, &src[0], ld, kc, width)
+	}
+}
+
+// round512 writes src[i] rounded to bfloat16 (RoundBF16) to dst[i] for i <
+// n, 16 at a time with AVX-512F integer operations, the last n mod 16 with
+// masks.
+//
+//go:noescape
+func round512(dst, src *float32, n int)
+
+// convert512 writes ToBF16(src[i]) to dst[i] for i < n as round512 rounds.
+//
+//go:noescape
+func convert512(dst *uint16, src *float32, n int)
+
+// pairRows512 is interleaveGo on the kc rows of width elements at src
+// (leading dimension ld), written to dst (leading dimension w), rounded as
+// round512 rounds.
+//
+//go:noescape
+func pairRows512(dst *float32, w int, src *float32, ld, kc, width int)

@@ -1,6 +1,10 @@
 package gemm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/transformer-go/transformer/graph/internal/par"
+)
 
 // PackedB is the right operand op(B) of products C = op(A)·op(B), k×n,
 // copied once into the panels the micro-kernel reads, for a B that many
@@ -48,6 +52,12 @@ func Skinny(m int) bool { return m >= 1 && m <= maxSkinnyRows }
 
 // pack packs op(B) for im.
 func pack[T float](im *impl[T], transB bool, k, n int, b []T, ldb int) *PackedB[T] {
+	return repack(im, nil, transB, k, n, b, ldb)
+}
+
+// repack packs op(B) for im into old's memory when old (which may be nil)
+// is a copy of a k×n op(B) for im, else into new memory.
+func repack[T float](im *impl[T], old *PackedB[T], transB bool, k, n int, b []T, ldb int) *PackedB[T] {
 	p := problem[T]{transB: transB, k: k, n: n, b: b, ldb: ldb}
 	br, bc := k, n
 	if transB {
@@ -57,8 +67,13 @@ func pack[T float](im *impl[T], transB bool, k, n int, b []T, ldb int) *PackedB[
 		panic(fmt.Sprintf("gemm: negative size k=%d n=%d", k, n))
 	}
 	checkMatrix("b", br, bc, len(b), ldb)
-	pb := &PackedB[T]{im: im, k: k, n: n, data: make([]T, im.depth(k)*roundUp(n, im.nr))}
-	pb.fill(&p, 0, n)
+	pb := old
+	if pb == nil || pb.im != im || pb.k != k || pb.n != n {
+		pb = &PackedB[T]{im: im, k: k, n: n, data: make([]T, im.depth(k)*roundUp(n, im.nr))}
+	}
+	par.For(ceilDiv(n, im.nr), 1, func(lo, hi int) {
+		pb.fill(&p, lo*im.nr, min(hi*im.nr, n))
+	})
 	return pb
 }
 

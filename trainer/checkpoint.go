@@ -40,6 +40,9 @@ type state struct {
 	// Window sums the updates since the last evaluation (none in the
 	// state files of older runs).
 	Window windowState `json:"window"`
+	// Stale counts the evaluations since the best, for Options.Patience
+	// (none in the state files of older runs).
+	Stale int `json:"stale_evaluations,omitempty"`
 }
 
 const stateKey = "trainer_state"
@@ -54,6 +57,8 @@ func (st state) check(step int) error {
 		return errors.Errorf("elapsed %v s and best loss %v are not a run's", st.ElapsedS, st.Best)
 	case !(st.Window.Loss >= 0) || math.IsInf(st.Window.Loss, 0) || st.Window.Steps < 0 || st.Window.Tokens < 0 || st.Window.Steps > st.Step:
 		return errors.Errorf("the loss window (%v over %d updates, %d tokens) is not a run's", st.Window.Loss, st.Window.Steps, st.Window.Tokens)
+	case st.Stale < 0 || st.Stale > st.Step:
+		return errors.Errorf("%d evaluations since the best in %d updates is not a run's", st.Stale, st.Step)
 	}
 	return nil
 }
@@ -190,6 +195,7 @@ func (t *Trainer) currentState() (state, error) {
 		Step: t.adam.Step, Batcher: t.data.Train.State(), RNG: base64.StdEncoding.EncodeToString(rng),
 		Best: best, ElapsedS: (t.elapsed + time.Since(t.window.start)).Seconds(),
 		Window: windowState{Loss: t.window.loss, Steps: t.window.steps, Tokens: t.window.tokens},
+		Stale:  t.patience.stale,
 	}, nil
 }
 
@@ -408,6 +414,7 @@ func (t *Trainer) applyState(st state) error {
 	}
 	t.adam.Step, t.best, t.elapsed = st.Step, st.Best, time.Duration(st.ElapsedS*float64(time.Second))
 	t.window = window{loss: st.Window.Loss, steps: st.Window.Steps, tokens: st.Window.Tokens}
+	t.patience.stale = st.Stale
 	return nil
 }
 

@@ -110,6 +110,7 @@ func (t *Trainer) keepBest(m Metrics) error {
 		}
 		value = -*m.BLEU
 	}
+	t.patience.observe(value < t.best)
 	if value >= t.best {
 		return nil
 	}

@@ -104,8 +104,11 @@ func withLine(p *plot.Plot, xy plotter.XYs) *plot.Plot {
 // addLine adds xy to p as a line with points in colour i of
 // plotutil.DefaultColors, named in the legend unless name is "".
 func addLine(p *plot.Plot, name string, xy plotter.XYs, i int) {
+	if len(xy) == 0 {
+		return
+	}
 	l, s, err := plotter.NewLinePoints(xy)
-	if err != nil { // no points: nothing to draw
+	if err != nil { // series holds finite points only: cannot fail
 		return
 	}
 	l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)

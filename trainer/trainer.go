@@ -65,6 +65,13 @@ type Options struct {
 	// (with the reporter's step line) and appends it to metrics.jsonl as
 	// a line of its own (Metrics.StepLoss); 0 logs none.
 	LogEvery int
+	// Patience, if positive, stops the run early, after Patience
+	// evaluations in a row that did not improve the measure best.safetensors
+	// is kept by (the validation loss, or BLEU with BLEUSample.KeepBest;
+	// evaluations without BLEU do not count then). The final checkpoint is
+	// written as at the last step, and Stopped says why. 0 never stops
+	// early.
+	Patience int
 	// CheckEvery is how often, in updates, the ranks of a data-parallel run
 	// compare a checksum of their parameters, beside every evaluation; 0
 	// means at evaluations only. A difference stops every rank with an error.
@@ -199,8 +206,8 @@ func (o Options) Validate() error {
 	if o.EvalEvery <= 0 || o.SaveEvery <= 0 {
 		add("EvalEvery and SaveEvery must be positive, have %d and %d", o.EvalEvery, o.SaveEvery)
 	}
-	if o.CheckEvery < 0 || o.LogEvery < 0 {
-		add("CheckEvery and LogEvery must not be negative, have %d and %d", o.CheckEvery, o.LogEvery)
+	if o.CheckEvery < 0 || o.LogEvery < 0 || o.Patience < 0 {
+		add("CheckEvery, LogEvery and Patience must not be negative, have %d, %d and %d", o.CheckEvery, o.LogEvery, o.Patience)
 	}
 	if o.KeepLast <= 0 {
 		add("KeepLast must be at least 1, have %d", o.KeepLast)
@@ -278,6 +285,8 @@ type Trainer struct {
 	best    float64
 	elapsed time.Duration
 	window  window
+	// patience counts evaluations without improvement (Options.Patience).
+	patience patience
 	// dir is the output directory New found at OutDir (rank 0's): every
 	// write checks that OutDir still names it.
 	dir os.FileInfo
@@ -363,7 +372,7 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	return &Trainer{
 		m: m, params: params, rt: rt, adam: adam, pcg: pcg, rng: rand.New(pcg), sched: sched,
 		train: graph.NewPrograms(), eval: graph.NewPrograms(),
-		data: d, opt: opt, rep: rep, best: math.Inf(1), dir: dir,
+		data: d, opt: opt, rep: rep, best: math.Inf(1), dir: dir, patience: patience{limit: opt.Patience},
 	}, nil
 }
 
@@ -426,6 +435,9 @@ func (t *Trainer) Run(ctx context.Context) error {
 	}
 	t.rep.Start(t.adam.Step, t.opt.Steps)
 	t.window.start = time.Now() // the sums are those Resume restored, or none
+	if t.patience.spent() {     // resumed from where the run stopped early
+		return t.finish()
+	}
 	for t.adam.Step < t.opt.Steps {
 		// Alone, a cancelled run stops at once; with other ranks, the stop is
 		// carried by the next update's all-reduce, so that all stop together.
@@ -442,6 +454,9 @@ func (t *Trainer) Run(ctx context.Context) error {
 		}
 		if stopAll {
 			return t.interrupt()
+		}
+		if t.patience.stopped != "" {
+			break
 		}
 	}
 	return t.finish()
@@ -473,12 +488,17 @@ func (t *Trainer) afterStep() error {
 			return err
 		}
 	}
+	early := false
 	if evaluate {
 		if err := t.evaluateAndLog(); err != nil {
 			return err
 		}
+		var err error
+		if early, err = t.stopEarly(); err != nil {
+			return err
+		}
 	}
-	if step%t.opt.SaveEvery == 0 || last {
+	if step%t.opt.SaveEvery == 0 || last || early {
 		if _, err := t.save(); err != nil {
 			return err
 		}

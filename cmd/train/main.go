@@ -421,6 +421,9 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, prof *p
 		}
 		return err
 	}
+	if why := t.Stopped(); why != "" {
+		log.Info("stopped early", "why", why)
+	}
 	log.Info("trained", "step", t.Step(), "activation_memory_mb", rt.ArenaBytes()>>20)
 	if !world.Root() {
 		return nil
@@ -612,7 +615,7 @@ func (s settings) options() trainer.Options {
 	return trainer.Options{
 		Steps: s.Steps, Optimizer: s.Optimizer, WeightDecay: s.WeightDecay, Schedule: s.Schedule, LR: s.LR,
 		Warmup: s.Warmup, LRFactor: s.LRFactor, Cooldown: int(math.Round(s.Cooldown * float64(s.Steps))), ClipNorm: s.Clip, Accumulate: s.Accumulate,
-		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, LogEvery: s.LogEvery, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
+		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, LogEvery: s.LogEvery, Patience: s.Patience, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
 	}
 }
 

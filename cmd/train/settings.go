@@ -76,6 +76,7 @@ type settings struct {
 	SaveEvery   int      `json:"save_every"`
 	CheckEvery  int      `json:"check_every,omitempty"`
 	LogEvery    int      `json:"log_every,omitempty"`
+	Patience    int      `json:"patience,omitempty"`
 	Keep        int      `json:"keep"`
 	Average     int      `json:"average"`
 	Out         string   `json:"out"`
@@ -155,6 +156,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile to this file at the end of the run (go tool pprof)")
 	fs.IntVar(&f.vocabSize, "vocab-size", 0, "with -summary: vocabulary size (default: the task's)")
 	fs.IntVar(&s.LogEvery, "log-every", 0, "log the training loss of every N-th update, and add it to metrics.jsonl (0: none)")
+	fs.IntVar(&s.Patience, "patience", 0, "stop early after N evaluations in a row without a better validation loss (or BLEU, with -keep-best bleu); the final and averaged weights are written as at the end (0: never)")
 	return f
 }
 
@@ -346,6 +348,7 @@ func (s settings) check() error {
 		{"warmup", value(s.Warmup), 0, maxSetting}, {"accumulate", s.Accumulate, 1, 1 << 16},
 		{"eval-every", s.EvalEvery, 0, maxSetting}, {"save-every", s.SaveEvery, 0, maxSetting},
 		{"check-every", s.CheckEvery, 0, maxSetting}, {"log-every", s.LogEvery, 0, maxSetting},
+		{"patience", s.Patience, 0, maxSetting},
 		{"keep", s.Keep, 1, 1 << 16}, {"average", s.Average, 0, s.Keep},
 	}
 	for _, c := range ints {

@@ -1,0 +1,116 @@
+package trainer
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPatienceStopsWhereTheMetricsSay trains with an evaluation per update
+// and Patience 2, and checks that the run stopped at the first evaluation
+// that followed two without a new lowest validation loss, as its own
+// metrics.jsonl says, before Options.Steps; that it wrote its final
+// weights and said why; and that a run interrupted before that point and
+// resumed stops at the same step with the same weights, metrics and
+// checkpoints.
+func TestPatienceStopsWhereTheMetricsSay(t *testing.T) {
+	const steps = 60
+	opt := options("", steps)
+	opt.EvalEvery, opt.SaveEvery, opt.Patience, opt.KeepLast = 1, 4, 2, 50
+	opt.OutDir = t.TempDir()
+	whole := newFixture(t)
+	tr, err := New(whole.m, whole.params, whole.data, opt, Quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stop := expectedStop(t, opt.OutDir, opt.Patience)
+	if stop == 0 || stop >= steps {
+		t.Fatalf("the validation loss of metrics.jsonl never stalled for %d evaluations before step %d: pick a run that does", opt.Patience, steps)
+	}
+	if tr.Step() != stop || !strings.Contains(tr.Stopped(), "step "+strconv.Itoa(stop)) {
+		t.Fatalf("stopped at step %d (%q), want %d, where the metrics stalled", tr.Step(), tr.Stopped(), stop)
+	}
+	if _, err := os.Stat(filepath.Join(opt.OutDir, "final.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	wholeDir := opt.OutDir
+	opt.OutDir = t.TempDir()
+	interruptedRunWith(t, opt, stop-1) // one evaluation without improvement behind it
+	second := newFixture(t)
+	tr2, err := New(second.m, second.params, second.data, opt, Quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr2.Resume(opt.OutDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr2.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if tr2.Stopped() != tr.Stopped() {
+		t.Errorf("resumed run: %q, want %q", tr2.Stopped(), tr.Stopped())
+	}
+	assertSameWeights(t, whole, second)
+	if got, want := losses(t, opt.OutDir), losses(t, wholeDir); !reflect.DeepEqual(got, want) {
+		t.Errorf("metrics of the resumed run differ:\n%v\n%v", got, want)
+	}
+	for _, f := range []string{"final.safetensors", filepath.Join("checkpoints", "step-"+pad8(stop)+".safetensors")} {
+		a, errA := os.ReadFile(filepath.Join(wholeDir, f))
+		b, errB := os.ReadFile(filepath.Join(opt.OutDir, f))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between the run never stopped and the resumed one (%v, %v)", f, errA, errB)
+		}
+	}
+}
+
+// expectedStop is the step of the first evaluation of dir/metrics.jsonl
+// that follows patience evaluations in a row without a new lowest
+// validation loss (counting itself), 0 if there is none.
+func expectedStop(t *testing.T, dir string, patience int) int {
+	t.Helper()
+	ms, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, stale := 0.0, 0
+	for i, m := range ms {
+		switch {
+		case !m.IsEvaluation():
+			continue
+		case i == 0 || m.ValLoss < best:
+			best, stale = m.ValLoss, 0
+		default:
+			stale++
+		}
+		if stale >= patience {
+			if i != len(ms)-1 {
+				t.Errorf("metrics go on after step %d, where the run should have stopped", m.Step)
+			}
+			return m.Step
+		}
+	}
+	return 0
+}
+
+// pad8 is n in eight digits, as checkpoint names have it.
+func pad8(n int) string {
+	s := strconv.Itoa(n)
+	return strings.Repeat("0", 8-len(s)) + s
+}
+
+// TestPatienceMustNotBeNegative checks Validate's word on it.
+func TestPatienceMustNotBeNegative(t *testing.T) {
+	opt := options(t.TempDir(), 10)
+	opt.Patience = -1
+	if err := opt.Validate(); err == nil || !strings.Contains(err.Error(), "Patience") {
+		t.Errorf("Patience -1: %v", err)
+	}
+}

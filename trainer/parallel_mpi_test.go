@@ -70,7 +70,7 @@ func divergeOnRank(t *testing.T) {
 			opt := options(t.TempDir(), 6)
 			opt.EvalEvery, opt.SaveEvery, opt.CheckEvery, opt.World = 6, 6, every, rankWorld
 			if diverge && rankWorld.Rank() == 1 {
-				opt.LRFactor *= 2
+				opt.LRFactor = new(*opt.LRFactor * 2)
 			}
 			tr, err := New(f.m, f.params, f.data, opt, nil)
 			if err == nil {

@@ -206,8 +206,11 @@ func (o Options) Validate() error {
 	if o.EvalEvery <= 0 || o.SaveEvery <= 0 {
 		add("EvalEvery and SaveEvery must be positive, have %d and %d", o.EvalEvery, o.SaveEvery)
 	}
-	if o.CheckEvery < 0 || o.LogEvery < 0 || o.Patience < 0 {
-		add("CheckEvery, LogEvery and Patience must not be negative, have %d, %d and %d", o.CheckEvery, o.LogEvery, o.Patience)
+	if o.CheckEvery < 0 || o.LogEvery < 0 {
+		add("CheckEvery and LogEvery must not be negative, have %d and %d", o.CheckEvery, o.LogEvery)
+	}
+	if o.Patience < 0 {
+		add("Patience must not be negative (0: never stop early), have %d", o.Patience)
 	}
 	if o.KeepLast <= 0 {
 		add("KeepLast must be at least 1, have %d", o.KeepLast)

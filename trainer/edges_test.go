@@ -31,17 +31,7 @@ func TestResumeKeepsTheRunsRecords(t *testing.T) {
 	whole := opt.OutDir
 	opt.OutDir = t.TempDir()
 	interruptedRunWith(t, opt, 5)
-	second := newFixture(t)
-	tr, err := New(second.m, second.params, second.data, opt, Quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Resume(opt.OutDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	resumedRunWith(t, opt)
 	want, got := losses(t, whole), losses(t, opt.OutDir)
 	if len(want) != 9 || !reflect.DeepEqual(got, want) {
 		t.Errorf("losses of metrics.jsonl (step: train, validation, step loss):\nresumed %v\nwhole   %v", got, want)

@@ -44,17 +44,7 @@ func TestPatienceStopsWhereTheMetricsSay(t *testing.T) {
 	wholeDir := opt.OutDir
 	opt.OutDir = t.TempDir()
 	interruptedRunWith(t, opt, stop-1) // one evaluation without improvement behind it
-	second := newFixture(t)
-	tr2, err := New(second.m, second.params, second.data, opt, Quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr2.Resume(opt.OutDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr2.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	second, tr2 := resumedRunWith(t, opt)
 	if tr2.Stopped() != tr.Stopped() {
 		t.Errorf("resumed run: %q, want %q", tr2.Stopped(), tr.Stopped())
 	}

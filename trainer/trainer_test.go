@@ -185,6 +185,24 @@ func interruptedRunWith(t *testing.T, opt Options, stop int) {
 	}
 }
 
+// resumedRunWith resumes the run that interruptedRunWith left in
+// opt.OutDir, with a new process's worth of objects, and trains it to its end.
+func resumedRunWith(t *testing.T, opt Options) (fixture, *Trainer) {
+	t.Helper()
+	f := newFixture(t)
+	tr, err := New(f.m, f.params, f.data, opt, Quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Resume(opt.OutDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return f, tr
+}
+
 // assertSameWeights fails t unless a and b are bit-identical.
 func assertSameWeights(t *testing.T, a, b fixture) {
 	t.Helper()

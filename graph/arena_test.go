@@ -25,7 +25,7 @@ func TestProgramsShareArena(t *testing.T) {
 		ids := s.Input("targets", tensor.Int, rows)
 		w := s.Param("w", tensor.Shape{6, 8}, XavierUniform)
 		h := s.ReLU(s.MatMul(x, w, true))
-		p, err := Compile(rt, s, s.SmoothedCrossEntropyLogits(h, ids, 0.1, -1), nil)
+		p, err := Compile(rt, s, nll(s, h, ids), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,8 +88,8 @@ func TestProgramsShareArena(t *testing.T) {
 }
 
 // residualNet builds layers residual blocks on x [rows, d], x ← norm(x +
-// dropout(relu(x·W))), all with the same W, and the label-smoothed
-// cross-entropy of x·Wₒ: every x and W feed more than one op, so G.Grad sums
+// dropout(relu(x·W))), all with the same W, and the negative
+// log-likelihood of x·Wₒ: every x and W feed more than one op, so G.Grad sums
 // their gradients with Gorgonia's `+` nodes, which the machine runs in place,
 // in memory our ops wrote. Before each run, reseed resets dropout's random
 // stream.
@@ -110,7 +110,7 @@ func residualNet(t testing.TB, dt tensor.Dtype, rows, d, layers int) (p *Program
 		x = l.Normalize(s.Add(x, s.Dropout(s.ReLU(s.MatMul(x, w, false)), 0.1)), g, 1e-5, true)
 	}
 	out := s.Param("out", tensor.Shape{d, d}, XavierUniform)
-	p, err = Compile(nil, s, s.SmoothedCrossEntropyLogits(s.MatMul(x, out, false), ids, 0.1, -1), nil)
+	p, err = Compile(nil, s, nll(s, s.MatMul(x, out, false), ids), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,18 @@
-// Package graph builds, differentiates and runs the expression graphs of the
-// models, on Gorgonia.
+// Package graph builds, differentiates and runs expression graphs: a
+// runtime any model could use, on Gorgonia.
+//
+// What is Gorgonia's: the expression graph (G.ExprGraph and its *G.Node),
+// symbolic differentiation (G.Grad, which calls each op's gradient) and the
+// machine that runs a graph's nodes in order (G.TapeMachine). What is this
+// package's: the Scope that builds a graph, the parameter store (Params) and
+// its safetensors checkpoints, the Runtime programs run on (device,
+// precision, memory), compiled Programs with their arena, the Op type and
+// the general ops defined with it (products, softmax, norms, embedding,
+// dropout, elementwise math, shapes, reductions) with their kernels, and the
+// gradient checker. The Transformer's own ops (the heads' split and merge,
+// positions, the key/value cache's slot, the label-smoothed loss, target
+// scores) live above it in package layers/ops, written against this
+// package's public API as a user's ops would be.
 //
 // A Scope is a place in a graph under construction: the graph, the parameter
 // store (Params), a name prefix and the train/eval mode. Layers take a Scope,
@@ -12,16 +25,16 @@
 //	y := s.Mul(h, s.Sigmoid(gate))        // broadcasting, as NumPy
 //	if err := s.Err(); err != nil { … }
 //
-// The op methods cover the paper's needs (MatMul, Affine — a product and its
-// bias in one op —, AffineReLU — and a ReLU after them —, Softmax with masks, LogSoftmax, Normalize and LayerNorm,
-// Embed, Dropout, the label-smoothed cross-entropy, the attention's per-head
-// products HeadScores and HeadMix, the heads' split and merge, the key/value
-// cache's SetSlot) and general tensor
-// math: Add, Sub, Mul and Div with broadcasting; Reshape, Transpose, Slice and
-// Concat; Exp, Log, Sqrt, Tanh, Sigmoid, SiLU, GELU and ReLU; Sum, Mean and Max
-// over an axis; a BatchedMatMul whose batch axes broadcast. Constants (Scalar,
-// Constant) take the graph's element type; a node of another float type is an
-// error when the graph is built, not when it runs.
+// The op methods cover the products and normalizations models are made of
+// (MatMul, Affine — a product and its bias in one op —, AffineReLU — and a
+// ReLU after them —, Softmax with masks, LogSoftmax, Normalize and LayerNorm,
+// Embed, Dropout, the attention's per-head products HeadScores and HeadMix)
+// and general tensor math: Add, Sub, Mul and Div with broadcasting; Reshape,
+// Transpose, Slice and Concat; Exp, Log, Sqrt, Tanh, Sigmoid, SiLU, GELU and
+// ReLU; Sum, Mean and Max over an axis; a BatchedMatMul whose batch axes
+// broadcast. Constants (Scalar, Constant) take the graph's element type; a
+// node of another float type is an error when the graph is built, not when it
+// runs.
 //
 // # Ops
 //
@@ -29,10 +42,14 @@
 // and backward kernels, and the inputs it is differentiable with respect to.
 // Op.Apply (or Scope.Apply) adds it to a graph, where Gorgonia sees an Op and
 // an SDOp. This package defines its own ops so, and a user's package defines
-// new ones the same way (see the Op example). A value the backward pass needs
-// from the forward pass travels as a graph input (Op.Save, Op.SaveOutput),
-// never through shared state. GradCheck checks an op's gradients against
-// finite differences, and its float32 kernels against its float64 ones.
+// new ones the same way (see the Op example, and package layers/ops): an op
+// that checks its operands first adds its node with Scope.Record, and its
+// kernels may split their rows over the cores with ParallelFor and use the row
+// loops of this package's own kernels (ExpShift, RowMax, RowSum, AddRow). A
+// value the backward pass needs from the forward pass travels as a graph input
+// (Op.Save, Op.SaveOutput), never through shared state. GradCheck checks an
+// op's gradients against finite differences, and its float32 kernels against
+// its float64 ones.
 //
 // # Programs
 //

@@ -328,8 +328,8 @@ func scaleInto[T Float](y, x []T, s T) {
 	}
 }
 
-// addRow writes y = a + b.
-func addRow[T Float](y, a, b []T) {
+// AddRow writes y = a + b, for float32 with vrow's vector kernels.
+func AddRow[T Float](y, a, b []T) {
 	if y32, ok := any(y).([]float32); ok {
 		vrow.Add(y32, any(a).([]float32), any(b).([]float32))
 		return
@@ -340,4 +340,4 @@ func addRow[T Float](y, a, b []T) {
 }
 
 // addInto adds x to y.
-func addInto[T Float](y, x []T) { addRow(y, y, x) }
+func addInto[T Float](y, x []T) { AddRow(y, y, x) }

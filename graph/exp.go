@@ -4,12 +4,14 @@ import (
 	"math"
 
 	"github.com/transformer-go/transformer/graph/internal/vexp"
+	"github.com/transformer-go/transformer/graph/internal/vrow"
 )
 
-// expShift writes e^(x_i - shift) into dst (unless dst is nil) and returns
+// ExpShift writes e^(x_i - shift) into dst (unless dst is nil) and returns
 // Σ_i e^(x_i - shift): the inner loop of softmax and cross-entropy over a
-// row, eight at a time for float32 (vexp.ExpShift).
-func expShift[T Float](dst, x []T, shift T) float64 {
+// row, eight at a time for float32 (vexp.ExpShift). Like RowMax, RowSum and
+// AddRow, it is public for the kernels of ops defined in other packages.
+func ExpShift[T Float](dst, x []T, shift T) float64 {
 	if x32, ok := any(x).([]float32); ok {
 		d32, _ := any(dst).([]float32)
 		return vexp.ExpShift(d32, x32, float32(shift))
@@ -25,8 +27,8 @@ func expShift[T Float](dst, x []T, shift T) float64 {
 	return sum
 }
 
-// rowMax is the largest element of x (not empty), NaN if any is NaN.
-func rowMax[T Float](x []T) T {
+// RowMax is the largest element of x (not empty), NaN if any is NaN.
+func RowMax[T Float](x []T) T {
 	if x32, ok := any(x).([]float32); ok {
 		return T(vexp.Max(x32))
 	}
@@ -35,6 +37,27 @@ func rowMax[T Float](x []T) T {
 		m = max(m, v)
 	}
 	return m
+}
+
+// RowSum is Σ x in float64: float32 rows with vrow's vector kernels, others
+// in four interleaved partial sums so that the additions do not wait on one
+// another.
+func RowSum[T Float](x []T) float64 {
+	if x32, ok := any(x).([]float32); ok {
+		return vrow.Sum(x32)
+	}
+	var s0, s1, s2, s3 float64
+	n := len(x) &^ 3
+	for j := 0; j < n; j += 4 {
+		s0 += float64(x[j])
+		s1 += float64(x[j+1])
+		s2 += float64(x[j+2])
+		s3 += float64(x[j+3])
+	}
+	for _, v := range x[n:] {
+		s0 += float64(v)
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // addConst sets dst[i] = x[i] + c.

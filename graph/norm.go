@@ -89,7 +89,7 @@ func normalizeKernels[T Float](eps float64, center bool) Kernels[T] {
 // rowStats returns the row's mean (0 unless center) and 1/sqrt(variance + eps).
 func rowStats[T Float](x []T, eps float64, center bool) (mean, rstd float64) {
 	if center {
-		mean = rowSum(x) / float64(len(x))
+		mean = RowSum(x) / float64(len(x))
 	}
 	return mean, 1 / math.Sqrt(squaresAbout(x, mean)/float64(len(x))+eps)
 }

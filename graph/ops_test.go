@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -20,8 +19,6 @@ func keyMask() *tensor.Dense {
 func TestOpGradients(t *testing.T) {
 	ids := []int{3, 1, 4, 1, 5, 0}
 	setIDs := func(p *Program) error { return p.Set("ids", ids) }
-	targets := []int{2, 0, 4, 1, 0, 3}
-	setTargets := func(p *Program) error { return p.Set("targets", targets) }
 	x := func(s *Scope, shape ...int) *G.Node { return s.Param("x", shape, Normal(1)) }
 	tests := []struct {
 		name  string
@@ -71,17 +68,6 @@ func TestOpGradients(t *testing.T) {
 		{"embed", func(s *Scope) *G.Node {
 			return s.Embed(s.Param("w", tensor.Shape{6, 4}, Normal(1)), s.Input("ids", tensor.Int, 2, 3), 2)
 		}, setIDs, false},
-		{"add positions", func(s *Scope) *G.Node {
-			return s.AddPositions(x(s, 2, 3, 4), s.Param("pe", tensor.Shape{5, 4}, Normal(1)))
-		}, nil, false},
-		{"split heads", func(s *Scope) *G.Node { return s.SplitHeads(x(s, 2, 3, 6), 3) }, nil, false},
-		{"merge heads", func(s *Scope) *G.Node { return s.MergeHeads(x(s, 2, 3, 4, 2)) }, nil, false},
-		{"smoothed cross-entropy", func(s *Scope) *G.Node {
-			return s.SmoothedCrossEntropy(s.LogSoftmax(x(s, 2, 3, 5)), s.Input("targets", tensor.Int, 2, 3), 0.1, 0)
-		}, setTargets, false},
-		{"smoothed cross-entropy from logits", func(s *Scope) *G.Node {
-			return s.SmoothedCrossEntropyLogits(x(s, 2, 3, 5), s.Input("targets", tensor.Int, 2, 3), 0.1, 0)
-		}, setTargets, false},
 		{"dropout", func(s *Scope) *G.Node { return s.Dropout(x(s, 4, 8), 0.3) }, nil, true},
 		{"relu", func(s *Scope) *G.Node { return s.ReLU(x(s, 3, 7)) }, nil, false},
 		{"batched matmul 4-D, b transposed", func(s *Scope) *G.Node {
@@ -270,11 +256,7 @@ func TestOpShapeErrors(t *testing.T) {
 		{"bias size", func() (*G.Node, error) { return AddBias(x, s.Param("b", tensor.Shape{4}, Ones)) }},
 		{"gain size", func() (*G.Node, error) { return Normalize(x, s.Param("g", tensor.Shape{2}, Ones), 1e-5, true) }},
 		{"mask broadcast", func() (*G.Node, error) { return Softmax(x, s.Param("m", tensor.Shape{2, 2}, Ones), 1) }},
-		{"heads divide", func() (*G.Node, error) { return SplitHeads(s.Param("h", tensor.Shape{1, 2, 6}, Ones), 4) }},
 		{"dropout probability", func() (*G.Node, error) { return Dropout(x, 1, newTestRNG(1), 1) }},
-		{"label smoothing", func() (*G.Node, error) {
-			return SmoothedCrossEntropy(x, s.Input("t", tensor.Int, 2), 1.5, 0)
-		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,47 +282,6 @@ func TestEmbedRejectsOutOfRangeIDs(t *testing.T) {
 	}
 }
 
-// meanRows is the mean loss of smoothedRows over the rows that are not pad.
-func meanRows(t *testing.T, x []float64, targets []int, eps float64, logits bool) float64 {
-	t.Helper()
-	stats := make([]float64, 2*len(targets))
-	if err := smoothedRows(stats, x, targets, eps, 0, logits); err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for i := range targets {
-		sum += stats[2*i+1]
-	}
-	return sum / float64(max(countTargets(targets, 0), 1))
-}
-
-func TestCrossEntropyValue(t *testing.T) {
-	// Two rows over a vocabulary of 3; the second target is padding.
-	logp := []float64{math.Log(0.5), math.Log(0.25), math.Log(0.25), 0, 0, 0}
-	got := meanRows(t, logp, []int{1, 0}, 0.1, false)
-	want := -(0.9*math.Log(0.25) + 0.1/3*(math.Log(0.5)+2*math.Log(0.25)))
-	if math.Abs(got-want) > 1e-12 {
-		t.Fatalf("loss %g, want %g", got, want)
-	}
-	if got := meanRows(t, logp, []int{0, 0}, 0.1, false); got != 0 {
-		t.Fatalf("loss of an all-padding batch = %g, want 0", got)
-	}
-}
-
-func TestCrossEntropyFromLogitsEqualsTheTwoOps(t *testing.T) {
-	logits := []float64{0.3, -1.2, 2.5, 0.1, 7, -3, 0.5, 0.5, 0.5}
-	targets := []int{2, 0, 1}
-	for _, eps := range []float64{0, 0.1} {
-		logp := make([]float64, len(logits))
-		logSoftmaxRows(logp, logits, 3)
-		want := meanRows(t, logp, targets, eps, false)
-		got := meanRows(t, logits, targets, eps, true)
-		if math.Abs(got-want) > 1e-12 {
-			t.Fatalf("ε=%g: fused loss %.15g, two ops %.15g", eps, got, want)
-		}
-	}
-}
-
 func assertClose[T Float](t *testing.T, what string, got, want []T, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -349,28 +290,6 @@ func assertClose[T Float](t *testing.T, what string, got, want []T, tol float64)
 	for i := range got {
 		if d := math.Abs(float64(got[i] - want[i])); !(d <= tol) {
 			t.Fatalf("%s[%d] = %v, want %v (all: %v)", what, i, got[i], want[i], got)
-		}
-	}
-}
-
-// TestHeadProductsEqualSplitHeads checks HeadScores and HeadMix against the
-// ops they stand for, SplitHeads, BatchedMatMul and MergeHeads: the same
-// products, equal bit for bit.
-func TestHeadProductsEqualSplitHeads(t *testing.T) {
-	got := run(t, tensor.Float32, func(s *Scope) map[string]*G.Node {
-		q := s.Param("q", tensor.Shape{2, 5, 12}, Normal(1))
-		k := s.Param("k", tensor.Shape{2, 7, 12}, Normal(1))
-		w := s.Param("w", tensor.Shape{2, 3, 5, 7}, Normal(1))
-		split := func(x *G.Node) *G.Node { return s.SplitHeads(x, 3) }
-		return map[string]*G.Node{
-			"scores": s.HeadScores(q, k, 3), "scores by split": s.BatchedMatMul(split(q), split(k), false, true),
-			"mix": s.HeadMix(w, k), "mix by split": s.MergeHeads(s.BatchedMatMul(w, split(k), false, false)),
-		}
-	})
-	for _, name := range []string{"scores", "mix"} {
-		a, b := got[name].Data().([]float32), got[name+" by split"].Data().([]float32)
-		if !got[name].Shape().Eq(got[name+" by split"].Shape()) || !slices.Equal(a, b) {
-			t.Errorf("%s %v differs from %v by split heads", name, got[name].Shape(), got[name+" by split"].Shape())
 		}
 	}
 }

@@ -18,6 +18,14 @@ func forElems(n, cost int, f func(lo, hi int)) {
 	par.For(n, (grainElems+cost-1)/max(cost, 1), f)
 }
 
+// ParallelFor is the loop graph's own kernels split their rows with, for the
+// kernels of ops defined in other packages: it calls f on ranges [lo, hi)
+// covering [0, n), in parallel over GOMAXPROCS goroutines when there is
+// enough work, where each index stands for cost elements of work. The calls
+// may run at the same time, so f must write only what its range owns; which
+// goroutine computes an index never changes what it computes.
+func ParallelFor(n, cost int, f func(lo, hi int)) { forElems(n, cost, f) }
+
 // forSpans calls f on ranges covering [0, n) that start at multiples of 64
 // elements, in parallel when there is enough work: a vector kernel then
 // takes the same blocks (and leaves the same tail to scalar code) however

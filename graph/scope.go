@@ -49,7 +49,8 @@ func Training(rng *rand.Rand) Option { return func(b *builder) { b.rng = rng } }
 
 // Scoring builds an evaluation graph that scores its targets and is not read
 // otherwise: a model may then make only what scoring needs, such as the
-// targets' log-probabilities (TargetScores) instead of every token's.
+// targets' log-probabilities (ops.TargetScores, in layers/ops) instead
+// of every token's.
 func Scoring() Option { return func(b *builder) { b.scoring = true } }
 
 // NewScope starts a new graph whose parameters come from params.
@@ -171,6 +172,13 @@ func (s *Scope) Constant(name string, v *tensor.Dense) *G.Node {
 func (s *Scope) Scalar(v float64) *G.Node {
 	return s.Constant(fmt.Sprintf("scalar(%v)", v), FromFloat64s(s.Dtype(), []float64{v}, 1))
 }
+
+// Record adds the node that f makes to s, the way the op methods do: it calls
+// f unless building already failed or an input in is nil, records f's error
+// in s, and returns nil after any error. An op defined in another package
+// uses it to check its operands before it applies its Op (Scope.Apply
+// applies an Op alone).
+func (s *Scope) Record(f func() (*G.Node, error), in ...*G.Node) *G.Node { return s.do(f, in...) }
 
 // do runs f unless building already failed or an input is missing.
 func (s *Scope) do(f func() (*G.Node, error), in ...*G.Node) *G.Node {

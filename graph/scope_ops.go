@@ -159,11 +159,6 @@ func (s *Scope) Embed(w, ids *G.Node, scale float64) *G.Node {
 	return s.do(func() (*G.Node, error) { return Embed(w, ids, scale) }, w, ids)
 }
 
-// AddPositions is AddPositions recorded in s.
-func (s *Scope) AddPositions(x, pe *G.Node) *G.Node {
-	return s.do(func() (*G.Node, error) { return AddPositions(x, pe) }, x, pe)
-}
-
 // HeadScores is HeadScores recorded in s.
 func (s *Scope) HeadScores(q, k *G.Node, heads int) *G.Node {
 	return s.do(func() (*G.Node, error) { return HeadScores(q, k, heads) }, q, k)
@@ -172,31 +167,6 @@ func (s *Scope) HeadScores(q, k *G.Node, heads int) *G.Node {
 // HeadMix is HeadMix recorded in s.
 func (s *Scope) HeadMix(w, v *G.Node) *G.Node {
 	return s.do(func() (*G.Node, error) { return HeadMix(w, v) }, w, v)
-}
-
-// SplitHeads is SplitHeads recorded in s.
-func (s *Scope) SplitHeads(x *G.Node, heads int) *G.Node {
-	return s.do(func() (*G.Node, error) { return SplitHeads(x, heads) }, x)
-}
-
-// MergeHeads is MergeHeads recorded in s.
-func (s *Scope) MergeHeads(x *G.Node) *G.Node {
-	return s.do(func() (*G.Node, error) { return MergeHeads(x) }, x)
-}
-
-// SmoothedCrossEntropy is SmoothedCrossEntropy recorded in s.
-func (s *Scope) SmoothedCrossEntropy(logp, targets *G.Node, eps float64, pad int) *G.Node {
-	return s.do(func() (*G.Node, error) { return SmoothedCrossEntropy(logp, targets, eps, pad) }, logp, targets)
-}
-
-// SmoothedCrossEntropyLogits is SmoothedCrossEntropyLogits recorded in s.
-func (s *Scope) SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64, pad int) *G.Node {
-	return s.do(func() (*G.Node, error) { return SmoothedCrossEntropyLogits(logits, targets, eps, pad) }, logits, targets)
-}
-
-// TargetScores is TargetScores recorded in s.
-func (s *Scope) TargetScores(logits, targets *G.Node, pad int) *G.Node {
-	return s.do(func() (*G.Node, error) { return TargetScores(logits, targets, pad) }, logits, targets)
 }
 
 // Dropout applies Dropout with probability p in a training graph; in an

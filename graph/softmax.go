@@ -135,12 +135,12 @@ func softmaxInPlace[T Float](v []T) {
 	if len(v) == 0 {
 		return
 	}
-	m := rowMax(v)
+	m := RowMax(v)
 	if math.IsInf(float64(m), -1) {
 		clear(v)
 		return
 	}
-	scaleInto(v, v, T(1/expShift(v, v, m)))
+	scaleInto(v, v, T(1/ExpShift(v, v, m)))
 }
 
 // logSoftmaxRows writes y = log softmax(x) row by row, as
@@ -154,8 +154,8 @@ func logSoftmaxRows[T Float](y, x []T, n int) {
 	forRows(x, n, func(lo, hi int) {
 		for r := lo * n; r < hi*n; r += n {
 			xr, yr := x[r:r+n], y[r:r+n]
-			m := rowMax(xr)
-			lse := T(math.Log(expShift(nil, xr, m)))
+			m := RowMax(xr)
+			lse := T(math.Log(ExpShift(nil, xr, m)))
 			addConst(yr, xr, -m)
 			addConst(yr, yr, -lse)
 		}
@@ -176,12 +176,12 @@ func softmaxBackwardRows[T Float](dx, y, dy []T, n int, scale float64, log bool,
 		yr, dyr, dxr := y[r:r+n], dy[r:r+n], dx[r:r+n]
 		var dot float64
 		if log {
-			dot = rowSum(dyr)
+			dot = RowSum(dyr)
 		} else {
 			dot = rowDot(dyr, yr)
 		}
 		if log {
-			expShift(dxr, yr, 0) // the softmax, e^y
+			ExpShift(dxr, yr, 0) // the softmax, e^y
 			for j, p := range dxr {
 				dxr[j] = dyr[j] - T(float64(p)*dot)
 			}

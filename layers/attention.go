@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers/ops"
 )
 
 // MultiHeadAttention is the paper's multi-head scaled dot-product attention
@@ -100,7 +101,7 @@ func (a MultiHeadAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node,
 	case cache == nil:
 	case at != nil:
 		// the cache [batch, kvHeads, maxLen, dk], slot at.Index now holding k and v
-		cache.K, cache.V = s.SetSlot(cache.K, k, at.Index), s.SetSlot(cache.V, v, at.Index)
+		cache.K, cache.V = ops.SetSlot(s, cache.K, k, at.Index), ops.SetSlot(s, cache.V, v, at.Index)
 		k, v = cache.K, cache.V
 	case cache.K == nil:
 		cache.K, cache.V = k, v
@@ -158,7 +159,7 @@ func (a MultiHeadAttention) attend(s *graph.Scope, q, k, v, mask *G.Node, at *Sl
 	s.Keep("weights", weights)
 	// heads = weights·v: [batch, kvHeads, group·lenQ, dk], then [batch, lenQ, dModel]
 	heads := s.BatchedMatMul(s.Dropout(weights, a.Dropout), v, false, false)
-	heads = s.MergeHeads(reshape(s, heads, b, a.Heads, lenQ, dk))
+	heads = ops.MergeHeads(s, reshape(s, heads, b, a.Heads, lenQ, dk))
 	return Linear{In: a.DModel, Out: a.DModel, NoBias: a.NoBias}.Apply(s.In("out_proj"), heads)
 }
 
@@ -167,7 +168,7 @@ func (a MultiHeadAttention) attend(s *graph.Scope, q, k, v, mask *G.Node, at *Sl
 // at positions 0, 1, … or, with a slot, at at.Index.
 func (a MultiHeadAttention) heads(s *graph.Scope, proj string, x *G.Node, n int, at *Slot) *G.Node {
 	dk := a.DModel / a.Heads
-	h := s.SplitHeads(Linear{In: a.DModel, Out: n * dk, NoBias: a.NoBias}.Apply(s.In(proj), x), n)
+	h := ops.SplitHeads(s, Linear{In: a.DModel, Out: n * dk, NoBias: a.NoBias}.Apply(s.In(proj), x), n)
 	if !a.Rotary || proj == "v_proj" {
 		return h
 	}

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers/ops"
 )
 
 // Positional adds position information to embedded sequences x [batch, len,
@@ -26,7 +27,7 @@ func addTable(s *graph.Scope, x, table *G.Node, at *Slot) *G.Node {
 	if at != nil {
 		table = s.Embed(table, at.Index, 1)
 	}
-	return s.AddPositions(x, table)
+	return ops.AddPositions(s, x, table)
 }
 
 // positions is the number of rows a table needs for x at the slot at.

@@ -13,7 +13,7 @@ const LogProbs = "logp"
 
 // TargetScores names the scores [batch·lenT, 2] of a scoring program's
 // targets (CompileScore): each target's log-probability, and 1 if it is the
-// most probable token, else 0 (graph.TargetScores).
+// most probable token, else 0 (ops.TargetScores).
 const TargetScores = "scores"
 
 // CompileTrain builds m for training batches of shape sh and compiles it to

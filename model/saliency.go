@@ -5,6 +5,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers/ops"
 )
 
 // SrcEmbeddings names an encoder-decoder's source embeddings
@@ -41,7 +42,7 @@ func Saliency(rt *graph.Runtime, m Model, params *graph.Params, src, tgt []int, 
 	s := graph.NewScope(params, graph.GradWRT(SrcEmbeddings))
 	_, logp := m.Build(s, sh)
 	pick := s.Input(saliencyTarget, tensor.Int, 1, sh.TgtLen)
-	nll := s.SmoothedCrossEntropy(logp, pick, 0, PadID) // −log p(y_t): every other position is padding
+	nll := ops.SmoothedCrossEntropy(s, logp, pick, 0, PadID) // −log p(y_t): every other position is padding
 	p, err := graph.Compile(rt, s, nll, nil)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers/ops"
 )
 
 // TestScoreRows scores made-up log-probabilities: each row's sum over its
@@ -53,7 +54,7 @@ func (m bigram) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 	in := s.Input(InputTgtIn, tensor.Int, sh.Batch, sh.TgtLen)
 	out := s.Input(InputTgtOut, tensor.Int, sh.Batch, sh.TgtLen)
 	logp = s.LogSoftmax(s.MatMul(s.Embed(w, in, 1), w, true))
-	return s.SmoothedCrossEntropy(logp, out, 0, PadID), logp
+	return ops.SmoothedCrossEntropy(s, logp, out, 0, PadID), logp
 }
 
 // TestScoreRunMatchesLogProbs scores testBatch with every kind's scoring

@@ -7,6 +7,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/layers/ops"
 )
 
 // The reserved token ids every model and batch use (as package data does).
@@ -119,13 +120,13 @@ func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 func Output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G.Node) {
 	switch {
 	case s.Training():
-		return s.SmoothedCrossEntropyLogits(logits, targets, eps, PadID), nil
+		return ops.SmoothedCrossEntropyLogits(s, logits, targets, eps, PadID), nil
 	case s.Scoring():
-		s.Keep(TargetScores, s.TargetScores(logits, targets, PadID))
+		s.Keep(TargetScores, ops.TargetScores(s, logits, targets, PadID))
 		return nil, nil
 	}
 	logp = s.LogSoftmax(logits)
-	return s.SmoothedCrossEntropy(logp, targets, eps, PadID), logp
+	return ops.SmoothedCrossEntropy(s, logp, targets, eps, PadID), logp
 }
 
 // Feed sets a program's inputs from a batch.

@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -6,11 +6,23 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
 // SplitHeads cuts the last axis of x [batch, len, heads·dk] into heads and moves
 // the head axis forward: y[b, h, t, k] = x[b, t, h·dk + k], giving [batch, heads, len, dk].
-func SplitHeads(x *G.Node, heads int) (*G.Node, error) {
+func SplitHeads(s *graph.Scope, x *G.Node, heads int) *G.Node {
+	return s.Record(func() (*G.Node, error) { return splitHeads(x, heads) }, x)
+}
+
+// MergeHeads is the inverse of SplitHeads: [batch, heads, len, dk] to
+// [batch, len, heads·dk], the concatenation of the heads.
+func MergeHeads(s *graph.Scope, x *G.Node) *G.Node {
+	return s.Record(func() (*G.Node, error) { return mergeHeads(x) }, x)
+}
+
+func splitHeads(x *G.Node, heads int) (*G.Node, error) {
 	s := x.Shape()
 	if x.Dims() != 3 || heads < 1 || s[2]%heads != 0 {
 		return nil, errors.Errorf("split heads: x %v must be [batch, len, heads·dk] with %d heads", s, heads)
@@ -18,9 +30,7 @@ func SplitHeads(x *G.Node, heads int) (*G.Node, error) {
 	return permuteHeads(x, heads, true)
 }
 
-// MergeHeads is the inverse of SplitHeads: [batch, heads, len, dk] to
-// [batch, len, heads·dk], the concatenation of the heads.
-func MergeHeads(x *G.Node) (*G.Node, error) {
+func mergeHeads(x *G.Node) (*G.Node, error) {
 	if x.Dims() != 4 {
 		return nil, errors.Errorf("merge heads: x %v must be [batch, heads, len, dk]", x.Shape())
 	}
@@ -29,7 +39,7 @@ func MergeHeads(x *G.Node) (*G.Node, error) {
 
 // permuteHeads is SplitHeads (split true) or MergeHeads; each is the other's gradient.
 func permuteHeads(x *G.Node, heads int, split bool) (*G.Node, error) {
-	return Op{
+	return graph.Op{
 		Name:  fmt.Sprintf("heads(split=%t,heads=%d)", split, heads),
 		Arity: 1,
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
@@ -38,8 +48,8 @@ func permuteHeads(x *G.Node, heads int, split bool) (*G.Node, error) {
 			}
 			return tensor.Shape{s[0][0], s[0][2], heads * s[0][3]}, nil
 		},
-		F32:  Kernels[float32]{Forward: headsKernel[float32](heads, split)},
-		F64:  Kernels[float64]{Forward: headsKernel[float64](heads, split)},
+		F32:  graph.Kernels[float32]{Forward: headsKernel[float32](heads, split)},
+		F64:  graph.Kernels[float64]{Forward: headsKernel[float64](heads, split)},
 		Diff: []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := permuteHeads(dy, heads, !split)
@@ -48,8 +58,8 @@ func permuteHeads(x *G.Node, heads int, split bool) (*G.Node, error) {
 	}.Apply(x)
 }
 
-func headsKernel[T Float](heads int, split bool) func(Operand[T], []Operand[T]) error {
-	return func(y Operand[T], in []Operand[T]) error {
+func headsKernel[T graph.Float](heads int, split bool) func(graph.Operand[T], []graph.Operand[T]) error {
+	return func(y graph.Operand[T], in []graph.Operand[T]) error {
 		// The head-major side is [batch, heads, len, dk].
 		s := y.Shape
 		if !split {
@@ -64,8 +74,8 @@ func headsKernel[T Float](heads int, split bool) func(Operand[T], []Operand[T]) 
 // head-major one [b, h, t, k]: split reads x sequence-major and writes y
 // head-major, !split the reverse.
 // Several goroutines each copy the heads of some of the batch entries.
-func transposeHeads[T Float](y, x []T, b, h, t, k int, split bool) {
-	forElems(b, h*t*k, func(lo, hi int) {
+func transposeHeads[T graph.Float](y, x []T, b, h, t, k int, split bool) {
+	graph.ParallelFor(b, h*t*k, func(lo, hi int) {
 		for bi := lo; bi < hi; bi++ {
 			for hd := range h {
 				for ti := range t {

@@ -1,13 +1,14 @@
-package graph
+package ops
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/pkg/errors"
-	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
 // SmoothedCrossEntropy is the label-smoothed cross-entropy of log-probabilities
@@ -18,8 +19,8 @@ import (
 //
 // With ε = 0 it is the mean negative log-likelihood. A batch of only padding has
 // loss 0. A target outside [0, vocab) is an error when the program runs.
-func SmoothedCrossEntropy(logp, targets *G.Node, eps float64, pad int) (*G.Node, error) {
-	return smoothedCrossEntropy(logp, targets, eps, pad, false)
+func SmoothedCrossEntropy(s *graph.Scope, logp, targets *G.Node, eps float64, pad int) *G.Node {
+	return s.Record(func() (*G.Node, error) { return smoothedCrossEntropy(logp, targets, eps, pad, false) }, logp, targets)
 }
 
 // SmoothedCrossEntropyLogits is SmoothedCrossEntropy(LogSoftmax(logits), …)
@@ -30,8 +31,8 @@ func SmoothedCrossEntropy(logp, targets *G.Node, eps float64, pad int) (*G.Node,
 //
 // It reads the [rows, vocab] logits twice instead of the four passes of the
 // two ops, and makes no log-probability tensor.
-func SmoothedCrossEntropyLogits(logits, targets *G.Node, eps float64, pad int) (*G.Node, error) {
-	return smoothedCrossEntropy(logits, targets, eps, pad, true)
+func SmoothedCrossEntropyLogits(s *graph.Scope, logits, targets *G.Node, eps float64, pad int) *G.Node {
+	return s.Record(func() (*G.Node, error) { return smoothedCrossEntropy(logits, targets, eps, pad, true) }, logits, targets)
 }
 
 // smoothedCrossEntropy is the mean over the non-pad rows (meanLoss) of the
@@ -68,7 +69,7 @@ func rowLosses(x, targets *G.Node, eps float64, pad int, logits bool) (*G.Node, 
 	if logits {
 		save = []int{0, 1}
 	}
-	return Op{
+	return graph.Op{
 		Name:       fmt.Sprintf("smoothed_cross_entropy_rows(eps=%g,pad=%d,logits=%t)", eps, pad, logits),
 		Arity:      2,
 		Shape:      func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
@@ -80,12 +81,12 @@ func rowLosses(x, targets *G.Node, eps float64, pad int, logits bool) (*G.Node, 
 	}.Apply(x, targets)
 }
 
-func rowLossKernels[T Float](eps float64, pad int, logits bool) Kernels[T] {
-	return Kernels[T]{
-		Forward: func(stats Operand[T], in []Operand[T]) error {
+func rowLossKernels[T graph.Float](eps float64, pad int, logits bool) graph.Kernels[T] {
+	return graph.Kernels[T]{
+		Forward: func(stats graph.Operand[T], in []graph.Operand[T]) error {
 			return smoothedRows(stats.Data, in[0].Data, in[1].Ints, eps, pad, logits)
 		},
-		Backward: func(_ int, dx Operand[T], in []Operand[T], stats, dstats Operand[T]) error {
+		Backward: func(_ int, dx graph.Operand[T], in []graph.Operand[T], stats, dstats graph.Operand[T]) error {
 			smoothedRowsBackward(dx.Data, in[0].Data, in[1].Ints, stats.Data, dstats.Data, eps, pad, logits)
 			return nil
 		},
@@ -95,7 +96,7 @@ func rowLossKernels[T Float](eps float64, pad int, logits bool) Kernels[T] {
 // meanLoss is the mean of the rows' losses (stats[:, 1]) over the N rows whose
 // target is not pad, 0 if there are none; its gradient is dl/N on those rows.
 func meanLoss(stats, targets *G.Node, pad int) (*G.Node, error) {
-	return Op{
+	return graph.Op{
 		Name:  fmt.Sprintf("mean_loss(pad=%d)", pad),
 		Arity: 2,
 		Shape: func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
@@ -106,9 +107,9 @@ func meanLoss(stats, targets *G.Node, pad int) (*G.Node, error) {
 	}.Apply(stats, targets)
 }
 
-func meanLossKernels[T Float](pad int) Kernels[T] {
-	return Kernels[T]{
-		Forward: func(l Operand[T], in []Operand[T]) error {
+func meanLossKernels[T graph.Float](pad int) graph.Kernels[T] {
+	return graph.Kernels[T]{
+		Forward: func(l graph.Operand[T], in []graph.Operand[T]) error {
 			var sum float64
 			for i := 1; i < len(in[0].Data); i += 2 {
 				sum += float64(in[0].Data[i])
@@ -116,7 +117,7 @@ func meanLossKernels[T Float](pad int) Kernels[T] {
 			l.Data[0] = T(sum / float64(max(countTargets(in[1].Ints, pad), 1)))
 			return nil
 		},
-		Backward: func(_ int, d Operand[T], in []Operand[T], _, dl Operand[T]) error {
+		Backward: func(_ int, d graph.Operand[T], in []graph.Operand[T], _, dl graph.Operand[T]) error {
 			g := T(float64(dl.Data[0]) / float64(max(countTargets(in[1].Ints, pad), 1)))
 			for i, t := range in[1].Ints {
 				d.Data[2*i] = 0
@@ -130,6 +131,8 @@ func meanLossKernels[T Float](pad int) Kernels[T] {
 	}
 }
 
+// checkTargets checks, when the graph is built, that targets are ints, one
+// per row of logp [..., vocab].
 func checkTargets(logp, targets *G.Node) error {
 	ls, ts := logp.Shape(), targets.Shape()
 	if targets.Dtype() != tensor.Int {
@@ -141,13 +144,24 @@ func checkTargets(logp, targets *G.Node) error {
 	return nil
 }
 
+// checkTargetIDs checks, when the program runs, that every target is in
+// [0, vocab).
+func checkTargetIDs(targets []int, vocab int) error {
+	for i, t := range targets {
+		if t < 0 || t >= vocab {
+			return errors.Errorf("target %d at row %d outside the vocabulary [0, %d)", t, i, vocab)
+		}
+	}
+	return nil
+}
+
 // smoothedRows writes each row's normalizer and loss (see rowLosses) into stats.
-func smoothedRows[T Float](stats, x []T, targets []int, eps float64, pad int, logits bool) error {
+func smoothedRows[T graph.Float](stats, x []T, targets []int, eps float64, pad int, logits bool) error {
 	vocab := len(x) / len(targets)
-	if err := checkIDs(targets, vocab); err != nil {
+	if err := checkTargetIDs(targets, vocab); err != nil {
 		return err
 	}
-	forElems(len(targets), vocab, func(lo, hi int) {
+	graph.ParallelFor(len(targets), vocab, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			t := targets[i]
 			stats[2*i], stats[2*i+1] = 0, 0
@@ -160,31 +174,10 @@ func smoothedRows[T Float](stats, x []T, targets []int, eps float64, pad int, lo
 				z, _ = logSumExp(row)
 			}
 			stats[2*i] = T(z)
-			stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*rowSum(row))
+			stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*graph.RowSum(row))
 		}
 	})
 	return nil
-}
-
-// rowSum is Σ x in float64: float32 rows with vrow's vector kernels, others
-// in four interleaved partial sums so that the additions do not wait on one
-// another.
-func rowSum[T Float](x []T) float64 {
-	if x32, ok := any(x).([]float32); ok {
-		return vrow.Sum(x32)
-	}
-	var s0, s1, s2, s3 float64
-	n := len(x) &^ 3
-	for j := 0; j < n; j += 4 {
-		s0 += float64(x[j])
-		s1 += float64(x[j+1])
-		s2 += float64(x[j+2])
-		s3 += float64(x[j+3])
-	}
-	for _, v := range x[n:] {
-		s0 += float64(v)
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // countTargets is the number of targets that are not pad.
@@ -200,15 +193,15 @@ func countTargets(targets []int, pad int) int {
 
 // smoothedRowsBackward is rowLosses' gradient; x and stats are read only
 // for logits.
-func smoothedRowsBackward[T Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool) {
+func smoothedRowsBackward[T graph.Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool) {
 	vocab := len(d) / len(targets)
-	forElems(len(targets), vocab, func(lo, hi int) {
+	graph.ParallelFor(len(targets), vocab, func(lo, hi int) {
 		smoothedRowsBackwardIn(d, x, targets, stats, dstats, eps, pad, logits, vocab, lo, hi)
 	})
 }
 
 // smoothedRowsBackwardIn is smoothedRowsBackward for the rows [lo, hi).
-func smoothedRowsBackwardIn[T Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool, vocab, lo, hi int) {
+func smoothedRowsBackwardIn[T graph.Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool, vocab, lo, hi int) {
 	q := T(eps / float64(vocab))
 	for i := lo; i < hi; i++ {
 		t := targets[i]
@@ -229,7 +222,7 @@ func smoothedRowsBackwardIn[T Float](d, x []T, targets []int, stats, dstats []T,
 		// divided by its sum: lse as stored in T is rounded at the logits'
 		// magnitude (by up to 1e-3 in float32 near 1e4), and the sum
 		// cancels that rounding.
-		sum := expShift(dr, x[i*vocab:(i+1)*vocab], stats[2*i])
+		sum := graph.ExpShift(dr, x[i*vocab:(i+1)*vocab], stats[2*i])
 		s, c := (dl+dz)/T(sum), dl*q
 		for v, p := range dr {
 			dr[v] = s*p - c
@@ -240,7 +233,7 @@ func smoothedRowsBackwardIn[T Float](d, x []T, targets []int, stats, dstats []T,
 
 // logSumExp is log Σ exp(x_j), computed from the row's maximum, which it
 // returns too (NaN if any element is).
-func logSumExp[T Float](x []T) (lse float64, top T) {
-	top = rowMax(x)
-	return float64(top) + math.Log(expShift(nil, x, top)), top
+func logSumExp[T graph.Float](x []T) (lse float64, top T) {
+	top = graph.RowMax(x)
+	return float64(top) + math.Log(graph.ExpShift(nil, x, top)), top
 }

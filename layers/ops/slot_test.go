@@ -1,10 +1,12 @@
-package graph
+package ops
 
 import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
 func TestSetSlotGradients(t *testing.T) {
@@ -22,11 +24,11 @@ func TestSetSlotGradients(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			xs := tc.cache.Clone()
 			xs[len(xs)-2] = 1
-			c := GradCheck{
-				Build: func(s *Scope) *G.Node {
-					return s.SetSlot(s.Param("cache", tc.cache, Normal(1)), s.Param("x", xs, Normal(1)), s.Input("slot", tensor.Int, 1))
+			c := graph.GradCheck{
+				Build: func(s *graph.Scope) *G.Node {
+					return SetSlot(s, s.Param("cache", tc.cache, graph.Normal(1)), s.Param("x", xs, graph.Normal(1)), s.Input("slot", tensor.Int, 1))
 				},
-				Set:     func(p *Program) error { return p.Set("slot", []int{tc.slot}) },
+				Set:     func(p *graph.Program) error { return p.Set("slot", []int{tc.slot}) },
 				Seed:    5,
 				Float32: true,
 			}
@@ -42,9 +44,9 @@ func TestSetSlotValues(t *testing.T) {
 	cache := tensor.New(tensor.WithShape(1, 2, 3, 2), tensor.WithBacking([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
 	x := tensor.New(tensor.WithShape(1, 2, 1, 2), tensor.WithBacking([]float32{-1, -2, -3, -4}))
 	params := newTestParams(t, tensor.Float32)
-	s := NewScope(params)
-	y := s.SetSlot(s.Constant("cache", cache), s.Constant("x", x), s.Input("slot", tensor.Int, 1))
-	p, err := Compile(nil, s, nil, map[string]*G.Node{"y": y})
+	s := graph.NewScope(params)
+	y := SetSlot(s, s.Constant("cache", cache), s.Constant("x", x), s.Input("slot", tensor.Int, 1))
+	p, err := graph.Compile(nil, s, nil, map[string]*G.Node{"y": y})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,24 +76,27 @@ func TestSetSlotValues(t *testing.T) {
 }
 
 func TestSetSlotShapeErrors(t *testing.T) {
-	s := NewScope(newTestParams(t, tensor.Float32))
-	cache := s.Param("cache", tensor.Shape{2, 3, 5, 4}, Ones)
-	slot := s.Input("slot", tensor.Int, 1)
 	tests := []struct {
 		name string
 		x    tensor.Shape
-		slot *G.Node
+		slot func(s *graph.Scope) *G.Node
 	}{
-		{"two positions", tensor.Shape{2, 3, 2, 4}, slot},
-		{"other width", tensor.Shape{2, 3, 1, 5}, slot},
-		{"other heads", tensor.Shape{2, 2, 1, 4}, slot},
-		{"float slot", tensor.Shape{2, 3, 1, 4}, s.Param("f", tensor.Shape{1}, Ones)},
-		{"two slots", tensor.Shape{2, 3, 1, 4}, s.Input("slots", tensor.Int, 2)},
+		{"two positions", tensor.Shape{2, 3, 2, 4}, nil},
+		{"other width", tensor.Shape{2, 3, 1, 5}, nil},
+		{"other heads", tensor.Shape{2, 2, 1, 4}, nil},
+		{"float slot", tensor.Shape{2, 3, 1, 4}, func(s *graph.Scope) *G.Node { return s.Param("f", tensor.Shape{1}, graph.Ones) }},
+		{"two slots", tensor.Shape{2, 3, 1, 4}, func(s *graph.Scope) *G.Node { return s.Input("slots", tensor.Int, 2) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := SetSlot(cache, s.Param(tc.name, tc.x, Ones), tc.slot); err == nil {
-				t.Fatal("no error")
+			s := graph.NewScope(newTestParams(t, tensor.Float32))
+			slot := s.Input("slot", tensor.Int, 1)
+			if tc.slot != nil {
+				slot = tc.slot(s)
+			}
+			cache := s.Param("cache", tensor.Shape{2, 3, 5, 4}, graph.Ones)
+			if y := SetSlot(s, cache, s.Param("x", tc.x, graph.Ones), slot); y != nil || s.Err() == nil {
+				t.Fatalf("node %v, error %v: want no node and an error", y, s.Err())
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
 // TargetScores scores integer targets [...] against logits [..., vocab] for
@@ -21,28 +23,32 @@ import (
 // LogSoftmax and a loss over its output take four passes and write a
 // tensor as large. It has no gradient. A target outside [0, vocab) is an
 // error when the program runs.
-func TargetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
+func TargetScores(s *graph.Scope, logits, targets *G.Node, pad int) *G.Node {
+	return s.Record(func() (*G.Node, error) { return targetScores(logits, targets, pad) }, logits, targets)
+}
+
+func targetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
 	if err := checkTargets(logits, targets); err != nil {
 		return nil, err
 	}
 	rows := targets.Shape().TotalSize()
-	return Op{
+	return graph.Op{
 		Name:  fmt.Sprintf("target_scores(pad=%d)", pad),
 		Arity: 2,
 		Shape: func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
-		F32:   Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
-		F64:   Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
+		F32:   graph.Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
+		F64:   graph.Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
 	}.Apply(logits, targets)
 }
 
-func targetScoresKernel[T Float](pad int) func(Operand[T], []Operand[T]) error {
-	return func(scores Operand[T], in []Operand[T]) error {
+func targetScoresKernel[T graph.Float](pad int) func(graph.Operand[T], []graph.Operand[T]) error {
+	return func(scores graph.Operand[T], in []graph.Operand[T]) error {
 		x, targets := in[0].Data, in[1].Ints
 		vocab := len(x) / len(targets)
-		if err := checkIDs(targets, vocab); err != nil {
+		if err := checkTargetIDs(targets, vocab); err != nil {
 			return err
 		}
-		forElems(len(targets), vocab, func(lo, hi int) {
+		graph.ParallelFor(len(targets), vocab, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				scores.Data[2*i], scores.Data[2*i+1] = targetScore(x[i*vocab:(i+1)*vocab], targets[i], pad)
 			}
@@ -54,7 +60,7 @@ func targetScoresKernel[T Float](pad int) func(Operand[T], []Operand[T]) error {
 // targetScore is the log-probability of target t in the row of logits x,
 // and 1 if t is the first index of x's largest element (else 0); 0, 0 when
 // t is pad.
-func targetScore[T Float](x []T, t, pad int) (logp, best T) {
+func targetScore[T graph.Float](x []T, t, pad int) (logp, best T) {
 	if t == pad {
 		return 0, 0
 	}

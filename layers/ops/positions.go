@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
 // AddPositions adds position vectors to a batch of sequences:
@@ -13,17 +15,21 @@ import (
 //	y[b, t, :] = x[b, t, :] + pe[t, :]      x: [batch, len, d], pe: [maxLen, d], len ≤ maxLen
 //
 // pe may be a constant (sinusoidal encodings) or a parameter (learned ones).
-func AddPositions(x, pe *G.Node) (*G.Node, error) {
+func AddPositions(s *graph.Scope, x, pe *G.Node) *G.Node {
+	return s.Record(func() (*G.Node, error) { return addPositions(x, pe) }, x, pe)
+}
+
+func addPositions(x, pe *G.Node) (*G.Node, error) {
 	xs, ps := x.Shape(), pe.Shape()
 	if x.Dims() != 3 || pe.Dims() != 2 || xs[2] != ps[1] || xs[1] > ps[0] {
 		return nil, errors.Errorf("add positions: x %v needs [batch, len, d] and pe %v needs [maxLen ≥ len, d]", xs, ps)
 	}
-	return Op{
+	return graph.Op{
 		Name:  "add_positions",
 		Arity: 2,
 		Shape: firstShape,
-		F32:   Kernels[float32]{Forward: addPositionsKernel[float32]},
-		F64:   Kernels[float64]{Forward: addPositionsKernel[float64]},
+		F32:   graph.Kernels[float32]{Forward: addPositionsKernel[float32]},
+		F64:   graph.Kernels[float64]{Forward: addPositionsKernel[float64]},
 		Diff:  []bool{true, true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dpe, err := positionsGrad(dy, ps[0])
@@ -32,8 +38,8 @@ func AddPositions(x, pe *G.Node) (*G.Node, error) {
 	}.Apply(x, pe)
 }
 
-func addPositionsKernel[T Float](y Operand[T], in []Operand[T]) error {
-	addPositions(y.Data, in[0].Data, in[1].Data[:len(y.Data)/y.Shape[0]])
+func addPositionsKernel[T graph.Float](y graph.Operand[T], in []graph.Operand[T]) error {
+	addPositionRows(y.Data, in[0].Data, in[1].Data[:len(y.Data)/y.Shape[0]])
 	return nil
 }
 
@@ -41,16 +47,16 @@ func addPositionsKernel[T Float](y Operand[T], in []Operand[T]) error {
 // t < len, zero beyond.
 func positionsGrad(dy *G.Node, maxLen int) (*G.Node, error) {
 	shape := tensor.Shape{maxLen, dy.Shape()[2]}
-	return Op{
+	return graph.Op{
 		Name:  fmt.Sprintf("add_positions_grad(maxLen=%d)", maxLen),
 		Arity: 1,
 		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: positionsGradKernel[float32]},
-		F64:   Kernels[float64]{Forward: positionsGradKernel[float64]},
+		F32:   graph.Kernels[float32]{Forward: positionsGradKernel[float32]},
+		F64:   graph.Kernels[float64]{Forward: positionsGradKernel[float64]},
 	}.Apply(dy)
 }
 
-func positionsGradKernel[T Float](dpe Operand[T], in []Operand[T]) error {
+func positionsGradKernel[T graph.Float](dpe graph.Operand[T], in []graph.Operand[T]) error {
 	n := len(in[0].Data) / in[0].Shape[0]
 	sumRows(dpe.Data[:n], in[0].Data)
 	clear(dpe.Data[n:])
@@ -58,7 +64,7 @@ func positionsGradKernel[T Float](dpe Operand[T], in []Operand[T]) error {
 }
 
 // sumRows sums the rows of x, each as long as y, into y.
-func sumRows[T Float](y, x []T) {
+func sumRows[T graph.Float](y, x []T) {
 	n := len(y)
 	clear(y)
 	for r := 0; r < len(x); r += n {
@@ -68,13 +74,17 @@ func sumRows[T Float](y, x []T) {
 	}
 }
 
-// addPositions adds pe, one sequence long, to every sequence of x, several
-// goroutines each taking some sequences.
-func addPositions[T Float](y, x, pe []T) {
+// addPositionRows adds pe, one sequence long, to every sequence of x,
+// several goroutines each taking some sequences.
+func addPositionRows[T graph.Float](y, x, pe []T) {
 	n := len(pe)
-	forRows(x, n, func(lo, hi int) {
+	graph.ParallelFor(len(x)/n, n, func(lo, hi int) {
 		for b := lo * n; b < hi*n; b += n {
-			addRow(y[b:b+n], x[b:b+n], pe)
+			graph.AddRow(y[b:b+n], x[b:b+n], pe)
 		}
 	})
 }
+
+// firstShape is the shape rule of ops whose output has their first input's
+// shape, the others' shapes checked by the op itself.
+func firstShape(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil }

@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
 // TestTargetScores checks TargetScores against LogSoftmax read at the
@@ -26,10 +28,10 @@ func TestTargetScores(t *testing.T) {
 	wantBest := []float64{1, 0, 0, 1, 0}
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		params := newTestParams(t, dt)
-		s := NewScope(params, Scoring())
-		logits := s.Constant("x", FromFloat64s(dt, x, rows, vocab))
+		s := graph.NewScope(params, graph.Scoring())
+		logits := s.Constant("x", graph.FromFloat64s(dt, x, rows, vocab))
 		tg := s.Input("targets", tensor.Int, rows)
-		p, err := Compile(nil, s, nil, map[string]*G.Node{"scores": s.TargetScores(logits, tg, 0), "logp": s.LogSoftmax(logits)})
+		p, err := graph.Compile(nil, s, nil, map[string]*G.Node{"scores": TargetScores(s, logits, tg, 0), "logp": s.LogSoftmax(logits)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +41,7 @@ func TestTargetScores(t *testing.T) {
 		if err := p.Run(); err != nil {
 			t.Fatal(err)
 		}
-		got, logp := Float64s(p.Output("scores")), Float64s(p.Output("logp"))
+		got, logp := graph.Float64s(p.Output("scores")), graph.Float64s(p.Output("logp"))
 		want := make([]float64, 0, 2*rows)
 		for i, tgt := range targets {
 			lp := logp[i*vocab+tgt]

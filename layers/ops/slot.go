@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
 // SetSlot writes one new position into a cache along its next-to-last axis,
@@ -18,16 +20,20 @@ import (
 // int tensor [1]. A slot outside [0, maxLen) is an error when the program
 // runs. The gradient of the cache is dy with the slot's rows zeroed; that of
 // x is dy's rows at the slot.
-func SetSlot(cache, x, slot *G.Node) (*G.Node, error) {
+func SetSlot(s *graph.Scope, cache, x, slot *G.Node) *G.Node {
+	return s.Record(func() (*G.Node, error) { return setSlot(cache, x, slot) }, cache, x, slot)
+}
+
+func setSlot(cache, x, slot *G.Node) (*G.Node, error) {
 	if err := checkSlotShapes(cache.Shape(), x.Shape(), slot); err != nil {
 		return nil, err
 	}
-	return Op{
+	return graph.Op{
 		Name:  "set_slot",
 		Arity: 3,
 		Shape: firstShape,
-		F32:   Kernels[float32]{Forward: setSlotKernel[float32]},
-		F64:   Kernels[float64]{Forward: setSlotKernel[float64]},
+		F32:   graph.Kernels[float32]{Forward: setSlotKernel[float32]},
+		F64:   graph.Kernels[float64]{Forward: setSlotKernel[float64]},
 		Diff:  []bool{true, true, false},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dcache, err := slotGrad(dy, in[2], true)
@@ -40,7 +46,7 @@ func SetSlot(cache, x, slot *G.Node) (*G.Node, error) {
 	}.Apply(cache, x, slot)
 }
 
-func setSlotKernel[T Float](y Operand[T], in []Operand[T]) error {
+func setSlotKernel[T graph.Float](y graph.Operand[T], in []graph.Operand[T]) error {
 	t, err := slotIndex(in[2].Ints, y.Shape)
 	if err != nil {
 		return err
@@ -71,17 +77,17 @@ func slotGrad(dy, slot *G.Node, cacheGrad bool) (*G.Node, error) {
 	if !cacheGrad {
 		shape[len(shape)-2] = 1
 	}
-	return Op{
+	return graph.Op{
 		Name:  fmt.Sprintf("set_slot_grad(cache=%t)", cacheGrad),
 		Arity: 2,
 		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: slotGradKernel[float32](cacheGrad)},
-		F64:   Kernels[float64]{Forward: slotGradKernel[float64](cacheGrad)},
+		F32:   graph.Kernels[float32]{Forward: slotGradKernel[float32](cacheGrad)},
+		F64:   graph.Kernels[float64]{Forward: slotGradKernel[float64](cacheGrad)},
 	}.Apply(dy, slot)
 }
 
-func slotGradKernel[T Float](cacheGrad bool) func(Operand[T], []Operand[T]) error {
-	return func(out Operand[T], in []Operand[T]) error {
+func slotGradKernel[T graph.Float](cacheGrad bool) func(graph.Operand[T], []graph.Operand[T]) error {
+	return func(out graph.Operand[T], in []graph.Operand[T]) error {
 		t, err := slotIndex(in[1].Ints, in[0].Shape)
 		if err != nil {
 			return err
@@ -101,7 +107,7 @@ func slotIndex(slot []int, s tensor.Shape) (int, error) {
 }
 
 // writeSlot copies the rows of x [..., 1, d] into slot t of y [..., maxLen, d].
-func writeSlot[T Float](y, x []T, t int, s tensor.Shape) {
+func writeSlot[T graph.Float](y, x []T, t int, s tensor.Shape) {
 	n, d := s[len(s)-2], s[len(s)-1]
 	for i := range len(x) / d {
 		copy(y[(i*n+t)*d:(i*n+t+1)*d], x[i*d:(i+1)*d])
@@ -110,7 +116,7 @@ func writeSlot[T Float](y, x []T, t int, s tensor.Shape) {
 
 // slotBackward writes dy with slot t zeroed into out (cacheGrad), or dy's rows
 // at slot t into out [..., 1, d].
-func slotBackward[T Float](out, dy []T, t int, s tensor.Shape, cacheGrad bool) {
+func slotBackward[T graph.Float](out, dy []T, t int, s tensor.Shape, cacheGrad bool) {
 	n, d := s[len(s)-2], s[len(s)-1]
 	if cacheGrad {
 		copy(out, dy)
@@ -123,9 +129,4 @@ func slotBackward[T Float](out, dy []T, t int, s tensor.Shape, cacheGrad bool) {
 			copy(out[i*d:(i+1)*d], dy[at:at+d])
 		}
 	}
-}
-
-// SetSlot is SetSlot recorded in s.
-func (s *Scope) SetSlot(cache, x, slot *G.Node) *G.Node {
-	return s.do(func() (*G.Node, error) { return SetSlot(cache, x, slot) }, cache, x, slot)
 }

@@ -1,0 +1,26 @@
+// Package ops holds the Transformer's own ops, above the general ones of
+// package graph: the heads' split and merge (SplitHeads, MergeHeads),
+// positions added to a batch of sequences (AddPositions), the slot an
+// incremental decoder writes into its key/value cache (SetSlot), the
+// label-smoothed cross-entropy (SmoothedCrossEntropy and, from logits,
+// SmoothedCrossEntropyLogits) and the targets' scores for evaluation
+// (TargetScores).
+//
+// They use graph's public API alone, as an op of a user's module would:
+// each is a graph.Op with its graph.Kernels per element type, reading and
+// writing graph.Operand values, its kernels' row loops split over the
+// cores by graph.ParallelFor and vectorized by graph.ExpShift, RowMax,
+// RowSum and AddRow. Package graph is a runtime any model could use; this
+// package shows that its ops are open to any model.
+//
+// Every op is a function whose first argument is the scope it adds its node
+// to, and which records its error there as the Scope's own op methods do
+// (graph.Scope.Record): the first error is kept (Scope.Err) and every op
+// returns nil from then on, so a layer reads like its equations:
+//
+//	h := ops.SplitHeads(s, s.MatMul(x, w, true), heads) // [batch, len, heads·dk] → [batch, heads, len, dk]
+//	loss := ops.SmoothedCrossEntropyLogits(s, logits, targets, 0.1, pad)
+//
+// Each op's gradients are checked against finite differences, and its
+// float32 kernels against its float64 ones, by graph.GradCheck.
+package ops

@@ -82,6 +82,9 @@ func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*
 			p.ops = append(p.ops, op)
 		}
 	}
+	for _, w := range s.b.weights {
+		w.packs = &rt.packs
+	}
 	tm := G.NewTapeMachine(s.b.g)
 	p.vm = tm
 	if err := p.plan(nodeRegisters(tm.LocMap())); err != nil {

@@ -6,7 +6,9 @@ import (
 
 // Runtime is where and how compiled programs run: the device, the precision
 // of their matrix products, and the memory they run in (the arena in which
-// every program compiled on it lays out its intermediate tensors). It is a
+// every program compiled on it lays out its intermediate tensors, and the
+// copies of the weights packed for its matrix products, which its programs
+// share while the weights' versions stay the same: see Params.Updated). It is a
 // property of programs, not of a graph or a model: one graph, one op set and
 // one parameter store compile onto runtimes of any device and precision.
 //
@@ -23,6 +25,7 @@ type Runtime struct {
 	// arena.
 	active *Program
 	arena  arena
+	packs  packCache
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in

@@ -43,9 +43,13 @@ func (p *Params) Updated(names ...string) {
 // and BF16 ones widened to float32) from the second product that reads
 // one version, as evaluation and decoding read it, so that a training step
 // that reads each version once costs no copy. A copy not made again for a
-// whole version is let go.
+// whole version is let go, and so are a parameter's copies when the last
+// open program that reads it is closed.
 type packCache struct {
 	copies map[packKey]*packCopy
+	// readers counts, by parameter, the open programs whose products read
+	// it: its copies go when the last one is closed.
+	readers map[*version]int
 	// keepWidened keeps BF16 copies from the first product even where
 	// they are float32 (a test's switch).
 	keepWidened bool
@@ -68,6 +72,41 @@ type packCopy struct {
 	reads   int
 	pack    any // a *blas.PackedB[float32] or [float64]
 	current bool
+}
+
+// open hands the parameters ws, read by the products of a program being
+// compiled, the cache's copies, and returns them without repeats.
+func (c *packCache) open(ws []*param) []*version {
+	if c.readers == nil {
+		c.readers = map[*version]int{}
+	}
+	seen := make(map[*version]bool, len(ws))
+	var vs []*version
+	for _, w := range ws {
+		w.packs = c
+		if !seen[w.version] {
+			seen[w.version] = true
+			vs = append(vs, w.version)
+			c.readers[w.version]++
+		}
+	}
+	return vs
+}
+
+// close forgets the copies of the parameters vs that a program being
+// closed read and no other open program reads.
+func (c *packCache) close(vs []*version) {
+	for _, v := range vs {
+		if c.readers[v]--; c.readers[v] > 0 {
+			continue
+		}
+		delete(c.readers, v)
+		for key := range c.copies {
+			if key.param == v {
+				delete(c.copies, key)
+			}
+		}
+	}
 }
 
 // get returns the copy by key for the parameter's current version, made

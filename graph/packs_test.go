@@ -160,7 +160,8 @@ func TestPacksReusedWhileUnchanged(t *testing.T) {
 
 // TestPacksSharedByPrograms checks that two programs of one runtime
 // reading one parameter share its copy: the second program's first run
-// reads the copy the first program's runs made.
+// reads the copy the first program's runs made; and that the copy goes
+// when the last of them is closed.
 func TestPacksSharedByPrograms(t *testing.T) {
 	if !packPays(packRows) {
 		t.Skip("this BLAS packs its operands itself")
@@ -181,6 +182,19 @@ func TestPacksSharedByPrograms(t *testing.T) {
 	params.Updated("w")
 	a.check(t, "a after Updated")
 	b.check(t, "b after Updated")
+	b.check(t, "b, packing again")
+	if err := a.prog.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.packs.copies) != 1 {
+		t.Fatal("closing a left b without w's copy")
+	}
+	if err := b.prog.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.packs.copies) != 0 || len(rt.packs.readers) != 0 {
+		t.Fatalf("closing every program that reads w left %d copies and %d readers", len(rt.packs.copies), len(rt.packs.readers))
+	}
 }
 
 // TestPacksNeverStaleAcrossRuntimes checks that a change of a parameter

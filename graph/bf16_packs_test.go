@@ -10,91 +10,98 @@ import (
 	blas "github.com/transformer-go/transformer/graph/internal/gemm"
 )
 
-// bf16Copies is the BF16 packed copies p holds, by key.
-func bf16Copies(p *Params) map[packKey]any {
+// bf16Copies is the BF16 packed copies that rt holds, by key.
+func bf16Copies(rt *Runtime) map[packKey]any {
 	out := map[packKey]any{}
-	for key, pb := range p.packs.copies {
-		if key.bf16 {
-			out[key] = pb
+	for key, c := range rt.packs.copies {
+		if key.bf16 && c.current {
+			out[key] = c.pack
 		}
 	}
 	return out
 }
 
 // TestBF16PacksLiveUntilUpdated checks the life of a weight's BF16 packed
-// copies once changes are announced (Params.Updated): one of op(w) for
-// the forward product and one of op(w)ᵀ for the input gradient, made at
-// the first run, reused by the next runs (a change that is not announced
-// goes unseen, which shows it), kept through a freeze, dropped when w is
-// Updated or Set, and not when another parameter is; before any
-// announcement, no copy outlives a run. keepWidened stands in for a CPU
-// whose copies are bfloat16 where they are not.
+// copies: one of op(w) for the forward product and one of op(w)ᵀ for the
+// input gradient, made at the first run, reused by the next runs (a
+// change that is not announced goes unseen, which shows it), made again
+// into the same memory when w is Updated or Set, and not when another
+// parameter is. keepWidened stands in for a CPU whose copies are bfloat16
+// where they are not.
 func TestBF16PacksLiveUntilUpdated(t *testing.T) {
 	params := newTestParams(t, tensor.Float32)
-	params.packs.keepWidened = !blas.BF16Halves()
+	rt := newTestRuntime(t, BF16)
+	rt.packs.keepWidened = !blas.BF16Halves()
 	c := newProductCase(params, "affine", true, 80, 70, 49)
-	p, err := Compile(newTestRuntime(t, BF16), c.s, c.loss, map[string]*G.Node{"y": c.y})
+	p, err := Compile(rt, c.s, c.loss, map[string]*G.Node{"y": c.y})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	c.check(t, p, "affine", true)
-	if n := len(params.packs.copies); n != 0 {
-		t.Fatalf("%d copies outlive a run before any change is announced", n)
-	}
-	params.Updated()
-	c.check(t, p, "affine", true)
-	first := bf16Copies(params)
+	first := bf16Copies(rt)
 	if len(first) != 2 {
 		t.Fatalf("%d BF16 copies after a run, want 2 (op(w) and op(w)ᵀ): %v", len(first), first)
 	}
 	w := params.Value("w").Float32s()
 	y0 := Float64s(p.Output("y"))
-	w[0] += 1 // not announced: the copies stay
+	w[0] += 1 // not announced: the copies are read
 	runProgram(t, p)
 	if y := Float64s(p.Output("y")); !equalFloats(y, y0) {
 		t.Error("the run after an unannounced change did not reuse the packed copy")
 	}
-	for key, pb := range bf16Copies(params) {
-		if first[key] != pb {
-			t.Errorf("copy %+v was made again", key)
+	sameCopies := func(what string) {
+		t.Helper()
+		now := bf16Copies(rt)
+		for key, pb := range first {
+			if now[key] != pb {
+				t.Errorf("%s: copy %+v was not packed into the first one's memory", what, key)
+			}
 		}
 	}
-	defer params.Freeze()()
+	sameCopies("a second run")
 	params.Updated("b")
-	if len(bf16Copies(params)) != 2 {
-		t.Error("updating b (or freezing) dropped w's copies")
+	runProgram(t, p)
+	if y := Float64s(p.Output("y")); !equalFloats(y, y0) {
+		t.Error("updating b made w's copies again")
 	}
 	params.Updated("w")
-	if len(bf16Copies(params)) != 0 {
-		t.Error("updating w left its copies")
-	}
 	c.check(t, p, "affine", true) // with w[0] changed
+	sameCopies("after Updated")
+	w[0] -= 1
 	if err := params.Set("w", params.Value("w")); err != nil {
 		t.Fatal(err)
 	}
-	if len(bf16Copies(params)) != 0 {
-		t.Error("Set left the copies")
-	}
+	c.check(t, p, "affine", true)
+	sameCopies("after Set")
 }
 
 // TestBF16PacksWidened checks that on a CPU whose BF16 copies are float32
-// none outlives an unfrozen run, changes announced or not.
+// none is made before a second product reads a version of the weight: a
+// training step that reads each version once makes none.
 func TestBF16PacksWidened(t *testing.T) {
 	if blas.BF16Halves() {
 		t.Skip("this CPU's BF16 copies are bfloat16 (TestBF16PacksLiveUntilUpdated checks them)")
 	}
 	params := newTestParams(t, tensor.Float32)
-	params.Updated()
+	rt := newTestRuntime(t, BF16)
 	c := newProductCase(params, "affine", false, 80, 70, 49)
-	p, err := Compile(newTestRuntime(t, BF16), c.s, c.loss, map[string]*G.Node{"y": c.y})
+	p, err := Compile(rt, c.s, c.loss, map[string]*G.Node{"y": c.y})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	for range 2 {
+		c.check(t, p, "affine", false)
+		params.Updated()
+	}
+	if n := len(bf16Copies(rt)); n != 0 {
+		t.Errorf("%d widened copies of versions read once", n)
+	}
 	c.check(t, p, "affine", false)
-	if n := len(params.packs.copies); n != 0 {
-		t.Errorf("%d widened copies outlive an unfrozen run", n)
+	c.check(t, p, "affine", false)
+	if n := len(bf16Copies(rt)); n != 2 {
+		t.Errorf("%d widened copies of a version read twice, want 2", n)
 	}
 }
 
@@ -137,10 +144,10 @@ func TestBF16StepAllocations(t *testing.T) {
 	var bytes, allocs [2]float64
 	for i, prec := range []Precision{BF16, Float32} {
 		params := newTestParams(t, tensor.Float32)
-		params.packs.keepWidened = true
-		params.Updated()
+		rt := newTestRuntime(t, prec)
+		rt.packs.keepWidened = true
 		c := newProductCase(params, "affine", true, 256, 200, 160)
-		p, err := Compile(newTestRuntime(t, prec), c.s, c.loss, map[string]*G.Node{"y": c.y})
+		p, err := Compile(rt, c.s, c.loss, map[string]*G.Node{"y": c.y})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,17 +20,20 @@ func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, 
 func packPays(m int) bool { return !blas.Skinny(m) }
 
 // packB packs op(b), [k, n], for affine (b is [k, n], or [n, k] when
-// transB is set).
-func packB[T Float](transB bool, k, n int, b []T) any {
+// transB is set), into the memory of old, a copy packB made of another
+// [k, n] op(b), when it can (old may be nil).
+func packB[T Float](old any, transB bool, k, n int, b []T) any {
 	ldb := n
 	if transB {
 		ldb = k
 	}
 	switch b := any(b).(type) {
 	case []float32:
-		return blas.PackSB(transB, k, n, b, ldb)
+		pb, _ := old.(*blas.PackedB[float32])
+		return blas.RepackSB(pb, transB, k, n, b, ldb)
 	case []float64:
-		return blas.PackDB(transB, k, n, b, ldb)
+		pb, _ := old.(*blas.PackedB[float64])
+		return blas.RepackDB(pb, transB, k, n, b, ldb)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func dgemm(transA, transB bool, m, n, k int, a []float64, lda int, b []float64, 
 func packPays(int) bool { return false }
 
 // packB is never called: packPays is false.
-func packB[T Float](bool, int, int, []T) any { return nil }
+func packB[T Float](any, bool, int, int, []T) any { return nil }
 
 // affine computes y = f(x·op(w) + bias) as the default build's does: the
 // GEMM by OpenBLAS, then the same epilogue (gemm.Epilogue) in a pass of its

@@ -96,6 +96,7 @@ func ExampleOp() {
 		for i, g := range prog.Grad("layer.weight").Data().([]float32) {
 			w[i] -= 0.5 * g
 		}
+		params.Updated("layer.weight") // a change in place is announced
 	}
 	fmt.Printf("last loss below 0.001: %t\n", prog.Loss() < 0.001)
 	// Output:

@@ -124,7 +124,12 @@ func (c GradCheck) Run() error {
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 3))
 	for _, name := range ch.prog.ParamNames() {
-		f, err := c.checkParam(ch.params.Value(name).Data().([]float64), symbolic[name], ch.run, rng)
+		// checkParam changes the parameter in place between runs.
+		run := func() (float64, error) {
+			ch.params.Updated(name)
+			return ch.run()
+		}
+		f, err := c.checkParam(ch.params.Value(name).Data().([]float64), symbolic[name], run, rng)
 		if err != nil {
 			return err
 		}

@@ -43,8 +43,8 @@ func AffineReLU(x, w, b *G.Node, transW bool) (*G.Node, error) {
 
 // product is the op of MatMul, Affine and AffineReLU: y = f(x·op(w) + b),
 // with f max(·, 0) when relu is set, else the identity. Its kernel takes the
-// packed copy of wp, w's parameter, while its Params are frozen (nil: it
-// never does).
+// packed copy of wp, w's parameter, that its program's runtime keeps (nil:
+// it never does).
 type product struct {
 	transW, relu bool
 	wp           *param
@@ -123,7 +123,7 @@ func (pr product) grad(in G.Nodes, y, dy *G.Node) (G.Nodes, error) {
 
 // matMulKernel is pr's y = f(x·op(w) + b) (b a third input, if any) for x
 // of any rank, its leading axes as rows, with the packed copy of pr.wp when
-// there is one (see Params.Freeze).
+// there is one (see packCache).
 func matMulKernel[T Float](pr product, out int) func(Operand[T], []Operand[T]) error {
 	return productKernel(func(rows, in int, x, w, bias, y []T) {
 		pw := packed(pr.wp, pr.transW, rows, in, out, w)

@@ -14,14 +14,18 @@ import (
 // ("encoder.layers.0.self_attn.q.weight"). One Params serves every graph built
 // for the model: each graph's parameter node is bound to the same tensor, so an
 // optimizer update is seen by all of them. Params are created the first time a
-// graph asks for them, initialised from the Params' own random stream.
+// graph asks for them, initialised from the Params' own random stream. Each
+// parameter also has a version, counting the changes of its values (Set,
+// Updated), by which the runtimes know when a packed copy of a weight is
+// stale: a change made in place, through Value's tensor, must be announced
+// with Updated.
 type Params struct {
-	dtype  tensor.Dtype
-	rng    *rand.Rand
-	names  []string
-	shapes map[string]tensor.Shape
-	values map[string]*tensor.Dense // nil for shapes-only stores
-	packs  packs                    // packed copies of parameters while frozen
+	dtype    tensor.Dtype
+	rng      *rand.Rand
+	names    []string
+	shapes   map[string]tensor.Shape
+	values   map[string]*tensor.Dense // nil for shapes-only stores
+	versions map[string]*version
 }
 
 // NewParams returns an empty parameter store of element type dtype (tensor.Float32
@@ -33,7 +37,7 @@ func NewParams(dtype tensor.Dtype, rng *rand.Rand) (*Params, error) {
 	if rng == nil {
 		return nil, errors.New("parameters need a random number generator")
 	}
-	return &Params{dtype: dtype, rng: rng, shapes: map[string]tensor.Shape{}, values: map[string]*tensor.Dense{}}, nil
+	return &Params{dtype: dtype, rng: rng, shapes: map[string]tensor.Shape{}, values: map[string]*tensor.Dense{}, versions: map[string]*version{}}, nil
 }
 
 // NewParamShapes returns a store that records the names and shapes of the
@@ -50,7 +54,8 @@ func (p *Params) Dtype() tensor.Dtype { return p.dtype }
 func (p *Params) Names() []string { return slices.Clone(p.names) }
 
 // Value is the tensor of the named parameter, nil if there is none (or the
-// store holds shapes only).
+// store holds shapes only). It is the parameter's own: a write into it must
+// be announced with Updated before a program reads it again.
 func (p *Params) Value(name string) *tensor.Dense { return p.values[name] }
 
 // Shape is the shape of the named parameter, nil if there is none.
@@ -88,11 +93,13 @@ func (p *Params) Get(name string, shape tensor.Shape, init Init) (*tensor.Dense,
 	v := tensor.New(tensor.Of(p.dtype), tensor.WithShape(shape.Clone()...))
 	copyFloats(v, vals)
 	p.values[name] = v
+	p.versions[name] = &version{}
 	return v, nil
 }
 
 // Set overwrites the named parameter's values with t's, converting the element
-// type. The parameter must exist with t's shape.
+// type, and counts a new version of them (see Updated). The parameter must
+// exist with t's shape.
 func (p *Params) Set(name string, t *tensor.Dense) error {
 	v, ok := p.values[name]
 	switch {
@@ -102,7 +109,7 @@ func (p *Params) Set(name string, t *tensor.Dense) error {
 		return errors.Errorf("parameter %s has shape %v, value has %v", name, v.Shape(), t.Shape())
 	}
 	copyFloats(v, Float64s(t))
-	p.packs.drop()
+	p.versions[name].n++
 	return nil
 }
 

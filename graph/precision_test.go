@@ -20,45 +20,41 @@ import (
 //	dx = R(dz)·R(op(w))ᵀ,  d op(w) = R(x)ᵀ·R(dz),  db = Σ_rows dz
 //
 // (R: rounding to bfloat16; dz = dy, or dy where y > 0 for AffineReLU);
-// with w as it is and transposed, frozen (packed once) or not. The same
+// with w as it is and transposed, read as it is (the first run) or packed
+// (the second). The same
 // graph compiled in float32 must differ: the option is not ignored.
 func TestBF16Products(t *testing.T) {
 	const rows, in, out = 67, 70, 60
 	for _, kind := range []string{"matmul", "affine", "affine_relu"} {
 		for _, transW := range []bool{false, true} {
-			for _, frozen := range []bool{false, true} {
-				params := newTestParams(t, tensor.Float32)
-				c := newProductCase(params, kind, transW, rows, in, out)
-				bf, err := Compile(newTestRuntime(t, BF16), c.s, c.loss, map[string]*G.Node{"y": c.y})
-				if err != nil {
-					t.Fatal(err)
-				}
-				c32 := newProductCase(params, kind, transW, rows, in, out)
-				f32, err := Compile(nil, c32.s, c32.loss, map[string]*G.Node{"y": c32.y})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if bf.Precision() != BF16 || f32.Precision() != Float32 {
-					t.Fatalf("precisions %v and %v, want bf16 and float32", bf.Precision(), f32.Precision())
-				}
-				if frozen {
-					defer c.params.Freeze()()
-				}
-				for range 2 { // frozen, the second run reuses the packed w
-					c.check(t, bf, kind, transW)
-				}
-				bfY := Float64s(bf.Output("y"))
-				if err := f32.Set("r", c.r); err != nil {
-					t.Fatal(err)
-				}
-				if err := f32.Run(); err != nil {
-					t.Fatal(err)
-				}
-				if f32Y := Float64s(f32.Output("y")); equalFloats(f32Y, bfY) {
-					t.Errorf("%s transW %t: float32 and bf16 programs give the same y", kind, transW)
-				}
-				_, _ = bf.Close(), f32.Close()
+			params := newTestParams(t, tensor.Float32)
+			c := newProductCase(params, kind, transW, rows, in, out)
+			bf, err := Compile(newTestRuntime(t, BF16), c.s, c.loss, map[string]*G.Node{"y": c.y})
+			if err != nil {
+				t.Fatal(err)
 			}
+			c32 := newProductCase(params, kind, transW, rows, in, out)
+			f32, err := Compile(nil, c32.s, c32.loss, map[string]*G.Node{"y": c32.y})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bf.Precision() != BF16 || f32.Precision() != Float32 {
+				t.Fatalf("precisions %v and %v, want bf16 and float32", bf.Precision(), f32.Precision())
+			}
+			for range 2 { // the second run packs w
+				c.check(t, bf, kind, transW)
+			}
+			bfY := Float64s(bf.Output("y"))
+			if err := f32.Set("r", c.r); err != nil {
+				t.Fatal(err)
+			}
+			if err := f32.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if f32Y := Float64s(f32.Output("y")); equalFloats(f32Y, bfY) {
+				t.Errorf("%s transW %t: float32 and bf16 programs give the same y", kind, transW)
+			}
+			_, _ = bf.Close(), f32.Close()
 		}
 	}
 }

@@ -31,6 +31,9 @@ type Program struct {
 	// the program last became active.
 	outputs map[string]output
 	ran     bool
+	// weights are the parameters its products read, whose packed copies
+	// its runtime keeps while it is open.
+	weights []*version
 }
 
 // output is a node read after a run: its value where its op wrote it or,
@@ -88,6 +91,7 @@ func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*
 		_ = tm.Close()
 		return nil, err
 	}
+	p.weights = rt.packs.open(s.b.weights)
 	return p, nil
 }
 
@@ -295,6 +299,8 @@ func (p *Program) Grad(name string) *tensor.Dense {
 // Close releases the machine's resources.
 func (p *Program) Close() error {
 	p.rt.forget(p)
+	p.rt.packs.close(p.weights)
+	p.weights = nil
 	p.release()
 	return p.vm.Close()
 }

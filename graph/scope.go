@@ -37,6 +37,8 @@ type builder struct {
 	// of those and of inputs a program differentiates the loss by.
 	marked  map[string]*G.Node
 	gradWRT []string
+	// weights are the parameters that products read (Scope.MatMul).
+	weights []*param
 	err     error
 }
 

@@ -8,34 +8,37 @@ import (
 // error in the scope.
 
 // MatMul is MatMul recorded in s. When w is a parameter, the product
-// reuses a packed copy of it while the parameters are frozen (see
-// Params.Freeze).
+// reads the copy of it packed for the GEMM that its program's runtime keeps
+// while w is unchanged (see Runtime).
 func (s *Scope) MatMul(x, w *G.Node, transW bool) *G.Node {
-	return s.do(func() (*G.Node, error) { return product{transW: transW, wp: s.frozenParam(w)}.apply(x, w, nil) }, x, w)
+	return s.do(func() (*G.Node, error) { return product{transW: transW, wp: s.weight(w)}.apply(x, w, nil) }, x, w)
 }
 
 // Affine is Affine recorded in s, w packed as for MatMul.
 func (s *Scope) Affine(x, w, b *G.Node, transW bool) *G.Node {
-	return s.do(func() (*G.Node, error) { return product{transW: transW, wp: s.frozenParam(w)}.apply(x, w, b) }, x, w, b)
+	return s.do(func() (*G.Node, error) { return product{transW: transW, wp: s.weight(w)}.apply(x, w, b) }, x, w, b)
 }
 
 // AffineReLU is AffineReLU recorded in s, w packed as for MatMul.
 func (s *Scope) AffineReLU(x, w, b *G.Node, transW bool) *G.Node {
 	return s.do(func() (*G.Node, error) {
-		return product{transW: transW, relu: true, wp: s.frozenParam(w)}.apply(x, w, b)
+		return product{transW: transW, relu: true, wp: s.weight(w)}.apply(x, w, b)
 	}, x, w, b)
 }
 
-// frozenParam is w's parameter, whose packed copy a product may reuse while
-// the parameters are frozen, or nil if w is not a parameter of s.
-func (s *Scope) frozenParam(w *G.Node) *param {
+// weight is w's parameter, whose packed copies a product reads, or nil if
+// w is not a parameter of s. Compile hands it its runtime's copies.
+func (s *Scope) weight(w *G.Node) *param {
 	if w == nil || s.b.nodes[w.Name()] != w {
 		return nil
 	}
-	if v := s.b.params.Value(w.Name()); v != nil {
-		return &param{packs: &s.b.params.packs, value: v}
+	v := s.b.params.Value(w.Name())
+	if v == nil {
+		return nil
 	}
-	return nil
+	wp := &param{value: v, version: s.b.params.versions[w.Name()]}
+	s.b.weights = append(s.b.weights, wp)
+	return wp
 }
 
 // AddBias is AddBias recorded in s.

@@ -194,9 +194,6 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if s.MaxLen > d.cfg.MaxLen {
 		return nil, errors.Errorf("max length %d is above the model's max_len %d", s.MaxLen, d.cfg.MaxLen)
 	}
-	// The weights stay as they are while decoding: every step reuses the
-	// copies of them packed for the matrix products at the first.
-	defer d.params.Freeze()()
 	order := make([]int, len(srcs))
 	for i := range order {
 		order[i] = i

@@ -50,6 +50,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		w := params.Value(names[int(at)%len(names)]).Data().([]float64)
 		w[int(at)%len(w)] = bad
+		params.Updated()
 		s := DefaultSearch()
 		s.Method = []string{MethodGreedy, MethodBeam, MethodSample}[method%3]
 		s.Rand, s.MaxLen = rand.New(rand.NewPCG(seed, 4)), int(maxLen%16)

@@ -119,7 +119,7 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 		}
 	}
 	parallel(jobs)
-	params.Updated(updated...) // their bfloat16 copies are stale
+	params.Updated(updated...) // their packed copies are stale
 	return nil
 }
 

@@ -14,11 +14,9 @@ import (
 const decodeBatch = 128
 
 // Evaluate scores the validation batches with an evaluation graph (no dropout,
-// no gradients, so training state is untouched). The parameters are frozen
-// meanwhile, so that the batches' products share each weight packed once
-// (graph.Params.Freeze).
+// no gradients, so training state is untouched). The batches' products
+// share each weight packed once by the runtime (graph.Runtime).
 func (t *Trainer) Evaluate() (model.Scores, error) {
-	defer t.params.Freeze()()
 	var total model.Scores
 	for _, b := range t.data.Valid {
 		sc, err := model.ScoreBatch(t.rt, t.eval, t.m, t.params, ModelBatch(b))

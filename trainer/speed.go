@@ -23,7 +23,6 @@ type Rig struct {
 	fwd   *graph.Program
 	adam  *Adam
 	grads map[string]*tensor.Dense
-	thaw  func() // unfreezes the parameters that Forward froze; nil when not frozen
 }
 
 // NewRig builds the model of cfg with float32 parameters and compiles its
@@ -62,9 +61,8 @@ func randomBatch(sh model.Shape, vocab int) model.Batch {
 	return model.Batch{Shape: sh, Src: ids(sh.Batch * sh.SrcLen), TgtIn: ids(sh.Batch * sh.TgtLen), TgtOut: ids(sh.Batch * sh.TgtLen)}
 }
 
-// TrainStep runs one training step, unfreezing the parameters first.
+// TrainStep runs one training step.
 func (r *Rig) TrainStep() error {
-	r.unfreeze()
 	if err := r.m.Feed(r.train, r.p.Dtype(), r.Batch); err != nil {
 		return err
 	}
@@ -76,26 +74,14 @@ func (r *Rig) TrainStep() error {
 }
 
 // Forward runs one forward pass of the scoring graph as Trainer.Evaluate
-// runs its batches: with the parameters frozen (graph.Params.Freeze), so
-// that the first pass after a training step packs the weights for the GEMM
-// and the passes after it reuse them. They stay frozen until the next
-// TrainStep.
+// runs its batches: the second pass after a training step packs the
+// weights for the GEMM, and the passes after it reuse them until the next
+// TrainStep changes them (see graph.Runtime).
 func (r *Rig) Forward() error {
-	if r.thaw == nil {
-		r.thaw = r.p.Freeze()
-	}
 	if err := r.m.Feed(r.fwd, r.p.Dtype(), r.Batch); err != nil {
 		return err
 	}
 	return r.fwd.Run()
-}
-
-// unfreeze unfreezes the parameters if Forward froze them.
-func (r *Rig) unfreeze() {
-	if r.thaw != nil {
-		r.thaw()
-		r.thaw = nil
-	}
 }
 
 // Speed is what MeasureSpeed measured.

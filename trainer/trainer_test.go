@@ -336,6 +336,7 @@ func TestNonFiniteLossStopsTheRun(t *testing.T) {
 	for i := range w {
 		w[i] = float32(math.NaN())
 	}
+	f.params.Updated("embed.weight")
 	opt := options(dir, 6)
 	tr2, _ := New(f.m, f.params, f.data, opt, nil)
 	err := tr2.Run(context.Background())

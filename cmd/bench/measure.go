@@ -273,6 +273,7 @@ func oursDecode(r row, warmup, runs int) (float64, error) {
 func silenceEOS(params *graph.Params, dModel int) {
 	e := params.Value("embed.weight").Data().([]float32)
 	clear(e[model.EOSID*dModel : (model.EOSID+1)*dModel])
+	params.Updated("embed.weight")
 }
 
 // randomSources are n sources of random ids ending with EOS.

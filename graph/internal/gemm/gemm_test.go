@@ -385,6 +385,32 @@ func TestPackedExported(t *testing.T) {
 	PackSB(true, 4, 5, make([]float32, 19), 4)
 }
 
+// TestRepackFloat checks that RepackSB and RepackDB pack a new B into the
+// memory of a copy of the same sizes, which then computes products with
+// the new B, and make a new copy for other sizes.
+func TestRepackFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const k, n = 33, 70
+	tc := testCase{false, true, 9, n, k, 0, 0.5}
+	s := PackSB(true, k, n, random[float32](rng, n, k, k), k)
+	d := PackDB(true, k, n, random[float64](rng, n, k, k), k)
+	checkWith(t, "RepackSB", func(p problem[float32]) {
+		if RepackSB(s, p.transB, p.k, p.n, p.b, p.ldb) != s {
+			t.Fatal("RepackSB: a copy of the same sizes was not reused")
+		}
+		SgemmPacked(p.transA, p.m, p.a, p.lda, s, p.beta, p.c, p.ldc, Epilogue[float32]{})
+	}, tc, rng)
+	checkWith(t, "RepackDB", func(p problem[float64]) {
+		if RepackDB(d, p.transB, p.k, p.n, p.b, p.ldb) != d {
+			t.Fatal("RepackDB: a copy of the same sizes was not reused")
+		}
+		DgemmPacked(p.transA, p.m, p.a, p.lda, d, p.beta, p.c, p.ldc, Epilogue[float64]{})
+	}, tc, rng)
+	if other := RepackSB(s, true, k-1, n, make([]float32, n*(k-1)), k-1); other == s || other.k != k-1 {
+		t.Error("RepackSB: a copy of other sizes was reused")
+	}
+}
+
 // TestParallelEqualsSerial checks that products split among goroutines, by
 // rows (B packed a block at a time for all the bands, or beforehand) or by
 // columns, equal the same products on one goroutine bit for bit, at several

@@ -34,6 +34,18 @@ func PackDB(transB bool, k, n int, b []float64, ldb int) *PackedB[float64] {
 	return pack(dgemm, transB, k, n, b, ldb)
 }
 
+// RepackSB is PackSB into the memory of pb, a copy PackSB or RepackSB
+// made of another k×n op(B), which it overwrites; when pb is nil or of
+// other sizes, it is PackSB.
+func RepackSB(pb *PackedB[float32], transB bool, k, n int, b []float32, ldb int) *PackedB[float32] {
+	return repack(sgemm, pb, transB, k, n, b, ldb)
+}
+
+// RepackDB is RepackSB for float64.
+func RepackDB(pb *PackedB[float64], transB bool, k, n int, b []float64, ldb int) *PackedB[float64] {
+	return repack(dgemm, pb, transB, k, n, b, ldb)
+}
+
 // SgemmPacked computes C = e(op(A)·op(B) + beta·C) as SgemmEpilogue does,
 // with op(B) packed by PackSB: op(A) is m×k.
 func SgemmPacked(transA bool, m int, a []float32, lda int, b *PackedB[float32], beta float32, c []float32, ldc int, e Epilogue[float32]) {

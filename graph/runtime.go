@@ -2,11 +2,14 @@ package graph
 
 import (
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/sysmem"
 )
 
 // Runtime is where and how compiled programs run: the device, the precision
 // of their matrix products, and the memory they run in (the arena in which
-// every program compiled on it lays out its intermediate tensors). It is a
+// every program compiled on it lays out its intermediate tensors, within
+// its MemoryLimit). It is a
 // property of programs, not of a graph or a model: one graph, one op set and
 // one parameter store compile onto runtimes of any device and precision.
 //
@@ -23,6 +26,7 @@ type Runtime struct {
 	// arena.
 	active *Program
 	arena  arena
+	limit  MemoryLimit
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
@@ -37,12 +41,12 @@ func NewRuntime(d Device, p Precision) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{device: dev, precision: p, fallback: fallback}, nil
+	return &Runtime{device: dev, precision: p, fallback: fallback, limit: sysmem.Process{}}, nil
 }
 
 // CPU returns a runtime on the CPU with float32 products: the default, and
 // what a program compiled without one runs on.
-func CPU() *Runtime { return &Runtime{device: DeviceCPU, precision: Float32} }
+func CPU() *Runtime { return &Runtime{device: DeviceCPU, precision: Float32, limit: sysmem.Process{}} }
 
 // Device is the device the runtime's programs run on: DeviceCPU or
 // DeviceCUDA, never DeviceAuto.

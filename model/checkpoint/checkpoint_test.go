@@ -156,7 +156,7 @@ func TestConfigWithTrailingData(t *testing.T) {
 	}
 }
 
-// FuzzLoadCheckpoint feeds LoadCheckpoint and File.Model arbitrary files,
+// FuzzRead feeds Read and File.Model arbitrary files,
 // starting from a valid checkpoint and its config's variations: every input
 // either loads a model with finite weights or gives an error, never a
 // panic, a hang or a huge allocation.

@@ -2,10 +2,12 @@ package graph
 
 import (
 	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/internal/sysmem"
 )
 
 // Runtime is where and how compiled programs run: the device, the precision
-// of their matrix products, and the memory they run in: the arena in which
+// of their matrix products, and the memory they run in, within its MemoryLimit: the arena in which
 // every program compiled on it lays out its intermediate tensors, and the
 // copies of the weights packed for its matrix products, which its programs
 // share while the weights' versions stay the same (see Params.Updated). It
@@ -27,6 +29,7 @@ type Runtime struct {
 	active *Program
 	arena  arena
 	packs  packCache
+	limit  MemoryLimit
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
@@ -41,12 +44,12 @@ func NewRuntime(d Device, p Precision) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{device: dev, precision: p, fallback: fallback}, nil
+	return &Runtime{device: dev, precision: p, fallback: fallback, limit: sysmem.Process{}}, nil
 }
 
 // CPU returns a runtime on the CPU with float32 products: the default, and
 // what a program compiled without one runs on.
-func CPU() *Runtime { return &Runtime{device: DeviceCPU, precision: Float32} }
+func CPU() *Runtime { return &Runtime{device: DeviceCPU, precision: Float32, limit: sysmem.Process{}} }
 
 // Device is the device the runtime's programs run on: DeviceCPU or
 // DeviceCUDA, never DeviceAuto.

@@ -28,6 +28,17 @@ func FromConfig(cfg Config, reg *layers.Registry) (Model, error) {
 	return m, nil
 }
 
+// Rebuild is FromConfig for a config that a checkpoint recorded: it does
+// not refuse the settings that FromConfig's checks refuse, so that a
+// checkpoint written before those checks rebuilds the model it holds.
+func Rebuild(cfg Config, reg *layers.Registry) (Model, error) {
+	m, err := newTransformer(cfg, reg, false)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // checkSettings refuses settings of the config that the model's sublayers
 // contradict or do not read.
 func (m *Transformer) checkSettings() error {
@@ -122,7 +133,7 @@ func options(cfg Config, reg *layers.Registry) (map[string]float64, error) {
 	for _, err := range []error{reg.Attention.Known(cfg.Attention), reg.FFN.Known(cfg.FFN),
 		reg.Norm.Known(cfg.Norm), reg.Positions.Known(cfg.Positions)} {
 		if err != nil {
-			return nil, errors.Errorf("model config: %v (a variant of one's own is built from the registry it is registered in: pass that registry to FromConfig, Load, or trainer.LoadRun with trainer.WithRegistry)", err)
+			return nil, errors.Errorf("model config: %v (a variant of one's own is built from the registry it is registered in: pass that registry to FromConfig, checkpoint.Load, or inference.Load with inference.WithRegistry)", err)
 		}
 	}
 	declared, all := map[string]layers.Option{}, map[string]float64{}

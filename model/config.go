@@ -185,6 +185,18 @@ func (c Config) Variants() layers.Variants {
 	return layers.Variants{Attention: c.Attention, FFN: c.FFN, Norm: c.Norm, Positions: c.Positions}
 }
 
+// ParseConfig parses a config recorded in JSON (a checkpoint's), refusing
+// unknown fields and anything after the object, fills the fields that
+// configs written before they existed leave empty, and validates it.
+func ParseConfig(raw []byte) (Config, error) {
+	var cfg Config
+	if err := strictjson.Decode(raw, &cfg); err != nil {
+		return cfg, errors.Wrap(err, "config")
+	}
+	cfg = cfg.withDefaults()
+	return cfg, cfg.Validate()
+}
+
 // LoadConfig reads a JSON config file and validates it. Fields missing from the
 // file keep the values of base, so a file may hold only overrides of a preset.
 func LoadConfig(path string, base Config) (Config, error) {

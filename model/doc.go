@@ -82,9 +82,16 @@
 //
 // # Checkpoints
 //
-// SaveCheckpoint writes the parameters and the config, kind, variant
-// names and options included, to a safetensors file; Load (or LoadCheckpoint, then
-// Checkpoint.Model) rebuilds the model of whatever kind from it, looking
-// its variants up in the registry it is given, so that a program's own
-// registered variants come back too.
+// Package model/checkpoint writes the parameters and the config, kind,
+// variant names and options included, to a safetensors file
+// (checkpoint.Save) and rebuilds the model of whatever kind from it
+// (checkpoint.Load, with Rebuild), looking its variants up in the registry
+// it is given, so that a program's own registered variants come back too.
+//
+// # Memory
+//
+// Footprint estimates the memory of a model from the parameters it
+// declares; CheckMemory, decoding, scoring and tagging check their
+// estimates against the memory of the graph.Runtime they run on
+// (graph.MemoryLimit) before any work.
 package model

@@ -23,7 +23,7 @@ func TestDecodeMemoryCountsBeamCandidates(t *testing.T) {
 		t.Errorf("beam %d: estimated %.2f GB, less than its candidates' %.2f GB", beam, need/(1<<30), candidates/(1<<30))
 	}
 	avail := sysmem.Limit{Bytes: 2 << 30, Source: "a test"}
-	if err := fitsIn("beam 8000", need, avail); err == nil {
+	if err := avail.Check("beam 8000", need); err == nil {
 		t.Errorf("beam %d fits in 2 GB, by an estimate of %.2f GB", beam, need/(1<<30))
 	}
 }

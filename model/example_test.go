@@ -14,6 +14,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 // A pre-norm decoder-only (GPT-style) model with RMSNorm and learned
@@ -87,7 +88,7 @@ func Example_decoderOnlyByHand() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "lm.safetensors")
-	if err := model.SaveCheckpoint(path, m.Config(), params, nil); err != nil {
+	if err := checkpoint.Save(path, m.Config(), params, nil); err != nil {
 		log.Fatal(err)
 	}
 
@@ -104,7 +105,7 @@ func Example_decoderOnlyByHand() {
 		log.Fatal(err)
 	}
 	defer prog.Close()
-	ck, err := model.LoadCheckpoint(path)
+	ck, err := checkpoint.Read(path)
 	if err != nil {
 		log.Fatal(err)
 	}

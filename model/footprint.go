@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"unsafe"
 
@@ -10,7 +9,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
-	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/layers"
 )
 
@@ -42,6 +40,8 @@ type Footprint struct {
 	Activations int64
 	// Largest names the config field behind most of the parameters.
 	Largest string
+	// BatchTokens is the token budget of the training batch estimated.
+	BatchTokens int
 }
 
 // Footprint estimates the memory of the model of c, with the built-in
@@ -59,13 +59,13 @@ func (c Config) Footprint(elemBytes, batchTokens int) Footprint {
 	if err == nil {
 		shapes, _ = ParamShapes(m)
 	}
-	return c.footprint(shapes, elemBytes, batchTokens)
+	return c.FootprintOf(shapes, elemBytes, batchTokens)
 }
 
-// footprint is Footprint of the model of c whose parameters have the given
-// shapes.
-func (c Config) footprint(shapes *graph.Params, elemBytes, batchTokens int) Footprint {
-	f := Footprint{}
+// FootprintOf is Footprint of the model of c whose parameters have the
+// given shapes (ParamShapes): exact for variants of one's own.
+func (c Config) FootprintOf(shapes *graph.Params, elemBytes, batchTokens int) Footprint {
+	f := Footprint{BatchTokens: batchTokens}
 	byField := map[string]int64{}
 	for _, name := range shapes.Names() {
 		n := int64(shapes.Shape(name).TotalSize())
@@ -106,32 +106,18 @@ func paramField(name string) string {
 	return "decoder_layers"
 }
 
-// CheckMemory returns an error if the estimated need (training, or
-// decoding with weights alone) exceeds the memory this process may still
-// allocate: the lowest of the machine's available memory and its control
-// group's limits (sysmem.Lowest). The error names the largest field, its
-// value, the estimate and the limit that applied. Where the system does
-// not report its memory, CheckMemory checks nothing.
-func (c Config) CheckMemory(training bool, batchTokens int) error {
-	avail, ok := sysmem.Lowest()
-	if !ok {
-		return nil
-	}
-	return c.checkFootprint(c.Footprint(4, batchTokens), training, batchTokens, avail)
-}
-
-// checkFootprint is CheckMemory of the footprint f of c, with avail bytes
-// available.
-func (c Config) checkFootprint(f Footprint, training bool, batchTokens int, avail sysmem.Limit) error {
+// CheckMemory returns an error if the need of the footprint f of c
+// (training on batches of f.BatchTokens tokens, or decoding with weights
+// alone) is more than rt may allocate (nil: a CPU runtime, which may
+// allocate what the operating system gives this process; see
+// graph.MemoryLimit). The error names the largest field, its value, the
+// estimate and the limit that applied.
+func (c Config) CheckMemory(rt *graph.Runtime, f Footprint, training bool) error {
 	need, what := f.Weights, "its weights"
 	if training {
-		need, what = f.Training, fmt.Sprintf("training on batches of %d tokens", batchTokens)
+		need, what = f.Training, fmt.Sprintf("training on batches of %d tokens", f.BatchTokens)
 	}
-	if need <= avail.Bytes {
-		return nil
-	}
-	return errors.Errorf("model too large: %s = %s gives %d parameters; %s needs about %s, and this process may allocate %s",
-		f.Largest, c.fieldValue(f.Largest), f.Params, what, sysmem.Bytes(need), avail)
+	return rt.CheckMemory(fmt.Sprintf("model too large: %s = %s gives %d parameters; %s", f.Largest, c.fieldValue(f.Largest), f.Params, what), float64(need))
 }
 
 // fieldValue is the value of the named size field of c, as text.
@@ -179,30 +165,10 @@ func searchBytes(beams int) float64 {
 	return 2 * k * k * float64(unsafe.Sizeof(candidate{}))
 }
 
-// checkAvailable returns an error if need bytes are more than this machine
-// has available, naming what needs them; where the system does not report
-// its memory, it checks nothing.
-func checkAvailable(what string, need float64) error {
-	avail, ok := sysmem.Lowest()
-	if !ok {
-		return nil
-	}
-	return fitsIn(what, need, avail)
-}
-
-// fitsIn is checkAvailable with avail bytes available.
-func fitsIn(what string, need float64, avail sysmem.Limit) error {
-	if need <= float64(avail.Bytes) {
-		return nil
-	}
-	return errors.Errorf("%s: at least %s needed, and this process may allocate %s",
-		what, sysmem.Bytes(int64(min(need, math.MaxInt64/2))), avail)
-}
-
 // checkMemory refuses, before anything is allocated, to decode the batch
 // srcs with beams rows a source and caches of steps positions when the
 // encoder's pass over the sources or the decoding steps would need more
-// memory than this machine has available.
+// memory than the decoder's runtime may allocate.
 func (d *Decoder) checkMemory(srcs [][]int, beams, steps int) error {
 	longest := 0
 	for _, s := range srcs {
@@ -215,7 +181,7 @@ func (d *Decoder) checkMemory(srcs [][]int, beams, steps int) error {
 	eb := int(d.params.Dtype().Size())
 	need := max(d.cfg.forwardBytes(eb, len(srcs), srcLen, 0), d.cfg.decodeBytes(eb, len(srcs), beams, srcLen, steps))
 	what := fmt.Sprintf("%d rows a source, sources of up to %d tokens and caches of %d positions", beams, longest, steps)
-	if err := checkAvailable(what, need); err != nil {
+	if err := d.rt.CheckMemory(what, need); err != nil {
 		return errors.Errorf("%v; decode fewer sources at once, with a narrower beam, or shorter ones", err)
 	}
 	return nil

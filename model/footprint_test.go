@@ -42,9 +42,16 @@ func TestFootprintCountsEveryParameter(t *testing.T) {
 	}
 }
 
+// limited is a CPU runtime that may allocate l.
+func limited(l sysmem.Limit) *graph.Runtime {
+	rt := graph.CPU()
+	rt.LimitMemory(l)
+	return rt
+}
+
 func TestCheckMemoryNamesTheField(t *testing.T) {
 	cfg, _ := Preset("base", 37000)
-	if err := cfg.checkFootprint(cfg.Footprint(4, 4096), true, 4096, sysmem.Limit{Bytes: 16 << 30, Source: "test"}); err != nil {
+	if err := cfg.CheckMemory(limited(sysmem.Limit{Bytes: 16 << 30, Source: "test"}), cfg.Footprint(4, 4096), true); err != nil {
 		t.Fatalf("base on 16 GB: %v", err)
 	}
 	tests := []struct {
@@ -61,7 +68,7 @@ func TestCheckMemoryNamesTheField(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		err := c.checkFootprint(c.Footprint(4, 4096), false, 4096, sysmem.Limit{Bytes: 2 << 30, Source: "cgroup v2 /sys/fs/cgroup/memory.max"})
+		err := c.CheckMemory(limited(sysmem.Limit{Bytes: 2 << 30, Source: "cgroup v2 /sys/fs/cgroup/memory.max"}), c.Footprint(4, 4096), false)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "may allocate 2.0 GB (lowest limit: cgroup v2 /sys/fs/cgroup/memory.max)") {
 			t.Errorf("error %v, want one naming %q, the 2.0 GB available and the limit", err, tt.want)
 		}
@@ -157,25 +164,6 @@ func TestMemoryEstimatesAreLowerBounds(t *testing.T) {
 		t.Logf("%s: decoding 3 sources of 200 tokens: estimated %.1f MB, allocated %.1f MB", name, est/(1<<20), took/(1<<20))
 		if est > took {
 			t.Errorf("%s: decoding 3 sources of 200 tokens: estimated %.0f bytes, took %.0f", name, est, took)
-		}
-	}
-}
-
-func TestFitsInSaysWhatAndHowMuch(t *testing.T) {
-	avail := sysmem.Limit{Bytes: 2 << 30, Source: "MemAvailable in /proc/meminfo"}
-	if err := fitsIn("a batch", 2<<30, avail); err != nil {
-		t.Fatalf("what fits: %v", err)
-	}
-	tests := []struct {
-		need float64
-		want string
-	}{
-		{3 << 30, "a batch: at least 3.0 GB needed, and this process may allocate 2.0 GB (lowest limit: MemAvailable in /proc/meminfo)"},
-		{1e300, "a batch: at least 4294967296.0 GB needed, and this process may allocate 2.0 GB (lowest limit: MemAvailable in /proc/meminfo)"},
-	}
-	for _, tt := range tests {
-		if err := fitsIn("a batch", tt.need, avail); err == nil || err.Error() != tt.want {
-			t.Errorf("need %g: error %v, want %q", tt.need, err, tt.want)
 		}
 	}
 }

@@ -139,7 +139,7 @@ func ScorePairs(rt *graph.Runtime, m Model, params *graph.Params, src, tgt [][]i
 		}
 		need := m.Config().forwardBytes(int(params.Dtype().Size()), b.Batch, b.SrcLen, b.TgtLen)
 		what := fmt.Sprintf("scoring pairs %d to %d (sources of up to %d tokens, targets of up to %d)", start+1, end, b.SrcLen, b.TgtLen)
-		if err := checkAvailable(what, need); err != nil {
+		if err := rt.CheckMemory(what, need); err != nil {
 			return nil, errors.Errorf("%v; score fewer pairs at once, or shorter ones", err)
 		}
 		sc, err := ScoreBatch(rt, progs, m, params, b)

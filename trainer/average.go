@@ -10,6 +10,7 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 // sameShapes reports parameters a and b that differ in their names or shapes.
@@ -40,7 +41,7 @@ func Average(paths []string, out string) error {
 	var cfg model.Config
 	meta := map[string]string{"averaged": strconv.Itoa(len(paths))}
 	for i, path := range paths {
-		ck, err := model.LoadCheckpoint(path)
+		ck, err := checkpoint.Read(path)
 		if err != nil {
 			return err
 		}
@@ -79,7 +80,7 @@ func Average(paths []string, out string) error {
 			sum.Value(name).Data().([]float64)[j] = v / float64(len(paths))
 		}
 	}
-	return model.SaveCheckpoint(out, cfg, sum, meta)
+	return checkpoint.Save(out, cfg, sum, meta)
 }
 
 // fingerprintKeys name the tokenizer's fingerprints in a checkpoint's metadata.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 // words writes ids as text, never empty: "x w5 w7".
@@ -98,7 +99,7 @@ func TestBLEUDuringTraining(t *testing.T) {
 	if !slices.Equal(withBLEU, []int{8, 10}) {
 		t.Fatalf("BLEU at steps %v, want 8 and 10 (every second evaluation and the last)", withBLEU)
 	}
-	ck, err := model.LoadCheckpoint(filepath.Join(dir, "best.safetensors"))
+	ck, err := checkpoint.Read(filepath.Join(dir, "best.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}

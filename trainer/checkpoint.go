@@ -18,12 +18,12 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
-	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 // A checkpoint of step N is two files in OUT/checkpoints:
 //
-//	step-0000000N.safetensors        the weights and config (model.SaveCheckpoint), usable alone
+//	step-0000000N.safetensors        the weights and config (checkpoint.Save), usable alone
 //	step-0000000N.state.safetensors  Adam's moments ("m.NAME", "v.NAME") and, in the
 //	                                 metadata, the run's state (state)
 //
@@ -115,7 +115,7 @@ func (t *Trainer) writeCheckpoint() (string, error) {
 	if err := t.saveState(statePath(path)); err != nil {
 		return "", err
 	}
-	return path, model.SaveCheckpoint(path, t.m.Config(), t.params, t.meta())
+	return path, checkpoint.Save(path, t.m.Config(), t.params, t.meta())
 }
 
 // checkFinite refuses parameters that are not all finite, so that a run
@@ -332,7 +332,7 @@ func (t *Trainer) Resume(dir string) (Resumed, error) {
 
 // restore loads the checkpoint whose weights file is path, and its state.
 func (t *Trainer) restore(path string) error {
-	ck, err := model.LoadCheckpoint(path)
+	ck, err := checkpoint.Read(path)
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func (t *Trainer) finish() error {
 	if err := t.checkDir(); err != nil {
 		return err
 	}
-	if err := model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
+	if err := checkpoint.Save(filepath.Join(t.opt.OutDir, "final.safetensors"), t.m.Config(), t.params, t.meta()); err != nil {
 		return t.moved(err)
 	}
 	ms, err := ReadMetrics(filepath.Join(t.opt.OutDir, "metrics.jsonl"))

@@ -4,8 +4,8 @@
 // (in the model's graph), gradient accumulation and clipping, evaluation,
 // metrics in metrics.jsonl, checkpoints that resume a run exactly, and
 // checkpoint averaging. Progress shows as a bar on a terminal or as
-// log/slog lines (NewReporter); LoadRun loads a finished run's directory
-// in one call.
+// log/slog lines (NewReporter); package inference loads a finished run's
+// directory in one call.
 //
 // Options needs only Steps and OutDir; its other zero values mean the
 // defaults its fields document. New checks every option (reporting all

@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 // decodeBatch is how many held-out examples are decoded together.
@@ -116,7 +117,7 @@ func (t *Trainer) keepBest(m Metrics) error {
 	if err := t.checkDir(); err != nil {
 		return err
 	}
-	return t.moved(model.SaveCheckpoint(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta()))
+	return t.moved(checkpoint.Save(filepath.Join(t.opt.OutDir, "best.safetensors"), t.m.Config(), t.params, t.meta()))
 }
 
 // logStep appends the loss of the update just made to metrics.jsonl, as

@@ -15,8 +15,10 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 	"github.com/transformer-go/transformer/trainer"
 )
 
@@ -91,7 +93,7 @@ func Example_ownSublayer() {
 		log.Fatal(err)
 	}
 
-	loaded, weights, err := model.Load(filepath.Join(out, "final.safetensors"), tensor.Float32, reg)
+	loaded, weights, err := checkpoint.Load(filepath.Join(out, "final.safetensors"), tensor.Float32, reg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -133,7 +135,7 @@ func numbers(n int, seed uint64) []data.Pair {
 
 // numbersRun is a run on numbers, ready to New: an encoder-decoder and its
 // data, with the tokenizer that New writes to the run directory (bpe.txt
-// and vocab.txt, their fingerprints in every checkpoint) for LoadRun.
+// and vocab.txt, their fingerprints in every checkpoint) for inference.Load.
 func numbersRun() (model.Model, *graph.Params, trainer.Data) {
 	pairs := numbers(600, 1)
 	var text []string
@@ -209,7 +211,7 @@ func Example_adamWCosineResumeAndLoad() {
 	fmt.Println("resumed at step", r.Step)
 	check(t.Run(context.Background()))
 
-	run, err := trainer.LoadRun(dir, "final")
+	run, err := inference.Load(dir, "final")
 	check(err)
 	out, err := run.Translate([]string{"drei eins vier", "neun acht"}, model.DefaultSearch())
 	check(err)

@@ -2,7 +2,6 @@ package trainer_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +10,13 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
-	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
 )
 
 // TestTrainerSavesItsTokenizer trains from Go with Data.Tokenizer and
-// nothing else: the run directory gets bpe.txt and vocab.txt, LoadRun
+// nothing else: the run directory gets bpe.txt and vocab.txt, inference.Load
 // loads them checked against the checkpoint, and a relative checkpoint
 // name is found in the run directory, not the working directory.
 func TestTrainerSavesItsTokenizer(t *testing.T) {
@@ -30,7 +29,7 @@ func TestTrainerSavesItsTokenizer(t *testing.T) {
 	if err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := trainer.LoadRun(dir, "final.safetensors")
+	r, err := inference.Load(dir, "final.safetensors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,70 +55,6 @@ func TestTrainerSavesItsTokenizer(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "bpe.txt")); string(after) != string(bpe) {
 		t.Error("a refused run changed bpe.txt")
-	}
-}
-
-// TestLoadRunOfASyntheticTask: a checkpoint that records no tokenizer,
-// without bpe.txt and vocab.txt, loads without a Tokenizer, and generating
-// text from it says so.
-func TestLoadRunOfASyntheticTask(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := model.Preset("tiny", 12)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Kind, cfg.DModel, cfg.DFF = model.KindDecoderOnly, 32, 64
-	m, err := model.FromConfig(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := model.SaveCheckpoint(filepath.Join(dir, "final.safetensors"), cfg, params, nil); err != nil {
-		t.Fatal(err)
-	}
-	r, err := trainer.LoadRun(dir, "final")
-	if err != nil || r.Tokenizer != nil {
-		t.Fatalf("a synthetic task's run: %+v, %v", r, err)
-	}
-	if _, err := r.Continue([]string{"a"}, model.DefaultSearch()); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
-		t.Errorf("Continue without a tokenizer: %v", err)
-	}
-}
-
-// TestLoadRunWithRegistry loads a run of a variant of one's own in one
-// call; without its registry the error names the variant.
-func TestLoadRunWithRegistry(t *testing.T) {
-	dir := t.TempDir()
-	reg := layers.NewRegistry()
-	err := reg.FFN.Register("nobias", func(z layers.Sizes) layers.FFN { return NoBiasFFN{DModel: z.DModel, DFF: z.DFF} })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := model.Preset("tiny", 12)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.FFN, cfg.DModel, cfg.DFF = "nobias", 32, 64
-	m, err := model.FromConfig(cfg, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := model.SaveCheckpoint(filepath.Join(dir, "final.safetensors"), m.Config(), params, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := trainer.LoadRun(dir, "final"); err == nil || !strings.Contains(err.Error(), `unknown ffn "nobias"`) {
-		t.Errorf("a variant of one's own without its registry: %v", err)
-	}
-	r, err := trainer.LoadRun(dir, "final", trainer.WithRegistry(reg))
-	if err != nil || r.Model.Config().FFN != "nobias" {
-		t.Fatalf("with the registry: %v", err)
 	}
 }
 

@@ -45,7 +45,7 @@ func tokenizerFiles(tok *data.Tokenizer) []tokenizerFile {
 // model m, the fingerprints meta (Options.Meta) already records, and the
 // files of it that the run directory dir already holds (a resumed run's),
 // and returns meta with tok's fingerprints, so that every checkpoint
-// records the tokenizer (LoadRun checks it). Without tok it returns meta.
+// records the tokenizer (inference.Load checks it). Without tok it returns meta.
 func tokenizerMeta(m model.Model, tok *data.Tokenizer, meta map[string]string, dir string) (map[string]string, error) {
 	if tok == nil {
 		return meta, nil

@@ -267,7 +267,7 @@ type Data struct {
 	BLEU *BLEUSample
 	// Tokenizer, for a run on text, is the tokenizer of its examples: New
 	// writes it into OutDir (bpe.txt, vocab.txt) and records its
-	// fingerprints in every checkpoint, so that LoadRun loads it.
+	// fingerprints in every checkpoint, so that inference.Load loads it.
 	Tokenizer *data.Tokenizer
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 func TestSchedule(t *testing.T) {
@@ -347,7 +348,7 @@ func TestNonFiniteLossStopsTheRun(t *testing.T) {
 	if len(ck) == 0 || !strings.HasSuffix(ck[len(ck)-1], "step-00000003.safetensors") {
 		t.Fatalf("checkpoints after the failure: %v", ck)
 	}
-	if _, err := model.LoadCheckpoint(ck[len(ck)-1]); err != nil {
+	if _, err := checkpoint.Read(ck[len(ck)-1]); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -391,7 +392,7 @@ func TestAverage(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors")
 	prints := map[string]string{data.BPEFingerprintKey: "b1", data.VocabFingerprintKey: "v1"}
-	if err := model.SaveCheckpoint(a, f.m.Config(), f.params, prints); err != nil {
+	if err := checkpoint.Save(a, f.m.Config(), f.params, prints); err != nil {
 		t.Fatal(err)
 	}
 	first := snapshot(f.params)
@@ -401,20 +402,20 @@ func TestAverage(t *testing.T) {
 		}
 	}
 	other := filepath.Join(dir, "other.safetensors")
-	if err := model.SaveCheckpoint(other, f.m.Config(), f.params, map[string]string{data.BPEFingerprintKey: "b1", data.VocabFingerprintKey: "v2"}); err != nil {
+	if err := checkpoint.Save(other, f.m.Config(), f.params, map[string]string{data.BPEFingerprintKey: "b1", data.VocabFingerprintKey: "v2"}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "avg.safetensors")
 	if err := Average([]string{a, other}, out); err == nil || !strings.Contains(err.Error(), "vocab_sha256 differ") {
 		t.Fatalf("averaging weights of two vocabularies: %v", err)
 	}
-	if err := model.SaveCheckpoint(b, f.m.Config(), f.params, prints); err != nil {
+	if err := checkpoint.Save(b, f.m.Config(), f.params, prints); err != nil {
 		t.Fatal(err)
 	}
 	if err := Average([]string{a, b}, out); err != nil {
 		t.Fatal(err)
 	}
-	ck, err := model.LoadCheckpoint(out)
+	ck, err := checkpoint.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,7 @@ import (
 
 	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer"
 )
 
 func main() {
@@ -140,7 +141,7 @@ func (o options) rows() ([]row, error) {
 		for _, vocab := range vs {
 			cfg, err := model.Preset(preset, vocab)
 			if err == nil {
-				err = cfg.CheckMemory(true, 32*32)
+				err = trainer.CheckMemory(cfg, 32*32)
 			}
 			if err != nil {
 				return nil, errors.Wrapf(err, "-presets %s -vocabs %d", preset, vocab)

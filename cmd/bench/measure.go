@@ -171,7 +171,7 @@ func parseChild(spec string) ([]row, error) {
 		}
 		cfg, err := model.Preset(r.Preset, r.Vocab)
 		if err == nil {
-			err = cfg.CheckMemory(true, 32*32)
+			err = trainer.CheckMemory(cfg, 32*32)
 		}
 		if err != nil {
 			return nil, errors.Wrap(err, "-child")

@@ -25,7 +25,7 @@
 // checkpoint is one written by cmd/train (of an
 // encoder-decoder, or of a decoder-only model, which reads the source as
 // its prompt), or with -from torch a PyTorch model's weights in safetensors (see
-// model.ImportTorch), whose sizes come from the tensor shapes.
+// checkpoint.ImportTorch), whose sizes come from the tensor shapes.
 package main
 
 import (
@@ -46,6 +46,7 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 func main() {
@@ -178,13 +179,13 @@ func (o *options) stream(rt *graph.Runtime, m model.Model, params *graph.Params,
 // load reads the model, of any kind that generates, and its weights.
 func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 	if from != "torch" {
-		m, params, err := model.Load(path, tensor.Float32, nil)
+		m, params, err := checkpoint.Load(path, tensor.Float32, nil)
 		if err == nil && !model.Generates(m) && !m.Layout().Aligned {
 			err = errors.Errorf("%s holds a model of kind %s, which scores no targets", path, m.Config().Kind)
 		}
 		return m, params, err
 	}
-	cfg, params, err := model.ImportTorch(path, heads, tensor.Float32)
+	cfg, params, err := checkpoint.ImportTorch(path, heads, tensor.Float32)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 const python = "/usr/bin/python3"
@@ -32,7 +33,7 @@ func TestScoresMatchPyTorch(t *testing.T) {
 		t.Skip(msg)
 	}
 	dir := t.TempDir()
-	if out, err := exec.Command(python, "../../model/testdata/torch_parity.py", dir, "3").CombinedOutput(); err != nil {
+	if out, err := exec.Command(python, "../../model/checkpoint/testdata/torch_parity.py", dir, "3").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	// With bf16 products the scores would move by about bfloat16's 2^-9
@@ -121,7 +122,7 @@ func TestHostileInputs(t *testing.T) {
 	longCfg := cfg
 	longCfg.MaxLen = 1 << 20
 	longCk := filepath.Join(dir, "long.safetensors")
-	if err := model.SaveCheckpoint(longCk, longCfg, params, nil); err != nil {
+	if err := checkpoint.Save(longCk, longCfg, params, nil); err != nil {
 		t.Fatal(err)
 	}
 	huge := filepath.Join(dir, "huge.safetensors")
@@ -216,7 +217,7 @@ func writeCheckpoint(t *testing.T, dir string) (string, model.Config, *graph.Par
 		t.Fatal(err)
 	}
 	ck := filepath.Join(dir, "ck.safetensors")
-	if err := model.SaveCheckpoint(ck, cfg, params, nil); err != nil {
+	if err := checkpoint.Save(ck, cfg, params, nil); err != nil {
 		t.Fatal(err)
 	}
 	return ck, cfg, params
@@ -244,7 +245,7 @@ func TestNonFiniteScoreIsAnError(t *testing.T) {
 		}
 	}
 	ck := filepath.Join(dir, "big.safetensors")
-	if err := model.SaveCheckpoint(ck, cfg, params, nil); err != nil {
+	if err := checkpoint.Save(ck, cfg, params, nil); err != nil {
 		t.Fatal(err)
 	}
 	src := writeFile(t, dir, "src.txt", "5 6 2\n")

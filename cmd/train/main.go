@@ -378,7 +378,7 @@ func checkModel(s settings) error {
 		_, err = model.FromConfig(cfg, nil)
 	}
 	if err == nil {
-		err = cfg.CheckMemory(true, s.MaxTokens)
+		err = trainer.CheckMemory(cfg, s.MaxTokens)
 	}
 	return err
 }
@@ -503,7 +503,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 		err = sameConfig(cfg, f.resume)
 	}
 	if err == nil {
-		err = cfg.CheckMemory(true, s.MaxTokens)
+		err = trainer.CheckMemory(cfg, s.MaxTokens)
 	}
 	if err == nil {
 		err = s.checkPositions(cfg, c.positions)

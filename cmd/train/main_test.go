@@ -14,6 +14,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/dist"
 	"github.com/transformer-go/transformer/trainer/rundir"
@@ -384,7 +385,7 @@ func TestDecoderOnlyRuns(t *testing.T) {
 			if !(last.ValPPL > 1) || (last.ExactMatch != nil) != tc.exactMatch || last.BLEU != nil {
 				t.Fatalf("metrics %+v: want perplexity, exact match %t, no BLEU", last, tc.exactMatch)
 			}
-			m, _, err := model.Load(filepath.Join(out, "final.safetensors"), tensor.Float32, nil)
+			m, _, err := checkpoint.Load(filepath.Join(out, "final.safetensors"), tensor.Float32, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

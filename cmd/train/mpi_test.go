@@ -14,6 +14,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/mpitest"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 // tcp makes Open MPI talk over TCP on the loopback interface, the path
@@ -85,7 +86,7 @@ func buildMPI(t *testing.T) string {
 // finalWeights reads a run's final weights.
 func finalWeights(t *testing.T, dir string) *graph.Params {
 	t.Helper()
-	ck, err := model.LoadCheckpoint(filepath.Join(dir, "final.safetensors"))
+	ck, err := checkpoint.Read(filepath.Join(dir, "final.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func finalWeights(t *testing.T, dir string) *graph.Params {
 // initialised from the default seed as cmd/train does.
 func initialWeights(t *testing.T, dir string) *graph.Params {
 	t.Helper()
-	ck, err := model.LoadCheckpoint(filepath.Join(dir, "final.safetensors"))
+	ck, err := checkpoint.Read(filepath.Join(dir, "final.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}

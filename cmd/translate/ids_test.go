@@ -11,6 +11,7 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 // writeSyntheticRun writes what cmd/train leaves for a synthetic task of
@@ -29,7 +30,7 @@ func writeSyntheticRun(t *testing.T, kind string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := model.SaveCheckpoint(filepath.Join(dir, "best.safetensors"), m.Config(), params, map[string]string{"step": "1"}); err != nil {
+	if err := checkpoint.Save(filepath.Join(dir, "best.safetensors"), m.Config(), params, map[string]string{"step": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

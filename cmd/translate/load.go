@@ -11,8 +11,8 @@ import (
 	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/model"
-	"github.com/transformer-go/transformer/trainer"
 )
 
 // translator is a trained model with its tokenizer, or for a synthetic
@@ -29,7 +29,7 @@ type translator struct {
 // tokenizer of the training output directory dir, to run on rt; a
 // synthetic task's run has none, and reads and writes token ids.
 func load(dir, checkpoint string, rt *graph.Runtime) (*translator, error) {
-	r, err := trainer.LoadRun(dir, checkpoint)
+	r, err := inference.Load(dir, checkpoint)
 	if err != nil {
 		return nil, errors.Wrap(err, "-model, -checkpoint")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
 )
 
 var sentences = []string{
@@ -65,7 +66,7 @@ func writeRunMaxLen(t *testing.T, kind, positions string, maxLen int) string {
 	}
 	for _, err := range []error{
 		bpe.WriteFile(filepath.Join(dir, "bpe.txt")), vocab.WriteFile(filepath.Join(dir, "vocab.txt")),
-		m.Config().Save(filepath.Join(dir, "config.json")), model.SaveCheckpoint(filepath.Join(dir, "best.safetensors"), m.Config(), params, map[string]string{
+		m.Config().Save(filepath.Join(dir, "config.json")), checkpoint.Save(filepath.Join(dir, "best.safetensors"), m.Config(), params, map[string]string{
 			data.BPEFingerprintKey: bpe.Fingerprint(), data.VocabFingerprintKey: vocab.Fingerprint()}),
 	} {
 		if err != nil {

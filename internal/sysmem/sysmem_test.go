@@ -103,3 +103,22 @@ func writeTree(t *testing.T, files map[string]string) string {
 	}
 	return root
 }
+
+func TestCheckSaysWhatAndHowMuch(t *testing.T) {
+	avail := Limit{Bytes: 2 << 30, Source: "MemAvailable in /proc/meminfo"}
+	if err := avail.Check("a batch", 2<<30); err != nil {
+		t.Fatalf("what fits: %v", err)
+	}
+	tests := []struct {
+		need float64
+		want string
+	}{
+		{3 << 30, "a batch: at least 3.0 GB needed, and this process may allocate 2.0 GB (lowest limit: MemAvailable in /proc/meminfo)"},
+		{1e300, "a batch: at least 4294967296.0 GB needed, and this process may allocate 2.0 GB (lowest limit: MemAvailable in /proc/meminfo)"},
+	}
+	for _, tt := range tests {
+		if err := avail.Check("a batch", tt.need); err == nil || err.Error() != tt.want {
+			t.Errorf("need %g: error %v, want %q", tt.need, err, tt.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package model
+package checkpoint
 
 import (
 	"maps"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
 )
 
 // scaledFFN is a variant of one's own: the paper's feed-forward network,
@@ -36,13 +37,13 @@ func userRegistry(t *testing.T) *layers.Registry {
 }
 
 // evalLogProbs runs m's evaluation program on testBatch.
-func evalLogProbs(t *testing.T, m Model, params *graph.Params) []float64 {
+func evalLogProbs(t *testing.T, m model.Model, params *graph.Params) []float64 {
 	t.Helper()
 	b := testBatch
-	if m.Config().Kind == KindEncoderOnly {
-		b = Batch{Shape: Shape{Batch: 1, SrcLen: 3, TgtLen: 3}, Src: []int{5, 6, 0}, TgtIn: []int{1, 5, 0}, TgtOut: []int{6, 5, 0}}
+	if m.Config().Kind == model.KindEncoderOnly {
+		b = model.Batch{Shape: model.Shape{Batch: 1, SrcLen: 3, TgtLen: 3}, Src: []int{5, 6, 0}, TgtIn: []int{1, 5, 0}, TgtOut: []int{6, 5, 0}}
 	}
-	p, err := CompileEval(nil, m, params, b.Shape)
+	p, err := model.CompileEval(nil, m, params, b.Shape)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func evalLogProbs(t *testing.T, m Model, params *graph.Params) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return graph.Float64s(p.Output(LogProbs))
+	return graph.Float64s(p.Output(model.LogProbs))
 }
 
 // TestLoadRebuildsEveryKind saves models of every kind, some with a variant
@@ -71,40 +72,40 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 	ropeBase.Options = map[string]float64{layers.OptionRotaryBase: 500}
 	tests := []struct {
 		kind   string
-		cfg    Config
-		layout Layout
+		cfg    model.Config
+		layout model.Layout
 	}{
-		{KindEncoderDecoder, smallConfig(), Layout{Sources: true}},
-		{KindDecoderOnly, smallConfig(), Layout{}},
-		{KindEncoderOnly, smallConfig(), Layout{Sources: true, Aligned: true}},
-		{KindEncoderDecoder, pre, Layout{Sources: true}},
-		{KindDecoderOnly, pre, Layout{}},
-		{KindDecoderOnly, rope, Layout{}},
-		{KindDecoderOnly, alibi, Layout{}},
-		{KindDecoderOnly, ropeBase, Layout{}},
+		{model.KindEncoderDecoder, smallConfig(), model.Layout{Sources: true}},
+		{model.KindDecoderOnly, smallConfig(), model.Layout{}},
+		{model.KindEncoderOnly, smallConfig(), model.Layout{Sources: true, Aligned: true}},
+		{model.KindEncoderDecoder, pre, model.Layout{Sources: true}},
+		{model.KindDecoderOnly, pre, model.Layout{}},
+		{model.KindDecoderOnly, rope, model.Layout{}},
+		{model.KindDecoderOnly, alibi, model.Layout{}},
+		{model.KindDecoderOnly, ropeBase, model.Layout{}},
 	}
 	for _, tc := range tests {
 		name := tc.kind + ", ffn " + tc.cfg.FFN
 		t.Run(name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Kind = tc.kind
-			m, err := FromConfig(cfg, reg)
+			m, err := model.FromConfig(cfg, reg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			params, err := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
+			params, err := model.NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(t.TempDir(), "ck.safetensors")
-			if err := SaveCheckpoint(path, m.Config(), params, nil); err != nil {
+			if err := Save(path, m.Config(), params, nil); err != nil {
 				t.Fatal(err)
 			}
 			got, gotParams, err := Load(path, tensor.Float64, reg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Layout() != tc.layout || KindLayout(tc.kind) != tc.layout || !got.Config().Equal(m.Config()) {
+			if got.Layout() != tc.layout || model.KindLayout(tc.kind) != tc.layout || !got.Config().Equal(m.Config()) {
 				t.Fatalf("rebuilt %+v with %+v, want %+v with %+v", got.Layout(), got.Config(), tc.layout, m.Config())
 			}
 			if !slices.Equal(gotParams.Names(), params.Names()) {
@@ -133,14 +134,14 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 // encoder-decoder: one clear error each.
 func TestLoadNeedsTheVariants(t *testing.T) {
 	dir := t.TempDir()
-	save := func(name string, cfg Config, reg *layers.Registry) string {
-		m, err := FromConfig(cfg, reg)
+	save := func(name string, cfg model.Config, reg *layers.Registry) string {
+		m, err := model.FromConfig(cfg, reg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		params, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+		params, _ := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
 		path := filepath.Join(dir, name)
-		if err := SaveCheckpoint(path, m.Config(), params, nil); err != nil {
+		if err := Save(path, m.Config(), params, nil); err != nil {
 			t.Fatal(err)
 		}
 		return path
@@ -173,7 +174,7 @@ func TestLoadOlderCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.(*Transformer); !ok || m.Config().Attention != layers.AttentionMultiHead || m.Config().FFN != layers.FFNReLU {
+	if _, ok := m.(*model.Transformer); !ok || m.Config().Attention != layers.AttentionMultiHead || m.Config().FFN != layers.FFNReLU {
 		t.Fatalf("an older checkpoint rebuilt as %T with %+v", m, m.Config())
 	}
 }
@@ -185,19 +186,19 @@ func TestLoadOlderCheckpoint(t *testing.T) {
 func TestLoadOlderContradiction(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Attention, cfg.KVHeads = layers.AttentionRotary, 1
-	m, err := newTransformer(cfg, nil, false)
+	m, err := model.Rebuild(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, _ := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	params, _ := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
 	path := filepath.Join(t.TempDir(), "old.safetensors")
-	if err := SaveCheckpoint(path, cfg, params, nil); err != nil {
+	if err := Save(path, cfg, params, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, loaded, err := Load(path, tensor.Float32, nil); err != nil || loaded.Count() != params.Count() {
 		t.Fatalf("loading: %v", err)
 	}
-	if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), "positions is sinusoidal") {
+	if _, err := model.FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), "positions is sinusoidal") {
 		t.Fatalf("FromConfig: %v", err)
 	}
 }
@@ -207,13 +208,13 @@ func TestLoadOlderContradiction(t *testing.T) {
 // variant does not take, is an error naming it.
 func TestVariantOptions(t *testing.T) {
 	cfg := smallConfig()
-	cfg.Kind, cfg.Attention, cfg.Positions = KindDecoderOnly, layers.AttentionRotary, layers.PositionsNone
-	logProbs := func(cfg Config) []float64 {
-		m, err := FromConfig(cfg, nil)
+	cfg.Kind, cfg.Attention, cfg.Positions = model.KindDecoderOnly, layers.AttentionRotary, layers.PositionsNone
+	logProbs := func(cfg model.Config) []float64 {
+		m, err := model.FromConfig(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		params, _ := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
+		params, _ := model.NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
 		return evalLogProbs(t, m, params)
 	}
 	base := logProbs(cfg)
@@ -235,7 +236,7 @@ func TestVariantOptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		cfg.Options = tc.options
-		if _, err := FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := model.FromConfig(cfg, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one saying %q", tc.options, err, tc.want)
 		}
 	}
@@ -248,9 +249,9 @@ func TestVariantOptions(t *testing.T) {
 // every option was recorded) for its default, and no other value.
 func TestCheckpointsRecordEveryOption(t *testing.T) {
 	cfg := smallConfig()
-	cfg.Kind, cfg.Attention, cfg.Positions = KindDecoderOnly, layers.AttentionRotary, layers.PositionsNone
+	cfg.Kind, cfg.Attention, cfg.Positions = model.KindDecoderOnly, layers.AttentionRotary, layers.PositionsNone
 	cfg.Options = map[string]float64{layers.OptionRotaryBase: 500}
-	m, err := FromConfig(cfg, nil)
+	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,12 +259,12 @@ func TestCheckpointsRecordEveryOption(t *testing.T) {
 	if got := m.Config().Options; !maps.Equal(got, want) {
 		t.Fatalf("the model's options are %v, want %v", got, want)
 	}
-	params, _ := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
+	params, _ := model.NewParams(m, tensor.Float64, rand.New(rand.NewPCG(4, 5)))
 	path := filepath.Join(t.TempDir(), "options.safetensors")
-	if err := SaveCheckpoint(path, m.Config(), params, nil); err != nil {
+	if err := Save(path, m.Config(), params, nil); err != nil {
 		t.Fatal(err)
 	}
-	ck, err := LoadCheckpoint(path)
+	ck, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

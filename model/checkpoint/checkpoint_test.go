@@ -1,4 +1,4 @@
-package model
+package checkpoint
 
 import (
 	"encoding/json"
@@ -14,14 +14,31 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/model"
 )
+
+// smallConfig is a model small enough to build in every test: d_model 8,
+// one layer a stack.
+func smallConfig() model.Config {
+	c, _ := model.Preset("tiny", 11)
+	c.DModel, c.Heads, c.DFF, c.EncoderLayers, c.DecoderLayers = 8, 2, 12, 1, 1
+	return c
+}
+
+// testBatch has ragged rows: padding in sources and targets.
+var testBatch = model.Batch{
+	Shape:  model.Shape{Batch: 2, SrcLen: 4, TgtLen: 3},
+	Src:    []int{5, 6, 7, 2, 8, 2, 0, 0},
+	TgtIn:  []int{1, 9, 10, 1, 4, 0},
+	TgtOut: []int{9, 10, 2, 4, 2, 0},
+}
 
 // writeCheckpoint saves the weights of smallConfig under the config JSON
 // raw, after letting spoil change them, and returns the file's path.
 func writeCheckpoint(t testing.TB, dir, raw string, spoil func(p *graph.Params)) string {
 	t.Helper()
-	m, _ := New(smallConfig())
-	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	m, _ := model.New(smallConfig())
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +114,7 @@ func TestHostileCheckpoints(t *testing.T) {
 			path := writeCheckpoint(t, t.TempDir(), configJSON(t, tt.change), tt.spoil)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			ck, err := LoadCheckpoint(path)
+			ck, err := Read(path)
 			if err == nil {
 				_, _, err = ck.Model(tensor.Float32, nil)
 			}
@@ -122,28 +139,28 @@ func TestConfigWithTrailingData(t *testing.T) {
 		if err := os.WriteFile(path, []byte(`{"d_model": 8} `+tail), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadConfig(path, smallConfig())
+		_, err := model.LoadConfig(path, smallConfig())
 		if err == nil || !strings.Contains(err.Error(), path+": more after the JSON object that ends at byte 14") {
 			t.Errorf("config followed by %q: %v", tail, err)
 		}
 		ck := writeCheckpoint(t, dir, configJSON(t, nil)+tail, nil)
-		if _, err := LoadCheckpoint(ck); err == nil || !strings.Contains(err.Error(), "more after the JSON object") {
+		if _, err := Read(ck); err == nil || !strings.Contains(err.Error(), "more after the JSON object") {
 			t.Errorf("checkpoint config followed by %q: %v", tail, err)
 		}
 	}
 	if err := os.WriteFile(path, []byte("{\"d_model\": 8}\n \t\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadConfig(path, smallConfig()); err != nil {
+	if _, err := model.LoadConfig(path, smallConfig()); err != nil {
 		t.Errorf("config followed by white space: %v", err)
 	}
 }
 
-// FuzzLoadCheckpoint feeds LoadCheckpoint and Checkpoint.Model arbitrary files,
+// FuzzRead feeds Read and File.Model arbitrary files,
 // starting from a valid checkpoint and its config's variations: every input
 // either loads a model with finite weights or gives an error, never a
 // panic, a hang or a huge allocation.
-func FuzzLoadCheckpoint(f *testing.F) {
+func FuzzRead(f *testing.F) {
 	dir := f.TempDir()
 	for _, change := range []map[string]any{nil, {"vocab": 2e6}, {"positions": "learned", "max_len": 64}, {"pre_norm": true, "norm": "rms"},
 		{"attention": "alibi", "positions": "none", "options": map[string]any{"alibi_max_bias": 4}}} {
@@ -158,7 +175,7 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ck, err := LoadCheckpoint(path)
+		ck, err := Read(path)
 		if err != nil {
 			return
 		}
@@ -172,4 +189,45 @@ func FuzzLoadCheckpoint(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	cfg := smallConfig()
+	m, _ := model.New(cfg)
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	if err := Save(path, cfg, params, map[string]string{"step": "7"}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ck.Config.Equal(cfg) || ck.Meta["step"] != "7" {
+		t.Fatalf("config %+v, meta %v", ck.Config, ck.Meta)
+	}
+	other, _ := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(9, 9)))
+	if err := ck.Restore(other); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range params.Names() {
+		a, b := params.Value(name).Data().([]float32), other.Value(name).Data().([]float32)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s[%d]: %v restored as %v", name, i, a[i], b[i])
+			}
+		}
+	}
+	// A model of another shape is refused, naming the parameters that differ.
+	bigger := cfg
+	bigger.DFF = 16
+	mb, _ := model.New(bigger)
+	pb, _ := model.NewParams(mb, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	err = ck.Restore(pb)
+	if err == nil || !strings.Contains(err.Error(), "encoder.layers.0.feed_forward.linear1.weight") {
+		t.Fatalf("restoring into a different model: %v", err)
+	}
 }

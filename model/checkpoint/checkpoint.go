@@ -1,4 +1,11 @@
-package model
+// Package checkpoint writes a model's weights and config to a
+// safetensors file and reads them back, rebuilding the model of whatever
+// kind and variants they record; it also imports the weights of a PyTorch
+// encoder-decoder. Every file is checked before its model is allocated:
+// its config against model.Config's limits, its tensors' names and shapes
+// against the parameters the model declares, the memory the weights take,
+// and every value for being finite.
+package checkpoint
 
 import (
 	"encoding/json"
@@ -15,18 +22,17 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
-	"github.com/transformer-go/transformer/internal/strictjson"
-	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
 )
 
 // configKey holds the model's JSON config in a checkpoint's metadata.
 const configKey = "config"
 
-// SaveCheckpoint writes the parameters to a safetensors file, each tensor under
-// its parameter name, with the config (and any extra metadata) in the header.
+// Save writes the parameters to a safetensors file, each tensor under its
+// parameter name, with the config (and any extra metadata) in the header.
 // The write is atomic.
-func SaveCheckpoint(path string, cfg Config, params *graph.Params, meta map[string]string) error {
+func Save(path string, cfg model.Config, params *graph.Params, meta map[string]string) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return errors.Wrap(err, "encoding config")
@@ -44,18 +50,18 @@ func SaveCheckpoint(path string, cfg Config, params *graph.Params, meta map[stri
 	return safetensors.Write(path, tensors, md)
 }
 
-// Checkpoint is a checkpoint read from disk.
-type Checkpoint struct {
+// File is a checkpoint read from disk.
+type File struct {
 	Path   string
-	Config Config
+	Config model.Config
 	// Meta is the header's metadata, the config included.
 	Meta map[string]string
 	file *safetensors.File
 }
 
-// LoadCheckpoint reads a checkpoint written by SaveCheckpoint and checks its
-// config: known fields only, sizes within Validate's limits.
-func LoadCheckpoint(path string) (*Checkpoint, error) {
+// Read reads a checkpoint written by Save and checks its config: known
+// fields only, sizes within model.Config.Validate's limits.
+func Read(path string) (*File, error) {
 	f, err := safetensors.Read(path)
 	if err != nil {
 		return nil, err
@@ -64,29 +70,18 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if !ok {
 		return nil, errors.Errorf("checkpoint %s has no config in its metadata", path)
 	}
-	cfg, err := decodeConfig(raw)
+	cfg, err := model.ParseConfig([]byte(raw))
 	if err != nil {
 		return nil, errors.Wrapf(err, "checkpoint %s", path)
 	}
-	return &Checkpoint{Path: path, Config: cfg, Meta: f.Metadata, file: f}, nil
-}
-
-// decodeConfig parses and validates a config in JSON, refusing unknown fields
-// and anything after the object.
-func decodeConfig(raw string) (Config, error) {
-	var cfg Config
-	if err := strictjson.Decode([]byte(raw), &cfg); err != nil {
-		return cfg, errors.Wrap(err, "config")
-	}
-	cfg = cfg.withDefaults()
-	return cfg, cfg.Validate()
+	return &File{Path: path, Config: cfg, Meta: f.Metadata, file: f}, nil
 }
 
 // Fits checks, from shapes alone, that the checkpoint holds exactly the
-// parameters of shapes (see ParamShapes) with their shapes, so a loader can
+// parameters of shapes (see model.ParamShapes) with their shapes, so a loader can
 // refuse a checkpoint before allocating its model. The error names each
 // tensor that is missing, misshapen or unexpected.
-func (c *Checkpoint) Fits(shapes *graph.Params) error {
+func (c *File) Fits(shapes *graph.Params) error {
 	var problems []string
 	seen := map[string]bool{}
 	for _, name := range shapes.Names() {
@@ -114,7 +109,7 @@ func (c *Checkpoint) Fits(shapes *graph.Params) error {
 // Restore copies the checkpoint's tensors into params. The checkpoint must
 // fit params (see Fits) and hold only finite values; the error names the
 // first tensor that does not.
-func (c *Checkpoint) Restore(params *graph.Params) error {
+func (c *File) Restore(params *graph.Params) error {
 	if err := c.Fits(params); err != nil {
 		return err
 	}
@@ -144,28 +139,28 @@ func checkFinite(name string, t *tensor.Dense) error {
 }
 
 // Load reads the checkpoint at path and rebuilds its model, of whatever
-// kind, with its weights of element type dt: LoadCheckpoint, then
-// Checkpoint.Model. The variants the checkpoint's config names are looked
+// kind, with its weights of element type dt: Read, then File.Model. The variants the checkpoint's config names are looked
 // up in reg (nil: the built-in ones), so a program that registered its
 // own variants to train a model passes the same registry here.
-func Load(path string, dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Params, error) {
-	c, err := LoadCheckpoint(path)
+func Load(path string, dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph.Params, error) {
+	c, err := Read(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	return c.Model(dt, reg)
 }
 
-// Model builds the model the checkpoint's config describes (FromConfig:
+// Model builds the model the checkpoint's config describes (model.Rebuild:
 // its kind, its variants from reg, nil meaning the built-in ones) with the
 // checkpoint's weights, of element type dt. It checks the tensors' names
-// and shapes and the memory the model needs before allocating it.
-func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph.Params, error) {
-	m, err := newTransformer(c.Config, reg, false)
+// and shapes and the memory the weights take (against what the operating
+// system gives this process) before allocating them.
+func (c *File) Model(dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph.Params, error) {
+	m, err := model.Rebuild(c.Config, reg)
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
-	shapes, err := ParamShapes(m)
+	shapes, err := model.ParamShapes(m)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,12 +170,10 @@ func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph
 	if err := c.Fits(shapes); err != nil {
 		return nil, nil, err
 	}
-	if avail, ok := sysmem.Lowest(); ok {
-		if err := c.Config.checkFootprint(c.Config.footprint(shapes, 4, 0), false, 0, avail); err != nil {
-			return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
-		}
+	if err := c.Config.CheckMemory(nil, c.Config.FootprintOf(shapes, 4, 0), false); err != nil {
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
-	params, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
+	params, err := model.NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,7 +183,7 @@ func (c *Checkpoint) Model(dt tensor.Dtype, reg *layers.Registry) (Model, *graph
 // Params reads the checkpoint's tensors, whatever model they belong to,
 // into parameters of element type dt, without building a model: what
 // averaging needs. Every value must be finite.
-func (c *Checkpoint) Params(dt tensor.Dtype) (*graph.Params, error) {
+func (c *File) Params(dt tensor.Dtype) (*graph.Params, error) {
 	params, err := graph.NewParams(dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
 		return nil, err
@@ -209,7 +202,7 @@ func (c *Checkpoint) Params(dt tensor.Dtype) (*graph.Params, error) {
 // checkHolds refuses, before anything is allocated, a file whose values
 // are fewer than need, the parameters of the model of cfg (different, if
 // exact).
-func checkHolds(f *safetensors.File, need int64, cfg Config, exact bool) error {
+func checkHolds(f *safetensors.File, need int64, cfg model.Config, exact bool) error {
 	var held int64
 	for _, t := range f.Tensors {
 		n, err := t.NumElements()

@@ -1,4 +1,4 @@
-package model
+package checkpoint
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/model"
 )
 
 // ImportTorch reads the weights of a PyTorch encoder-decoder built from
@@ -32,20 +33,20 @@ import (
 //
 // The sizes come from the shapes; heads cannot, so it is given. The model
 // adds sinusoidal positions from 0 to sqrt(d)·embed(x) and projects onto the
-// vocabulary with embed.weightᵀ, as this package's Transformer does.
-func ImportTorch(path string, heads int, dt tensor.Dtype) (Config, *graph.Params, error) {
+// vocabulary with embed.weightᵀ, as model.Transformer does.
+func ImportTorch(path string, heads int, dt tensor.Dtype) (model.Config, *graph.Params, error) {
 	f, err := safetensors.Read(path)
 	if err != nil {
-		return Config{}, nil, err
+		return model.Config{}, nil, err
 	}
-	var m *Transformer
+	var m *model.Transformer
 	var shapes *graph.Params
 	cfg, err := torchConfig(f, heads)
 	if err == nil {
-		m, err = New(cfg)
+		m, err = model.New(cfg)
 	}
 	if err == nil {
-		shapes, err = ParamShapes(m)
+		shapes, err = model.ParamShapes(m)
 	}
 	if err == nil {
 		err = checkTorchNames(f, shapes, cfg)
@@ -54,30 +55,30 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (Config, *graph.Params
 		err = checkHolds(f, int64(shapes.Count()), cfg, false)
 	}
 	if err == nil {
-		err = cfg.CheckMemory(false, 0)
+		err = cfg.CheckMemory(nil, cfg.FootprintOf(shapes, 4, 0), false)
 	}
 	if err != nil {
-		return Config{}, nil, errors.Wrapf(err, "importing %s", path)
+		return model.Config{}, nil, errors.Wrapf(err, "importing %s", path)
 	}
-	params, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
+	params, err := model.NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
-		return Config{}, nil, err
+		return model.Config{}, nil, err
 	}
 	if err := copyTorch(f, params); err != nil {
-		return Config{}, nil, errors.Wrapf(err, "importing %s", path)
+		return model.Config{}, nil, errors.Wrapf(err, "importing %s", path)
 	}
 	return cfg, params, nil
 }
 
 // torchConfig infers the model's sizes from the tensor shapes.
-func torchConfig(f *safetensors.File, heads int) (Config, error) {
+func torchConfig(f *safetensors.File, heads int) (model.Config, error) {
 	emb, ok := f.Tensors["embed.weight"]
 	if !ok || len(emb.Shape) != 2 {
-		return Config{}, errors.New("no embed.weight matrix")
+		return model.Config{}, errors.New("no embed.weight matrix")
 	}
-	cfg, err := Preset("base", emb.Shape[0])
+	cfg, err := model.Preset("base", emb.Shape[0])
 	if err != nil {
-		return Config{}, err
+		return model.Config{}, err
 	}
 	cfg.DModel, cfg.Heads, cfg.Dropout, cfg.LabelSmoothing = emb.Shape[1], heads, 0, 0
 	cfg.EncoderLayers, cfg.DecoderLayers = countLayers(f, "encoder"), countLayers(f, "decoder")
@@ -106,7 +107,7 @@ func countLayers(f *safetensors.File, stack string) int {
 // the import is complete or refused, listing every missing and every
 // unexpected tensor (a layer whose norm1.weight is missing is not counted,
 // and its other tensors would otherwise be left out silently).
-func checkTorchNames(f *safetensors.File, shapes *graph.Params, cfg Config) error {
+func checkTorchNames(f *safetensors.File, shapes *graph.Params, cfg model.Config) error {
 	want := map[string]bool{}
 	var problems []string
 	for _, name := range shapes.Names() {

@@ -1,8 +1,11 @@
-package trainer
+package inference_test
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
@@ -13,11 +16,24 @@ import (
 // tokens as targets (EOS, then padding, after them), each source is
 // exactly right, and with one token changed it is not.
 func TestTagIDs(t *testing.T) {
-	f := kindFixture(t, model.KindEncoderOnly, "copy")
+	cfg, err := model.Preset("tiny", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Kind, cfg.Dropout, cfg.Positions, cfg.MaxLen = model.KindEncoderOnly, 0, "learned", 16
+	cfg.DModel, cfg.Heads, cfg.DFF, cfg.EncoderLayers = 32, 4, 64, 2
+	m, err := model.FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(5, 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	progs := graph.NewPrograms()
 	defer progs.Close()
 	for _, src := range [][]int{{5, 6, 7, model.EOSID}, {8, model.EOSID}, {4, 4, 9, 9, 5, model.EOSID}} {
-		tags, err := model.Tag(nil, f.m, f.params, [][]int{src}, 1)
+		tags, err := model.Tag(nil, m, params, [][]int{src}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +49,7 @@ func TestTagIDs(t *testing.T) {
 			tgt := make([]int, n)
 			copy(tgt, append(tags, model.EOSID))
 			sh := model.Shape{Batch: 1, SrcLen: n, TgtLen: n}
-			sc, err := model.ScoreBatch(nil, progs, f.m, f.params, model.Batch{Shape: sh, Src: src, TgtIn: make([]int, n), TgtOut: tgt})
+			sc, err := model.ScoreBatch(nil, progs, m, params, model.Batch{Shape: sh, Src: src, TgtIn: make([]int, n), TgtOut: tgt})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +61,7 @@ func TestTagIDs(t *testing.T) {
 		if len(ids) == 0 {
 			continue
 		}
-		vocab := f.m.Config().Vocab
+		vocab := cfg.Vocab
 		wrong := append([]int{(ids[0]-3+1)%(vocab-3) + 3}, ids[1:]...)
 		if score(wrong) {
 			t.Errorf("%v: %v scores as exact too", src, wrong)

@@ -1,4 +1,4 @@
-package model
+package checkpoint
 
 import (
 	"math/rand/v2"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/model"
 )
 
 // torchTensors lays params out as ImportTorch reads them: under their
@@ -54,16 +55,16 @@ func torchTensors(t *testing.T, params *graph.Params) map[string]safetensors.Ten
 // files with one missing or one extra: a missing norm1.weight once made the
 // import count one layer less and leave the layer's other tensors out.
 func TestImportTorchIsCompleteOrRefused(t *testing.T) {
-	cfg, err := Preset("tiny", 11)
+	cfg, err := model.Preset("tiny", 11)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.DModel, cfg.Heads, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, cfg.Dropout, cfg.LabelSmoothing = 8, 2, 16, 2, 2, 0, 0
-	m, err := New(cfg)
+	m, err := model.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package model
+package checkpoint
 
 import (
 	"math"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/model"
 )
 
 // python is Debian's interpreter, which python3-torch installs into (another
@@ -85,12 +86,12 @@ func TestTorchParity(t *testing.T) {
 		if cfg.PreNorm != (norm == "pre-norm") {
 			t.Fatalf("%s: imported PreNorm %t", norm, cfg.PreNorm)
 		}
-		m, err := New(cfg)
+		m, err := model.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Batches of 5 rows: ragged lengths within each batch, and several shapes.
-		got, err := ScorePairs(nil, m, params, readIDs(t, filepath.Join(dir, "src.txt")), readIDs(t, filepath.Join(dir, "tgt.txt")), 5)
+		got, err := model.ScorePairs(nil, m, params, readIDs(t, filepath.Join(dir, "src.txt")), readIDs(t, filepath.Join(dir, "tgt.txt")), 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,18 +139,18 @@ func TestTorchGradients(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.LabelSmoothing = 0.1
-			m, err := New(cfg)
+			m, err := model.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(0, 0)))
+			want, err := model.NewParams(m, tensor.Float64, rand.New(rand.NewPCG(0, 0)))
 			if err == nil {
 				err = copyTorch(grads, want) // PyTorch's gradients under our names, q, k, v split
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := CompileTrain(nil, m, params, b.Shape, rand.New(rand.NewPCG(1, 1)))
+			p, err := model.CompileTrain(nil, m, params, b.Shape, rand.New(rand.NewPCG(1, 1)))
 			if err == nil {
 				err = m.Feed(p, tc.dt, b)
 			}
@@ -186,8 +187,8 @@ func TestTorchGradients(t *testing.T) {
 
 // torchBatch pads the pairs into one batch: sources, targets without their
 // last token as decoder inputs, and without their first as outputs.
-func torchBatch(srcs, tgts [][]int) Batch {
-	b := Batch{Shape: Shape{Batch: len(srcs)}}
+func torchBatch(srcs, tgts [][]int) model.Batch {
+	b := model.Batch{Shape: model.Shape{Batch: len(srcs)}}
 	for i := range srcs {
 		b.SrcLen, b.TgtLen = max(b.SrcLen, len(srcs[i])), max(b.TgtLen, len(tgts[i])-1)
 	}

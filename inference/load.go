@@ -1,0 +1,148 @@
+// Package inference serves a finished run: Load reads a run directory (its
+// checkpoint, rebuilt as a model, and its tokenizer, checked against the
+// fingerprints the checkpoint records) in one call, and the Run it returns
+// translates sentences, continues prompts and tags text.
+package inference
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/trainer/rundir"
+)
+
+// Run is a trained model loaded from a run directory by Load, ready to
+// translate, continue or tag text.
+type Run struct {
+	Model  model.Model
+	Params *graph.Params
+	// Tokenizer is the run's BPE and vocabulary (bpe.txt, vocab.txt); nil
+	// for a run on a synthetic task, whose ids are its symbols (its
+	// checkpoint records no tokenizer).
+	Tokenizer *data.Tokenizer
+	// Path is the weights file loaded.
+	Path string
+	// Runtime is where and how Translate, Continue and Tag run the model,
+	// and the memory limit their batches are checked against before any
+	// work (nil: graph.CPU(), the CPU in float32, limited to what the
+	// operating system gives this process).
+	Runtime *graph.Runtime
+}
+
+// Option sets how Load loads a run.
+type Option func(*options)
+
+// options are what Options set.
+type options struct {
+	reg *layers.Registry
+}
+
+// WithRegistry makes Load build the model's variants from reg (see
+// model.FromConfig): how a run of a variant of one's own is loaded.
+func WithRegistry(reg *layers.Registry) Option {
+	return func(o *options) { o.reg = reg }
+}
+
+// Load loads the model of the run directory dir in one call: its config
+// and weights from the checkpoint which: "best", "final" or "averaged"
+// (that file of dir, rundir.Best, Final, Averaged) or a path (a relative
+// one is in dir), rebuilt in float32 with the built-in variants (or those
+// of a registry given WithRegistry), and its tokenizer, checked against
+// the fingerprints the checkpoint records. A checkpoint that records a tokenizer (a run on
+// text) is refused without its bpe.txt and vocab.txt; one that records
+// none, of a synthetic task, loads without a Tokenizer.
+func Load(dir, which string, opts ...Option) (*Run, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	path := which
+	if named, ok := map[string]string{"best": rundir.Best, "final": rundir.Final, "averaged": rundir.Averaged}[which]; ok {
+		path = filepath.Join(dir, named)
+	} else if !filepath.IsAbs(which) {
+		path = filepath.Join(dir, which)
+	}
+	ck, err := checkpoint.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	m, params, err := ck.Model(tensor.Float32, o.reg)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := runTokenizer(ck, dir, m.Config().Vocab)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Model: m, Params: params, Tokenizer: tok, Path: path}, nil
+}
+
+// runTokenizer reads the tokenizer of the run directory dir, checked
+// against the checkpoint ck, whose model has vocab tokens: nil for a
+// synthetic task's run, without the files and without their fingerprints
+// in ck.
+func runTokenizer(ck *checkpoint.File, dir string, vocab int) (*data.Tokenizer, error) {
+	bpePath, vocabPath := filepath.Join(dir, rundir.BPE), filepath.Join(dir, rundir.Vocab)
+	_, recordsBPE := ck.Meta[data.BPEFingerprintKey]
+	_, recordsVocab := ck.Meta[data.VocabFingerprintKey]
+	var missing []string
+	for _, p := range []string{bpePath, vocabPath} {
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			missing = append(missing, p)
+		}
+	}
+	switch {
+	case len(missing) == 2 && !recordsBPE && !recordsVocab:
+		return nil, nil // a synthetic task's run
+	case len(missing) > 0 && (recordsBPE || recordsVocab):
+		return nil, errors.Errorf("%s was trained on text, with the tokenizer its metadata records, but %s is missing (a run trained from Go writes it when trainer.Data.Tokenizer is given)",
+			ck.Path, strings.Join(missing, " and "))
+	case len(missing) > 0:
+		return nil, errors.Errorf("%s is missing: a run's tokenizer is %s and %s together", missing[0], rundir.BPE, rundir.Vocab)
+	}
+	bpe, err := data.ReadBPEFile(bpePath)
+	if err != nil {
+		return nil, err
+	}
+	v, err := data.ReadVocabFile(vocabPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFingerprints(ck.Meta, ck.Path, dir, bpe, v); err != nil {
+		return nil, err
+	}
+	if v.Len() != vocab {
+		return nil, errors.Errorf("%s holds %d tokens but the model of %s has %d", vocabPath, v.Len(), ck.Path, vocab)
+	}
+	return &data.Tokenizer{BPE: bpe, Vocab: v}, nil
+}
+
+// checkFingerprints refuses a bpe.txt or vocab.txt of dir that is not the
+// one the checkpoint at path (metadata meta) was trained with (edited,
+// emptied or reordered since), and a checkpoint that records no
+// fingerprints, whose tokenizer cannot be checked.
+func checkFingerprints(meta map[string]string, path, dir string, bpe *data.BPE, vocab *data.Vocab) error {
+	for _, f := range []struct{ key, file, have string }{
+		{data.BPEFingerprintKey, rundir.BPE, bpe.Fingerprint()},
+		{data.VocabFingerprintKey, rundir.Vocab, vocab.Fingerprint()},
+	} {
+		want, ok := meta[f.key]
+		if !ok {
+			return errors.Errorf("%s records no %s (the fingerprint of the %s it was trained with), so %s cannot be checked against it",
+				path, f.key, f.file, filepath.Join(dir, f.file))
+		}
+		if want != f.have {
+			return errors.Errorf("%s is not the file the model was trained with (its SHA-256 differs from the checkpoint's)", filepath.Join(dir, f.file))
+		}
+	}
+	return nil
+}

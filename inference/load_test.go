@@ -1,0 +1,205 @@
+package inference_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/inference"
+	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/checkpoint"
+)
+
+// numbersTokenizer is a tokenizer of German and English number words.
+func numbersTokenizer(t *testing.T) *data.Tokenizer {
+	t.Helper()
+	text := strings.Fields("eins zwei drei vier fünf sechs sieben acht neun one two three four five six seven eight nine")
+	bpe, err := data.LearnBPE(text, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs [][]string
+	for _, w := range text {
+		seqs = append(seqs, bpe.Encode(w))
+	}
+	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &data.Tokenizer{BPE: bpe, Vocab: vocab}
+}
+
+// savedRun writes a run directory holding a model of kind with random
+// weights as final.safetensors, and a tokenizer of number words.
+func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
+	t.Helper()
+	dir := t.TempDir()
+	tok := numbersTokenizer(t)
+	if err := tok.BPE.WriteFile(filepath.Join(dir, "bpe.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tok.Vocab.WriteFile(filepath.Join(dir, "vocab.txt")); err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint()}
+	cfg, err := model.Preset("tiny", tok.Vocab.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Kind, cfg.DModel, cfg.Heads, cfg.DFF, cfg.Dropout = kind, 64, 4, 128, 0
+	m, err := model.FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(4, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.Save(filepath.Join(dir, "final.safetensors"), cfg, params, meta); err != nil {
+		t.Fatal(err)
+	}
+	return dir, tok
+}
+
+// TestLoad loads run directories of each kind, and refuses a
+// tokenizer edited since training.
+func TestLoad(t *testing.T) {
+	sentences := []string{"drei eins vier", "neun"}
+	search := model.Search{Method: model.MethodGreedy, MaxLen: 4, Batch: 2}
+	dir, _ := savedRun(t, model.KindEncoderOnly)
+	r, err := inference.Load(dir, "final")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tokenizer == nil || r.Path != filepath.Join(dir, "final.safetensors") || r.Model.Config().Kind != model.KindEncoderOnly {
+		t.Fatalf("loaded %+v", r)
+	}
+	if tags, err := r.Tag(sentences); err != nil || len(tags) != 2 {
+		t.Errorf("Tag: %q, %v", tags, err)
+	}
+	if _, err := r.Translate(sentences, search); err == nil || !strings.Contains(err.Error(), "a model that generates") {
+		t.Errorf("Translate with an encoder-only model: %v", err)
+	}
+	if _, err := r.Continue(sentences, search); err == nil || !strings.Contains(err.Error(), "needs a decoder-only model") {
+		t.Errorf("Continue with an encoder-only model: %v", err)
+	}
+
+	dir, tok := savedRun(t, model.KindDecoderOnly)
+	r, err = inference.Load(dir, filepath.Join(dir, "final.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Continue(sentences, search)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := model.NewDecoder(nil, r.Model, r.Params)
+	defer d.Close()
+	for i, s := range sentences {
+		want, err := d.Decode([][]int{tok.Encode(s)}, search)
+		if err != nil || got[i] != tok.Decode(want[0][0].Tokens) {
+			t.Errorf("Continue(%q) = %q, the decoder's continuation %q (%v)", s, got[i], tok.Decode(want[0][0].Tokens), err)
+		}
+	}
+	if _, err := r.Tag(sentences); err == nil || !strings.Contains(err.Error(), "needs an encoder-only model") {
+		t.Errorf("Tag with a decoder-only model: %v", err)
+	}
+
+	vocabFile, _ := os.ReadFile(filepath.Join(dir, "vocab.txt"))
+	lines := strings.SplitAfter(string(vocabFile), "\n")
+	lines[len(lines)-2], lines[len(lines)-3] = lines[len(lines)-3], lines[len(lines)-2] // the last two tokens swapped
+	os.WriteFile(filepath.Join(dir, "vocab.txt"), []byte(strings.Join(lines, "")), 0o644)
+	if _, err := inference.Load(dir, "final"); err == nil || !strings.Contains(err.Error(), "vocab.txt is not the file the model was trained with") {
+		t.Errorf("an edited vocab.txt: %v", err)
+	}
+	if _, err := inference.Load(dir, "best"); err == nil || !strings.Contains(err.Error(), "best.safetensors") {
+		t.Errorf("a missing checkpoint: %v", err)
+	}
+	// A run on text is refused without its tokenizer.
+	os.Remove(filepath.Join(dir, "bpe.txt"))
+	os.Remove(filepath.Join(dir, "vocab.txt"))
+	if _, err = inference.Load(dir, "final"); err == nil || !strings.Contains(err.Error(), "trained on text") || !strings.Contains(err.Error(), "bpe.txt and ") {
+		t.Fatalf("a run on text without bpe.txt and vocab.txt: %v, want an error naming them", err)
+	}
+}
+
+// TestLoadOfASyntheticTask: a checkpoint that records no tokenizer,
+// without bpe.txt and vocab.txt, loads without a Tokenizer, and generating
+// text from it says so.
+func TestLoadOfASyntheticTask(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := model.Preset("tiny", 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Kind, cfg.DModel, cfg.DFF = model.KindDecoderOnly, 32, 64
+	m, err := model.FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.Save(filepath.Join(dir, "final.safetensors"), cfg, params, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := inference.Load(dir, "final")
+	if err != nil || r.Tokenizer != nil {
+		t.Fatalf("a synthetic task's run: %+v, %v", r, err)
+	}
+	if _, err := r.Continue([]string{"a"}, model.DefaultSearch()); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
+		t.Errorf("Continue without a tokenizer: %v", err)
+	}
+}
+
+// noBiasFFN is a feed-forward sublayer of one's own: the paper's network
+// without biases.
+type noBiasFFN struct{ dModel, dFF int }
+
+func (f noBiasFFN) Apply(s *graph.Scope, x *G.Node) *G.Node {
+	h := s.ReLU(layers.Linear{In: f.dModel, Out: f.dFF, NoBias: true}.Apply(s.In("linear1"), x))
+	return layers.Linear{In: f.dFF, Out: f.dModel, NoBias: true}.Apply(s.In("linear2"), h)
+}
+
+// TestLoadWithRegistry loads a run of a variant of one's own in one call;
+// without its registry the error names the variant.
+func TestLoadWithRegistry(t *testing.T) {
+	dir := t.TempDir()
+	reg := layers.NewRegistry()
+	err := reg.FFN.Register("nobias", func(z layers.Sizes) layers.FFN { return noBiasFFN{dModel: z.DModel, dFF: z.DFF} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := model.Preset("tiny", 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.FFN, cfg.DModel, cfg.DFF = "nobias", 32, 64
+	m, err := model.FromConfig(cfg, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.Save(filepath.Join(dir, "final.safetensors"), m.Config(), params, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inference.Load(dir, "final"); err == nil || !strings.Contains(err.Error(), `unknown ffn "nobias"`) {
+		t.Errorf("a variant of one's own without its registry: %v", err)
+	}
+	r, err := inference.Load(dir, "final", inference.WithRegistry(reg))
+	if err != nil || r.Model.Config().FFN != "nobias" {
+		t.Fatalf("with the registry: %v", err)
+	}
+}

@@ -7,13 +7,13 @@ import (
 )
 
 // Runtime is where and how compiled programs run: the device, the precision
-// of their matrix products, and the memory they run in, within its MemoryLimit: the arena in which
-// every program compiled on it lays out its intermediate tensors, and the
-// copies of the weights packed for its matrix products, which its programs
-// share while the weights' versions stay the same (see Params.Updated). It
-// is a property of programs, not of a graph or a model: one graph, one op
-// set and one parameter store compile onto runtimes of any device and
-// precision.
+// of their matrix products, and the memory they run in, within its
+// MemoryLimit: the arena in which every program compiled on it lays out its
+// intermediate tensors, and the copies of the weights packed for its matrix
+// products, which its programs share while the weights' versions stay the
+// same (see Params.Updated). It is a property of programs, not of a graph or
+// a model: one graph, one op set and one parameter store compile onto
+// runtimes of any device and precision.
 //
 // Programs compiled on one Runtime share its memory, so only one of them
 // runs at a time and what a program computed is valid only until another

@@ -71,8 +71,7 @@ func (r *Rig) TrainStep() error {
 	if err := r.train.Run(); err != nil {
 		return err
 	}
-	accumulate(r.grads, r.train, true, false)
-	return r.adam.Update(r.p, r.grads, 1e-4)
+	return r.adam.Update(r.p, setGrads(r.grads, r.train), 1e-4)
 }
 
 // Forward runs one forward pass of the scoring graph as Trainer.Evaluate

@@ -595,7 +595,11 @@ func (t *Trainer) clearAcc() {
 
 // programGrads are p's gradients, by parameter name.
 func programGrads(p *graph.Program) map[string]*tensor.Dense {
-	grads := map[string]*tensor.Dense{}
+	return setGrads(map[string]*tensor.Dense{}, p)
+}
+
+// setGrads sets grads to p's gradients, by parameter name, and returns it.
+func setGrads(grads map[string]*tensor.Dense, p *graph.Program) map[string]*tensor.Dense {
 	for _, name := range p.ParamNames() {
 		grads[name] = p.Grad(name)
 	}
@@ -624,37 +628,6 @@ func (t *Trainer) trainProgram(b data.Batch) (*graph.Program, error) {
 	return t.train.Get(sh.String(), func() (*graph.Program, error) {
 		return model.CompileTrain(t.rt, t.m, t.params, sh, t.rng)
 	})
-}
-
-// accumulate adds the program's gradients into grads. The first batch's are
-// taken as they are, or copied if more batches will run (a program's
-// gradients are overwritten by its next run).
-func accumulate(grads map[string]*tensor.Dense, p *graph.Program, first, copyFirst bool) {
-	for _, name := range p.ParamNames() {
-		g := p.Grad(name)
-		acc, ok := grads[name]
-		switch {
-		case ok && !first:
-			addInto(acc, g)
-		case copyFirst:
-			grads[name] = g.Clone().(*tensor.Dense)
-		default:
-			grads[name] = g
-		}
-	}
-}
-
-func addInto(acc, g *tensor.Dense) {
-	switch a := acc.Data().(type) {
-	case []float32:
-		for i, v := range g.Data().([]float32) {
-			a[i] += v
-		}
-	case []float64:
-		for i, v := range g.Data().([]float64) {
-			a[i] += v
-		}
-	}
 }
 
 // gradScale is the factor that multiplies every gradient: scale, reduced

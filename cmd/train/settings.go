@@ -62,8 +62,8 @@ type settings struct {
 	// settings of a new run set every one the run uses (see complete).
 	Warmup   *int     `json:"warmup,omitempty"`
 	LRFactor *float64 `json:"lr_factor,omitempty"`
-	// Optimizer, WeightDecay, Schedule and LR are empty or left out in the
-	// run.json of a run older than them: Adam with the paper's schedule.
+	// Optimizer and Schedule empty (or left out of run.json) are Adam and
+	// the paper's schedule.
 	Optimizer   string   `json:"optimizer,omitempty"`
 	WeightDecay *float64 `json:"weight_decay,omitempty"`
 	Schedule    string   `json:"schedule,omitempty"`
@@ -80,8 +80,8 @@ type settings struct {
 	Keep        int      `json:"keep"`
 	Average     int      `json:"average"`
 	Out         string   `json:"out"`
-	// Precision is that of the matrix products (graph.Precision); run.json
-	// files of older runs have none: float32.
+	// Precision is that of the matrix products (graph.Precision); empty
+	// is float32.
 	Precision string `json:"precision,omitempty"`
 }
 
@@ -172,7 +172,7 @@ func presetList() string {
 // synthetic reports whether the task needs no files.
 func (s settings) synthetic() bool { return s.Task != "files" }
 
-// kind is the model kind; run.json files of older runs have none.
+// kind is the model kind; an empty Model is the encoder-decoder.
 func (s settings) kind() string {
 	if s.Model == "" {
 		return model.KindEncoderDecoder
@@ -313,8 +313,7 @@ func (s *settings) absPaths() error {
 }
 
 // checkInputs checks that the input files a run.json names exist, naming
-// the field: paths of runs written before they were made absolute resolve
-// from where the command runs.
+// the field: relative paths resolve from where the command runs.
 func (s *settings) checkInputs() error {
 	for _, field := range []string{"train_src", "train_tgt", "valid_src", "valid_tgt", "config_file"} {
 		p := *s.inputs()[field]
@@ -542,10 +541,10 @@ func loadSettings(dir string) (settings, error) {
 	}
 	s.Out = dir
 	if s.KeepBest == "" {
-		s.KeepBest = "loss" // a run.json written before -keep-best
+		s.KeepBest = "loss" // a run.json without keep_best
 	}
 	if s.LRFactor != nil && *s.LRFactor == 0 {
-		s.LRFactor = nil // older runs wrote 0 for a factor they did not use; a given 0 is refused
+		s.LRFactor = nil // a run.json's 0 is a factor the run did not use; a given 0 is refused
 	}
 	err = s.check()
 	if err == nil {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pkg/errors"
-
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/trainer/dist"
 )
@@ -23,7 +21,7 @@ type Options struct {
 	// Optimizer is OptimizerAdam (the default) or OptimizerAdamW.
 	Optimizer string
 	// WeightDecay is AdamW's decoupled weight decay λ (default 0.01; a
-	// given 0 is none); Adam has none, and refuses one above 0.
+	// given 0 is none); Adam has none, and refuses one given, 0 included.
 	WeightDecay *float64
 	// Schedule names the learning-rate schedule (see Schedule): "paper"
 	// (the default), "constant", "linear" or "cosine".
@@ -112,17 +110,13 @@ const (
 
 // WithDefaults is o with every field left out that has a default set to
 // it; the pointer fields of the result are all set but LR or LRFactor
-// (the one the schedule does not use).
+// (the one the schedule does not use) and, for Adam, WeightDecay.
 func (o Options) WithDefaults() Options {
 	if o.Optimizer == "" {
 		o.Optimizer = OptimizerAdam
 	}
-	if o.WeightDecay == nil {
-		decay := 0.0
-		if o.Optimizer == OptimizerAdamW {
-			decay = DefaultWeightDecay
-		}
-		o.WeightDecay = &decay
+	if o.WeightDecay == nil && o.Optimizer == OptimizerAdamW {
+		o.WeightDecay = new(DefaultWeightDecay)
 	}
 	if o.Schedule == "" {
 		o.Schedule = SchedulePaper
@@ -172,49 +166,40 @@ func (o Options) schedule(dModel int) Schedule {
 }
 
 // Validate checks the options, fields left out standing for their
-// defaults, and reports every bad one in one error.
+// defaults, and reports every bad one in one error, of type Problems.
 func (o Options) Validate() error {
-	var bad []string
-	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	var ps Problems
+	add := func(format string, args ...any) { ps = append(ps, Problem{Format: format, Args: args}) }
 	o.validateRates(add) // before the defaults: only what was given
-	rates := len(bad)
+	rates := len(ps)
 	o = o.WithDefaults()
-	if o.Steps <= 0 {
-		add("Steps must be positive, have %d", o.Steps)
-	}
-	if !slices.Contains(Optimizers(), o.Optimizer) {
-		add("Optimizer %q: want one of %v", o.Optimizer, Optimizers())
-	}
-	if o.Steps > 0 && rates == 0 { // a bad rate is reported once
-		if err := o.schedule(1).Validate(); err != nil {
-			add("%v", err)
+	for _, c := range []struct {
+		field    Field
+		v, least int
+	}{
+		{"Steps", o.Steps, 1}, {"Accumulate", o.Accumulate, 1}, {"EvalEvery", o.EvalEvery, 1}, {"SaveEvery", o.SaveEvery, 1},
+		{"CheckEvery", o.CheckEvery, 0}, {"LogEvery", o.LogEvery, 0}, {"Patience", o.Patience, 0}, {"KeepLast", o.KeepLast, 1},
+	} {
+		if c.v < c.least {
+			add("%v: want a number from %d", Given{c.field, c.v}, c.least)
 		}
 	}
+	if !slices.Contains(Optimizers(), o.Optimizer) {
+		add("%q: want one of %s", Given{"Optimizer", o.Optimizer}, strings.Join(Optimizers(), ", "))
+	}
+	if o.Steps > 0 && rates == 0 { // a bad rate is reported once
+		ps = append(ps, o.schedule(1).problems()...)
+	}
 	if !(o.ClipNorm >= 0) || math.IsInf(o.ClipNorm, 0) {
-		add("ClipNorm must be finite and not negative, have %g", o.ClipNorm)
-	}
-	if o.Accumulate <= 0 {
-		add("Accumulate must be at least 1 batch, have %d", o.Accumulate)
-	}
-	if o.EvalEvery <= 0 || o.SaveEvery <= 0 {
-		add("EvalEvery and SaveEvery must be positive, have %d and %d", o.EvalEvery, o.SaveEvery)
-	}
-	if o.CheckEvery < 0 || o.LogEvery < 0 {
-		add("CheckEvery and LogEvery must not be negative, have %d and %d", o.CheckEvery, o.LogEvery)
-	}
-	if o.Patience < 0 {
-		add("Patience must not be negative (0: never stop early), have %d", o.Patience)
-	}
-	if o.KeepLast <= 0 {
-		add("KeepLast must be at least 1, have %d", o.KeepLast)
+		add("%v: want a finite number from 0", Given{"ClipNorm", o.ClipNorm})
 	}
 	if o.OutDir == "" {
-		add("OutDir is required")
+		add("%s is required", Field("OutDir"))
 	}
-	if len(bad) == 0 {
+	if len(ps) == 0 {
 		return nil
 	}
-	return errors.Errorf("bad training options: %s", strings.Join(bad, "; "))
+	return ps
 }
 
 // validateRates checks the given weight decay, schedule, rates and
@@ -223,29 +208,86 @@ func (o Options) validateRates(add func(string, ...any)) {
 	if d := o.WeightDecay; d != nil {
 		switch {
 		case !(*d >= 0) || math.IsInf(*d, 0):
-			add("WeightDecay must be finite and not negative, have %g", *d)
-		case *d != 0 && o.Optimizer != OptimizerAdamW:
-			add("WeightDecay %g needs Optimizer %q (Adam has no decoupled weight decay)", *d, OptimizerAdamW)
+			add("%v: want a finite number from 0", Given{"WeightDecay", *d})
+		case o.Optimizer != OptimizerAdamW:
+			add("%v needs %s %s (Adam has no decoupled weight decay)", Given{"WeightDecay", *d}, Field("Optimizer"), OptimizerAdamW)
 		}
 	}
 	for _, r := range []struct {
-		name string
-		v    *float64
+		field Field
+		v     *float64
 	}{{"LR", o.LR}, {"LRFactor", o.LRFactor}} {
 		if r.v != nil && !positive(*r.v) {
-			add("%s must be positive and finite when given, have %g", r.name, *r.v)
+			add("%v: want a number in (0, +Inf)", Given{r.field, *r.v})
 		}
 	}
 	switch {
 	case o.LR != nil && o.LRFactor != nil:
-		add("give LR (the peak rate) or LRFactor (the paper's factor), not both: have %g and %g", *o.LR, *o.LRFactor)
+		add("give %s (the peak rate) or %s (the paper's schedule's factor), not both: have %v and %v", Field("LR"), Field("LRFactor"), *o.LR, *o.LRFactor)
 	case o.Schedule != "" && !slices.Contains(Schedules(), o.Schedule):
-		add("schedule %q: want one of %v", o.Schedule, Schedules())
+		add("%q: want one of %s", Given{"Schedule", o.Schedule}, strings.Join(Schedules(), ", "))
 	case o.LRFactor != nil && o.Schedule != "" && o.Schedule != SchedulePaper:
-		add("LRFactor %g is the paper's schedule's; the %s schedule takes LR", *o.LRFactor, o.Schedule)
+		add("%s is the paper's schedule's; %v takes %s", Field("LRFactor"), Given{"Schedule", o.Schedule}, Field("LR"))
 	}
 	if o.Warmup != nil && *o.Warmup < 0 {
-		add("Warmup must not be negative, have %d", *o.Warmup)
+		add("%v: want a number from 0", Given{"Warmup", *o.Warmup})
 	}
 }
 
+// Field names an option, a field of Options, in a Problem's message.
+type Field string
+
+// Given is an option and its value as given, in a Problem's message:
+// "Field value" (with the verb %q, the value quoted).
+type Given struct {
+	Field Field
+	Value any
+}
+
+// Format writes the field and the value, this with the verb.
+func (g Given) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, "%s %"+string(verb), g.Field, g.Value)
+}
+
+// Problem is one bad option: a message whose Field and Given arguments
+// a caller may name its own way, as a command names its flags.
+type Problem struct {
+	Format string
+	Args   []any
+}
+
+// Say is the message, each Field and Given argument passed through name
+// first (nil: as they are); a Field comes to name as a Given without a
+// value.
+func (p Problem) Say(name func(Given) Given) string {
+	args := slices.Clone(p.Args)
+	for i, a := range args {
+		switch a := a.(type) {
+		case Field:
+			if name != nil {
+				args[i] = name(Given{Field: a}).Field
+			}
+		case Given:
+			if name != nil {
+				args[i] = name(a)
+			}
+		}
+	}
+	return fmt.Sprintf(p.Format, args...)
+}
+
+// Problems are the bad options Options.Validate found, as its error.
+type Problems []Problem
+
+// Error is every problem's message, the options named as Options names
+// them.
+func (ps Problems) Error() string { return "bad training options: " + ps.Say(nil) }
+
+// Say is every problem's message (see Problem.Say), joined by "; ".
+func (ps Problems) Say(name func(Given) Given) string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Say(name)
+	}
+	return strings.Join(msgs, "; ")
+}

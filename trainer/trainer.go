@@ -106,7 +106,7 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 	if err := sched.Validate(); err != nil {
 		return nil, err
 	}
-	adam, err := NewAdamW(params, *opt.WeightDecay)
+	adam, err := NewAdamW(params, value(opt.WeightDecay))
 	if err != nil {
 		return nil, err
 	}

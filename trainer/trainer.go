@@ -116,7 +116,7 @@ func New(m model.Model, params *graph.Params, d Data, opt Options, rep Reporter)
 		if dir, err = prepareOutDir(opt.OutDir); err != nil {
 			return nil, err
 		}
-		if err := saveTokenizer(d.Tokenizer, opt.OutDir); err != nil {
+		if err := SaveTokenizer(d.Tokenizer, opt.OutDir); err != nil {
 			return nil, err
 		}
 	}

@@ -539,7 +539,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 	if err := dir.Clear(); err != nil {
 		return nil, err
 	}
-	if err := writeTokenizer(dir, c.tok); err != nil {
+	if err := trainer.SaveTokenizer(c.tok, dir.Root()); err != nil {
 		return nil, err
 	}
 	if err := dir.Check(); err == nil {

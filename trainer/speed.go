@@ -17,7 +17,7 @@ import (
 // model on one fixed batch of random ids, for benchmarks.
 type Rig struct {
 	Batch model.Batch
-	m     *model.Transformer
+	m     model.Model
 	p     *graph.Params
 	train *graph.Program
 	fwd   *graph.Program
@@ -26,15 +26,11 @@ type Rig struct {
 	thaw  func() // unfreezes the parameters that Forward froze; nil when not frozen
 }
 
-// NewRig builds the model of cfg with float32 parameters and compiles its
-// training and scoring programs (as Trainer.Evaluate runs) for batches of
-// shape sh, to run on rt.
+// NewRig builds the model of cfg with float32 parameters (model.Init, seed
+// 1) and compiles its training and scoring programs (as Trainer.Evaluate
+// runs) for batches of shape sh, to run on rt.
 func NewRig(cfg model.Config, sh model.Shape, rt *graph.Runtime) (*Rig, error) {
-	m, err := model.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	m, params, err := model.Init(cfg, tensor.Float32, 1)
 	if err != nil {
 		return nil, err
 	}

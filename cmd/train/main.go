@@ -38,7 +38,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -511,11 +510,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.FromConfig(cfg, nil)
-	if err != nil {
-		return nil, err
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(s.Seed, 2)))
+	m, params, err := model.Init(cfg, tensor.Float32, s.Seed)
 	if err != nil {
 		return nil, err
 	}

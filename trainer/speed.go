@@ -48,14 +48,17 @@ func NewRig(cfg model.Config, sh model.Shape, rt *graph.Runtime) (*Rig, error) {
 // randomBatch is a full batch of random non-reserved ids.
 func randomBatch(sh model.Shape, vocab int) model.Batch {
 	rng := rand.New(rand.NewPCG(1, 1))
-	ids := func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = 4 + rng.IntN(vocab-4)
+	rows := func(n int) [][]int {
+		r := make([][]int, sh.Batch)
+		for i := range r {
+			r[i] = make([]int, n)
+			for j := range r[i] {
+				r[i][j] = 4 + rng.IntN(vocab-4)
+			}
 		}
-		return s
+		return r
 	}
-	return model.Batch{Shape: sh, Src: ids(sh.Batch * sh.SrcLen), TgtIn: ids(sh.Batch * sh.TgtLen), TgtOut: ids(sh.Batch * sh.TgtLen)}
+	return model.NewBatch(rows(sh.SrcLen), rows(sh.TgtLen), rows(sh.TgtLen), false)
 }
 
 // TrainStep runs one training step, unfreezing the parameters first.

@@ -54,12 +54,11 @@ type Trainer struct {
 	dir os.FileInfo
 	// stepLoss is the loss of the last update.
 	stepLoss float64
-	// acc holds the gradients summed over accumulated batches, and flat32
-	// or flat64 the buffer of their all-reduce, when there is more than one
-	// batch or rank to sum.
-	acc    map[string]*tensor.Dense
-	flat32 []float32
-	flat64 []float64
+	// acc holds the gradients summed over accumulated batches, and flat
+	// the buffer of their all-reduce ([]float32 or []float64), when there
+	// is more than one batch or rank to sum.
+	acc  map[string]*tensor.Dense
+	flat any
 }
 
 // window sums up the steps since the last evaluation.
@@ -368,16 +367,7 @@ func setGrads(grads map[string]*tensor.Dense, p *graph.Program) map[string]*tens
 // addScaled adds n times p's gradients into acc.
 func addScaled(acc map[string]*tensor.Dense, p *graph.Program, n float64) {
 	for _, name := range p.ParamNames() {
-		switch a := acc[name].Data().(type) {
-		case []float32:
-			for i, v := range p.Grad(name).Data().([]float32) {
-				a[i] += float32(n) * v
-			}
-		case []float64:
-			for i, v := range p.Grad(name).Data().([]float64) {
-				a[i] += n * v
-			}
-		}
+		elemsOf(acc[name].Dtype()).addScaled(acc[name], p.Grad(name), n)
 	}
 }
 
@@ -400,27 +390,11 @@ func gradScale(names []string, grads map[string]*tensor.Dense, scale, clip float
 	var sq float64
 	for _, name := range names {
 		if g, ok := grads[name]; ok {
-			sq += sumSquares(g)
+			sq += elemsOf(g.Dtype()).sumSquares(g)
 		}
 	}
 	if norm := scale * math.Sqrt(sq); norm > clip {
 		scale *= clip / norm
 	}
 	return scale
-}
-
-// sumSquares is Σ g², summed in float64.
-func sumSquares(g *tensor.Dense) float64 {
-	var sq float64
-	switch d := g.Data().(type) {
-	case []float32:
-		for _, v := range d {
-			sq += float64(v) * float64(v)
-		}
-	case []float64:
-		for _, v := range d {
-			sq += v * v
-		}
-	}
-	return sq
 }

@@ -91,5 +91,5 @@ func (p Learned) Apply(s *graph.Scope, x *G.Node, at *Slot) *G.Node {
 // itself, or that learn them from a causal mask alone.
 type NoPositions struct{}
 
-// Apply returns x.
+// Apply leaves x as it is: the positions, if any, come from elsewhere.
 func (NoPositions) Apply(_ *graph.Scope, x *G.Node, _ *Slot) *G.Node { return x }

@@ -42,8 +42,7 @@ type Config struct {
 	// are attention "multi-head", "grouped-query", "rotary" or "alibi",
 	// ffn "relu" or "swiglu", norm "layer" or "rms" and positions
 	// "sinusoidal", "learned" or "none"; a program may register its own.
-	// Empty Attention and FFN mean "multi-head" and "relu", as in configs
-	// written before they were recorded.
+	// Empty Attention and FFN mean "multi-head" and "relu".
 	Attention string `json:"attention"`
 	FFN       string `json:"ffn"`
 	Norm      string `json:"norm"`
@@ -51,8 +50,7 @@ type Config struct {
 }
 
 // Equal reports whether c and o describe the same model. An option of a
-// built-in variant that one leaves out stands for its default, as in
-// configs written before every option was recorded.
+// built-in variant that one leaves out stands for its default.
 func (c Config) Equal(o Config) bool {
 	return reflect.DeepEqual(c.withOptions(), o.withOptions())
 }
@@ -70,8 +68,8 @@ func (c Config) withOptions() Config {
 // The model kinds a Config can describe.
 const (
 	KindEncoderDecoder = "encoder-decoder" // Transformer, the paper's
-	KindDecoderOnly    = "decoder-only"    // DecoderOnly, a GPT-style language model
-	KindEncoderOnly    = "encoder-only"    // EncoderOnly, a tagger: a target token at every source position
+	KindDecoderOnly    = "decoder-only"    // a decoder alone: a GPT-style language model
+	KindEncoderOnly    = "encoder-only"    // an encoder alone: a tagger, a target token at every source position
 )
 
 // KindLayout is how a model of the built-in kind reads batches (its
@@ -84,8 +82,8 @@ func KindLayout(kind string) Layout {
 // Kinds lists the model kinds.
 func Kinds() []string { return []string{KindEncoderDecoder, KindDecoderOnly, KindEncoderOnly} }
 
-// withDefaults fills the fields that configs written before they existed
-// leave empty: Kind, Attention and FFN.
+// withDefaults fills the fields a config may leave empty: Kind, Attention
+// and FFN.
 func (c Config) withDefaults() Config {
 	if c.Kind == "" {
 		c.Kind = KindEncoderDecoder

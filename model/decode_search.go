@@ -170,7 +170,8 @@ func (b *beams) candidates(lp []float64, vocab int) []candidate {
 	return cands
 }
 
-// finish records a hypothesis.
+// finish adds tokens to the finished hypotheses, scored by their
+// log-probability over the length penalty; ended counts the EOS.
 func (b *beams) finish(tokens []int, logp float64, ended bool) {
 	n := len(tokens)
 	if ended {

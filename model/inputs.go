@@ -129,6 +129,34 @@ func Feed(p *graph.Program, dt tensor.Dtype, b Batch) error {
 	return nil
 }
 
+// NewBatch pads rows into a batch of len(src) rows: row i of Src, TgtIn
+// and TgtOut is src[i], tgtIn[i] and tgtOut[i] (a nil tgtIn: PadID
+// throughout), then PadID. SrcLen and TgtLen are the longest source and
+// target rows, or with aligned (Layout.Aligned) both the longer of them.
+func NewBatch(src, tgtIn, tgtOut [][]int, aligned bool) Batch {
+	sh := Shape{Batch: len(src)}
+	for i := range src {
+		sh.SrcLen = max(sh.SrcLen, len(src[i]))
+		sh.TgtLen = max(sh.TgtLen, len(tgtOut[i]))
+		if tgtIn != nil {
+			sh.TgtLen = max(sh.TgtLen, len(tgtIn[i]))
+		}
+	}
+	if aligned {
+		sh.SrcLen = max(sh.SrcLen, sh.TgtLen)
+		sh.TgtLen = sh.SrcLen
+	}
+	b := Batch{Shape: sh, Src: make([]int, sh.Batch*sh.SrcLen), TgtIn: make([]int, sh.Batch*sh.TgtLen), TgtOut: make([]int, sh.Batch*sh.TgtLen)}
+	for i := range src {
+		copy(b.Src[i*sh.SrcLen:], src[i])
+		if tgtIn != nil {
+			copy(b.TgtIn[i*sh.TgtLen:], tgtIn[i])
+		}
+		copy(b.TgtOut[i*sh.TgtLen:], tgtOut[i])
+	}
+	return b
+}
+
 // check reports a batch whose slices do not match its shape.
 func (b Batch) check(src, tgt bool) error {
 	n := b.Batch * b.TgtLen

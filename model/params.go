@@ -11,6 +11,18 @@ import (
 	"github.com/transformer-go/transformer/graph"
 )
 
+// Init is a new model of cfg (FromConfig, with the built-in variants) and
+// its parameters of element type dt drawn from seed (NewParams): the
+// weights cmd/train's run with -seed seed starts from.
+func Init(cfg Config, dt tensor.Dtype, seed uint64) (Model, *graph.Params, error) {
+	m, err := FromConfig(cfg, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	params, err := NewParams(m, dt, rand.New(rand.NewPCG(seed, 2)))
+	return m, params, err
+}
+
 // NewParams creates every parameter of m, of element type dt, initialised from
 // rng (Xavier-uniform weights, N(0, 1/dModel) embeddings, zero biases, unit
 // norm gains).

@@ -180,9 +180,8 @@ func runBatch(p *graph.Program, m Model, dt tensor.Dtype, b Batch) error {
 // (its prefix) instead of tgt[0], and the prefix's positions but the last
 // have no target (PadID).
 func teacherForced(m Model, src, tgt [][]int, first int) (Batch, error) {
-	sh := Shape{Batch: len(src)}
 	ins := make([][]int, len(src))
-	skip := make([]int, len(src))
+	outs := make([][]int, len(src))
 	prompts := !m.Layout().Sources // may be empty
 	for i := range src {
 		if (len(src[i]) == 0 && !prompts) || len(tgt[i]) < 2 {
@@ -193,23 +192,7 @@ func teacherForced(m Model, src, tgt [][]int, first int) (Batch, error) {
 			prefix = g.Prefix(src[i])
 		}
 		ins[i] = append(prefix, tgt[i][1:len(tgt[i])-1]...)
-		skip[i] = len(prefix) - 1
-		sh.SrcLen = max(sh.SrcLen, len(src[i]))
-		sh.TgtLen = max(sh.TgtLen, len(ins[i]))
+		outs[i] = append(make([]int, len(prefix)-1), tgt[i][1:]...) // PadID under the prefix
 	}
-	if m.Layout().Aligned { // targets at the source positions
-		sh.SrcLen = max(sh.SrcLen, sh.TgtLen)
-		sh.TgtLen = sh.SrcLen
-	}
-	b := Batch{Shape: sh,
-		Src:    make([]int, sh.Batch*sh.SrcLen),
-		TgtIn:  make([]int, sh.Batch*sh.TgtLen),
-		TgtOut: make([]int, sh.Batch*sh.TgtLen),
-	}
-	for i := range src {
-		copy(b.Src[i*sh.SrcLen:], src[i])
-		copy(b.TgtIn[i*sh.TgtLen:], ins[i])
-		copy(b.TgtOut[i*sh.TgtLen+skip[i]:], tgt[i][1:])
-	}
-	return b, nil
+	return NewBatch(src, ins, outs, m.Layout().Aligned), nil // aligned: targets at the source positions
 }

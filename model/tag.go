@@ -60,7 +60,6 @@ func Tag(rt *graph.Runtime, m Model, params *graph.Params, srcs [][]int, batch i
 // themselves (any ids do: Tag reads no loss); first is the index of the
 // first, for errors.
 func tagBatch(cfg Config, srcs [][]int, first int) (Batch, error) {
-	n := 0
 	for i, src := range srcs {
 		if len(src) == 0 || len(src) > cfg.MaxLen {
 			return Batch{}, errors.Errorf("source %d has %d tokens, want 1 to the model's max_len %d", first+i+1, len(src), cfg.MaxLen)
@@ -70,12 +69,6 @@ func tagBatch(cfg Config, srcs [][]int, first int) (Batch, error) {
 				return Batch{}, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", first+i+1, j+1, id, cfg.Vocab)
 			}
 		}
-		n = max(n, len(src))
 	}
-	b := Batch{Shape: Shape{Batch: len(srcs), SrcLen: n, TgtLen: n}, Src: make([]int, len(srcs)*n), TgtIn: make([]int, len(srcs)*n)}
-	for i, src := range srcs {
-		copy(b.Src[i*n:], src)
-	}
-	b.TgtOut = b.Src
-	return b, nil
+	return NewBatch(srcs, nil, srcs, true), nil
 }

@@ -107,16 +107,7 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 		if len(theta.Shape()) >= 2 {
 			k.decay = a.WeightDecay
 		}
-		switch th := theta.Data().(type) {
-		case []float32:
-			jobs = appendChunks(jobs, len(th), func(lo, hi int) {
-				adamStep(th[lo:hi], g.Data().([]float32)[lo:hi], m.Data().([]float32)[lo:hi], v.Data().([]float32)[lo:hi], k)
-			})
-		case []float64:
-			jobs = appendChunks(jobs, len(th), func(lo, hi int) {
-				adamStep(th[lo:hi], g.Data().([]float64)[lo:hi], m.Data().([]float64)[lo:hi], v.Data().([]float64)[lo:hi], k)
-			})
-		}
+		jobs = elemsOf(theta.Dtype()).adam(jobs, theta, g, m, v, k)
 	}
 	parallel(jobs)
 	params.Updated(updated...) // their packed copies are stale

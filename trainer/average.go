@@ -72,12 +72,16 @@ func Average(paths []string, out string) error {
 			continue
 		}
 		for _, name := range sum.Names() {
-			addInto(sum.Value(name), params.Value(name))
+			s := sum.Value(name).Data().([]float64) // the checkpoints are read in float64
+			for j, v := range params.Value(name).Data().([]float64) {
+				s[j] += v
+			}
 		}
 	}
 	for _, name := range sum.Names() {
-		for j, v := range graph.Float64s(sum.Value(name)) {
-			sum.Value(name).Data().([]float64)[j] = v / float64(len(paths))
+		s := sum.Value(name).Data().([]float64)
+		for j := range s {
+			s[j] /= float64(len(paths))
 		}
 	}
 	return checkpoint.Save(out, cfg, sum, meta)

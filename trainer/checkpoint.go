@@ -123,24 +123,7 @@ func (t *Trainer) writeCheckpoint() (string, error) {
 // never writes weights over its last good checkpoint.
 func (t *Trainer) checkFinite() error {
 	for _, name := range t.params.Names() {
-		var bad float64
-		switch d := t.params.Value(name).Data().(type) {
-		case []float32:
-			for _, v := range d {
-				if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-					bad = f
-					break
-				}
-			}
-		case []float64:
-			for _, v := range d {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					bad = v
-					break
-				}
-			}
-		}
-		if bad != 0 {
+		if bad := elemsOf(t.params.Dtype()).nonFinite(t.params.Value(name)); bad != 0 {
 			return errors.Errorf("step %d: parameter %s holds %v; stopping. %s", t.adam.Step, name, bad, t.lastGood())
 		}
 	}

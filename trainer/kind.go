@@ -182,17 +182,11 @@ func (t *Trainer) alignedMatches(ex []data.Example) ([]bool, error) {
 // alignedBatch pads examples into one batch whose sources and targets
 // have the same length: source EOSID, BOSID target, target EOSID.
 func alignedBatch(ex []data.Example) model.Batch {
-	n := 0
-	for _, e := range ex {
-		n = max(n, len(e.Src)+1, len(e.Tgt)+1)
-	}
-	b := model.Batch{Shape: model.Shape{Batch: len(ex), SrcLen: n, TgtLen: n},
-		Src: make([]int, len(ex)*n), TgtIn: make([]int, len(ex)*n), TgtOut: make([]int, len(ex)*n)}
+	src, in, out := make([][]int, len(ex)), make([][]int, len(ex)), make([][]int, len(ex))
 	for i, e := range ex {
-		row := i * n
-		copy(b.Src[row:], append(slices.Clone(e.Src), data.EOSID))
-		copy(b.TgtIn[row:], append([]int{data.BOSID}, e.Tgt...))
-		copy(b.TgtOut[row:], append(slices.Clone(e.Tgt), data.EOSID))
+		src[i] = append(slices.Clone(e.Src), data.EOSID)
+		in[i] = append([]int{data.BOSID}, e.Tgt...)
+		out[i] = append(slices.Clone(e.Tgt), data.EOSID)
 	}
-	return b
+	return model.NewBatch(src, in, out, true)
 }

@@ -2,7 +2,6 @@ package trainer
 
 import (
 	"encoding/json"
-	"math"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
@@ -58,13 +57,7 @@ func (t *Trainer) reduce(grads map[string]*tensor.Dense, s sums) (sums, error) {
 		tail[tailStop] = 1
 	}
 	var err error
-	switch t.params.Dtype() {
-	case tensor.Float32:
-		t.flat32, err = allReduce(w.SumF32, t.flat32, names, grads, tail)
-	default:
-		t.flat64, err = allReduce(w.SumF64, t.flat64, names, grads, tail)
-	}
-	if err != nil {
+	if t.flat, err = elemsOf(t.params.Dtype()).allReduce(w, t.flat, names, grads, tail); err != nil {
 		return s, errors.Wrapf(err, "step %d", t.adam.Step+1)
 	}
 	return sums{tokens: tail[tailTokens], loss: tail[tailLoss], stop: tail[tailStop] > 0}, nil
@@ -103,7 +96,7 @@ func (t *Trainer) syncFromRoot() error {
 	m, v := t.adam.Moments()
 	for _, p := range []*graph.Params{t.params, m, v} {
 		for _, name := range p.Names() {
-			if err := broadcast(w, p.Value(name)); err != nil {
+			if err := elemsOf(p.Dtype()).broadcast(w, p.Value(name)); err != nil {
 				return err
 			}
 		}
@@ -130,17 +123,6 @@ func (t *Trainer) syncFromRoot() error {
 	return t.applyState(st)
 }
 
-// broadcast replaces d's values with rank 0's.
-func broadcast(w *dist.World, d *tensor.Dense) error {
-	switch v := d.Data().(type) {
-	case []float32:
-		return w.BroadcastF32(v)
-	case []float64:
-		return w.BroadcastF64(v)
-	}
-	return errors.Errorf("broadcasting a tensor of %v", d.Dtype())
-}
-
 // checkSame stops every rank if their parameters differ: a rank that
 // diverged (a bug, or different data) would otherwise go on silently.
 func (t *Trainer) checkSame() error {
@@ -152,19 +134,9 @@ func (t *Trainer) checkSame() error {
 
 // paramsHash is an FNV-1a hash of the parameters' bits, a word at a time.
 func paramsHash(p *graph.Params) uint64 {
-	const prime = 1099511628211
 	var h uint64 = 14695981039346656037
 	for _, name := range p.Names() {
-		switch v := p.Value(name).Data().(type) {
-		case []float32:
-			for _, x := range v {
-				h = (h ^ uint64(math.Float32bits(x))) * prime
-			}
-		case []float64:
-			for _, x := range v {
-				h = (h ^ math.Float64bits(x)) * prime
-			}
-		}
+		h = elemsOf(p.Dtype()).hash(h, p.Value(name))
 	}
 	return h
 }

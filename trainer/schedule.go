@@ -2,8 +2,7 @@ package trainer
 
 import (
 	"math"
-
-	"github.com/pkg/errors"
+	"strings"
 )
 
 // The learning-rate schedules (Schedule.Kind, Options.Schedule).
@@ -63,33 +62,50 @@ type Schedule struct {
 	Steps, Cooldown int
 }
 
-// Validate reports the schedule's first bad field.
+// Validate reports the schedule's first bad field, as Problems naming
+// the options of Options that set it: Schedule (Kind), LR (Peak), LRFactor
+// (Factor), Warmup, Steps and Cooldown.
 func (s Schedule) Validate() error {
+	if ps := s.problems(); len(ps) > 0 {
+		return ps
+	}
+	return nil
+}
+
+// problems is the schedule's first bad field, if any.
+func (s Schedule) problems() Problems {
 	kind := s.Kind
 	if kind == "" {
 		kind = SchedulePaper
 	}
+	var p Problem
 	switch {
 	case kind != SchedulePaper && kind != ScheduleConstant && kind != ScheduleLinear && kind != ScheduleCosine:
-		return errors.Errorf("schedule %q: want one of %v", s.Kind, Schedules())
+		p = Problem{"%q: want one of %s", []any{Given{"Schedule", s.Kind}, strings.Join(Schedules(), ", ")}}
 	case s.Steps < 0:
-		return errors.Errorf("schedule %s: steps must not be negative, have %d", kind, s.Steps)
-	case kind == SchedulePaper && (s.Warmup <= 0 || s.DModel <= 0):
-		return errors.Errorf("schedule paper: warm-up and d_model must be positive, have %d and %d", s.Warmup, s.DModel)
+		p = Problem{"%v: want a number from 0", []any{Given{"Steps", s.Steps}}}
+	case kind == SchedulePaper && s.DModel <= 0:
+		p = Problem{"schedule paper: d_model must be positive, have %d", []any{s.DModel}}
+	case kind == SchedulePaper && s.Warmup <= 0:
+		p = Problem{"%v: the paper's schedule needs a warm-up of at least 1 update (%s constant, linear and cosine take 0)",
+			[]any{Given{"Warmup", s.Warmup}, Field("Schedule")}}
 	case kind == SchedulePaper && s.Peak == 0 && !positive(s.Factor):
-		return errors.Errorf("schedule paper: give a positive, finite factor or peak rate, have factor %g", s.Factor)
+		p = Problem{"%v: want a number in (0, +Inf), or a peak rate %s", []any{Given{"LRFactor", s.Factor}, Field("LR")}}
 	case (kind != SchedulePaper || s.Peak != 0) && !positive(s.Peak):
-		return errors.Errorf("schedule %s: the peak rate must be positive and finite, have %g", kind, s.Peak)
+		p = Problem{"%v: want a number in (0, +Inf)", []any{Given{"LR", s.Peak}}}
 	case s.Warmup < 0:
-		return errors.Errorf("schedule %s: warm-up must not be negative, have %d", kind, s.Warmup)
+		p = Problem{"%v: want a number from 0", []any{Given{"Warmup", s.Warmup}}}
 	case (kind == ScheduleLinear || kind == ScheduleCosine) && s.Warmup >= s.Steps:
-		return errors.Errorf("schedule %s: warm-up (%d) must be shorter than the run (%d steps), to leave updates to decay over", kind, s.Warmup, s.Steps)
+		p = Problem{"%v: warm-up (%d) must be shorter than the run (%d steps), to leave updates to decay over",
+			[]any{Given{"Schedule", kind}, s.Warmup, s.Steps}}
 	case s.Cooldown < 0 || s.Cooldown > s.Steps:
-		return errors.Errorf("schedule %s: cooldown must be from 0 to the %d steps, have %d", kind, s.Steps, s.Cooldown)
+		p = Problem{"%v: want a number from 0 to the %d steps", []any{Given{"Cooldown", s.Cooldown}, s.Steps}}
 	case s.Cooldown > 0 && (kind == ScheduleLinear || kind == ScheduleCosine):
-		return errors.Errorf("schedule %s decays to the end of the run already: cooldown must be 0, have %d", kind, s.Cooldown)
+		p = Problem{"%v decays to the end of the run already: %v: want 0", []any{Given{"Schedule", kind}, Given{"Cooldown", s.Cooldown}}}
+	default:
+		return nil
 	}
-	return nil
+	return Problems{p}
 }
 
 // positive reports whether v is positive and finite.

@@ -17,7 +17,7 @@ import (
 // model on one fixed batch of random ids, for benchmarks.
 type Rig struct {
 	Batch model.Batch
-	m     *model.Transformer
+	m     model.Model
 	p     *graph.Params
 	train *graph.Program
 	fwd   *graph.Program
@@ -25,15 +25,11 @@ type Rig struct {
 	grads map[string]*tensor.Dense
 }
 
-// NewRig builds the model of cfg with float32 parameters and compiles its
-// training and scoring programs (as Trainer.Evaluate runs) for batches of
-// shape sh, to run on rt.
+// NewRig builds the model of cfg with float32 parameters (model.Init, seed
+// 1) and compiles its training and scoring programs (as Trainer.Evaluate
+// runs) for batches of shape sh, to run on rt.
 func NewRig(cfg model.Config, sh model.Shape, rt *graph.Runtime) (*Rig, error) {
-	m, err := model.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	m, params, err := model.Init(cfg, tensor.Float32, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -51,14 +47,17 @@ func NewRig(cfg model.Config, sh model.Shape, rt *graph.Runtime) (*Rig, error) {
 // randomBatch is a full batch of random non-reserved ids.
 func randomBatch(sh model.Shape, vocab int) model.Batch {
 	rng := rand.New(rand.NewPCG(1, 1))
-	ids := func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = 4 + rng.IntN(vocab-4)
+	rows := func(n int) [][]int {
+		r := make([][]int, sh.Batch)
+		for i := range r {
+			r[i] = make([]int, n)
+			for j := range r[i] {
+				r[i][j] = 4 + rng.IntN(vocab-4)
+			}
 		}
-		return s
+		return r
 	}
-	return model.Batch{Shape: sh, Src: ids(sh.Batch * sh.SrcLen), TgtIn: ids(sh.Batch * sh.TgtLen), TgtOut: ids(sh.Batch * sh.TgtLen)}
+	return model.NewBatch(rows(sh.SrcLen), rows(sh.TgtLen), rows(sh.TgtLen), false)
 }
 
 // TrainStep runs one training step.
@@ -69,8 +68,7 @@ func (r *Rig) TrainStep() error {
 	if err := r.train.Run(); err != nil {
 		return err
 	}
-	accumulate(r.grads, r.train, true, false)
-	return r.adam.Update(r.p, r.grads, 1e-4)
+	return r.adam.Update(r.p, setGrads(r.grads, r.train), 1e-4)
 }
 
 // Forward runs one forward pass of the scoring graph as Trainer.Evaluate

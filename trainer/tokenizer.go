@@ -80,9 +80,12 @@ func tokenizerMeta(m model.Model, tok *data.Tokenizer, meta map[string]string, d
 	return out, nil
 }
 
-// saveTokenizer writes tok's files into the run directory dir, atomically,
-// where it does not hold them yet (tokenizerMeta checked those it holds).
-func saveTokenizer(tok *data.Tokenizer, dir string) error {
+// SaveTokenizer writes tok's files (rundir.BPE and rundir.Vocab) into the
+// run directory dir, atomically, where it does not hold them yet (New
+// checked those it holds against Data.Tokenizer); a nil tok writes
+// nothing. New writes Data.Tokenizer so; a command that writes a run's
+// files after New (cmd/train) writes its tokenizer with it.
+func SaveTokenizer(tok *data.Tokenizer, dir string) error {
 	if tok == nil {
 		return nil
 	}

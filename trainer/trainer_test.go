@@ -442,33 +442,33 @@ func TestOptionsValidate(t *testing.T) {
 		change func(o *Options)
 		want   string
 	}{
-		{func(o *Options) { o.Steps = 0 }, "Steps must be positive"},
-		{func(o *Options) { o.Warmup = new(-1) }, "Warmup must not be negative, have -1"},
-		{func(o *Options) { o.Warmup = new(0) }, "warm-up and d_model must be positive, have 0"}, // not the default
+		{func(o *Options) { o.Steps = 0 }, "Steps 0: want a number from 1"},
+		{func(o *Options) { o.Warmup = new(-1) }, "Warmup -1: want a number from 0"},
+		{func(o *Options) { o.Warmup = new(0) }, "Warmup 0: the paper's schedule needs a warm-up of at least 1 update (Schedule constant, linear and cosine take 0)"}, // not the default
 		{func(o *Options) { o.Schedule, o.LRFactor, o.Warmup, o.Cooldown = ScheduleConstant, nil, new(0), 0 }, ""},
-		{func(o *Options) { o.Accumulate = -1 }, "Accumulate must be at least 1"},
-		{func(o *Options) { o.KeepLast = -1 }, "KeepLast must be at least 1"},
-		{func(o *Options) { o.LogEvery = -1 }, "LogEvery must not be negative"},
+		{func(o *Options) { o.Accumulate = -1 }, "Accumulate -1: want a number from 1"},
+		{func(o *Options) { o.KeepLast = -1 }, "KeepLast -1: want a number from 1"},
+		{func(o *Options) { o.LogEvery = -1 }, "LogEvery -1: want a number from 0"},
 		{func(o *Options) { o.OutDir = "" }, "OutDir is required"},
-		{func(o *Options) { o.Cooldown = -1 }, "cooldown must be from 0"},
-		{func(o *Options) { o.Cooldown = o.Steps + 1 }, "cooldown must be from 0"},
-		{func(o *Options) { o.Optimizer = "sgd" }, `Optimizer "sgd"`},
-		{func(o *Options) { o.WeightDecay = new(0.1) }, "WeightDecay 0.1 needs Optimizer \"adamw\""},
-		{func(o *Options) { o.WeightDecay = new(0.0) }, ""}, // Adam's, given
-		{func(o *Options) { o.Optimizer, o.WeightDecay = OptimizerAdamW, new(math.NaN()) }, "WeightDecay must be finite"},
-		{func(o *Options) { o.Schedule = "step" }, `schedule "step"`},
-		{func(o *Options) { o.LR = new(1e-3) }, "give LR (the peak rate) or LRFactor (the paper's factor), not both: have 0.001 and 1"},
+		{func(o *Options) { o.Cooldown = -1 }, "Cooldown -1: want a number from 0 to the 10 steps"},
+		{func(o *Options) { o.Cooldown = o.Steps + 1 }, "Cooldown 11: want a number from 0 to the 10 steps"},
+		{func(o *Options) { o.Optimizer = "sgd" }, `Optimizer "sgd": want one of adam, adamw`},
+		{func(o *Options) { o.WeightDecay = new(0.1) }, "WeightDecay 0.1 needs Optimizer adamw"},
+		{func(o *Options) { o.WeightDecay = new(0.0) }, "WeightDecay 0 needs Optimizer adamw"}, // given, 0 included
+		{func(o *Options) { o.Optimizer, o.WeightDecay = OptimizerAdamW, new(math.NaN()) }, "WeightDecay NaN: want a finite number from 0"},
+		{func(o *Options) { o.Schedule = "step" }, `Schedule "step": want one of paper, constant, linear, cosine`},
+		{func(o *Options) { o.LR = new(1e-3) }, "give LR (the peak rate) or LRFactor (the paper's schedule's factor), not both: have 0.001 and 1"},
 		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleCosine, nil, 0, new(2) }, ""},
-		{func(o *Options) { o.Schedule, o.Cooldown = ScheduleCosine, 0 }, "LRFactor 1 is the paper's schedule's"},
-		{func(o *Options) { o.Schedule, o.LRFactor, o.Warmup = ScheduleLinear, nil, new(2) }, "decays to the end of the run already"},
-		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleLinear, nil, 0, new(10) }, "warm-up (10) must be shorter than the run"},
-		{func(o *Options) { o.Schedule, o.LRFactor, o.LR = ScheduleConstant, nil, new(math.Inf(1)) }, "LR must be positive and finite when given, have +Inf"},
-		{func(o *Options) { o.ClipNorm = math.NaN() }, "ClipNorm"},
-		{func(o *Options) { o.LRFactor, o.LR = nil, new(math.NaN()) }, "LR must be positive and finite when given, have NaN"},
-		{func(o *Options) { o.LRFactor = new(-1.0) }, "LRFactor must be positive and finite when given, have -1"},
+		{func(o *Options) { o.Schedule, o.Cooldown = ScheduleCosine, 0 }, "LRFactor is the paper's schedule's; Schedule cosine takes LR"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Warmup = ScheduleLinear, nil, new(2) }, "Schedule linear decays to the end of the run already: Cooldown 5: want 0"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.Cooldown, o.Warmup = ScheduleLinear, nil, 0, new(10) }, "Schedule linear: warm-up (10) must be shorter than the run (10 steps)"},
+		{func(o *Options) { o.Schedule, o.LRFactor, o.LR = ScheduleConstant, nil, new(math.Inf(1)) }, "LR +Inf: want a number in (0, +Inf)"},
+		{func(o *Options) { o.ClipNorm = math.NaN() }, "ClipNorm NaN: want a finite number from 0"},
+		{func(o *Options) { o.LRFactor, o.LR = nil, new(math.NaN()) }, "LR NaN: want a number in (0, +Inf)"},
+		{func(o *Options) { o.LRFactor = new(-1.0) }, "LRFactor -1: want a number in (0, +Inf)"},
 		// Given zeros are used or refused, never taken for the defaults.
-		{func(o *Options) { o.LRFactor, o.LR = nil, new(0.0) }, "LR must be positive and finite when given, have 0"},
-		{func(o *Options) { o.LRFactor = new(0.0) }, "LRFactor must be positive and finite when given, have 0"},
+		{func(o *Options) { o.LRFactor, o.LR = nil, new(0.0) }, "LR 0: want a number in (0, +Inf)"},
+		{func(o *Options) { o.LRFactor = new(0.0) }, "LRFactor 0: want a number in (0, +Inf)"},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
@@ -489,7 +489,7 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	// Every bad option in one error.
 	err := Options{Steps: -1, Optimizer: "sgd", Accumulate: -2, KeepLast: -1}.Validate()
-	for _, want := range []string{"Steps must be positive", `Optimizer "sgd"`, "Accumulate must be", "KeepLast must be", "OutDir is required"} {
+	for _, want := range []string{"Steps -1: want", `Optimizer "sgd"`, "Accumulate -2: want", "KeepLast -1: want", "OutDir is required"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("all bad options at once: %v, want it to say %q", err, want)
 		}
@@ -533,7 +533,7 @@ func TestPerplexityIsFinite(t *testing.T) {
 func TestOptionsDefaults(t *testing.T) {
 	got := Options{Steps: 100, OutDir: "out"}.WithDefaults()
 	want := Options{Steps: 100, OutDir: "out", Optimizer: OptimizerAdam, Schedule: SchedulePaper, LRFactor: new(1.0), Warmup: new(10),
-		WeightDecay: new(0.0), Accumulate: 1, EvalEvery: 10, SaveEvery: 10, KeepLast: DefaultKeepLast}
+		Accumulate: 1, EvalEvery: 10, SaveEvery: 10, KeepLast: DefaultKeepLast}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
@@ -557,9 +557,33 @@ func TestOptionsDefaults(t *testing.T) {
 // schedule: the error names LRFactor, not a default LR never given.
 func TestOptionsMessageNamesOnlyWhatWasGiven(t *testing.T) {
 	err := Options{Steps: 10, OutDir: "out", Schedule: ScheduleCosine, LRFactor: new(2.0)}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "LRFactor 2 is the paper's schedule's; the cosine schedule takes LR") ||
+	if err == nil || !strings.Contains(err.Error(), "LRFactor is the paper's schedule's; Schedule cosine takes LR") ||
 		strings.Contains(err.Error(), "not both") || strings.Contains(err.Error(), "0.001") {
 		t.Errorf("cosine with LRFactor 2: %v", err)
+	}
+}
+
+// TestProblemsNameOptionsTheCallersWay names the options of Validate's
+// problems as a command names its flags, and their values as it was given
+// them.
+func TestProblemsNameOptionsTheCallersWay(t *testing.T) {
+	err := Options{Steps: 10, OutDir: "out", LR: new(1e-3), LRFactor: new(2.0), LogEvery: -1}.Validate()
+	ps, ok := err.(Problems)
+	if !ok {
+		t.Fatalf("error %v (%T), want Problems", err, err)
+	}
+	flags := func(g Given) Given {
+		if g.Field == "LogEvery" {
+			g.Value = "minus one"
+		}
+		return Given{Field: "-" + Field(strings.ToLower(string(g.Field))), Value: g.Value}
+	}
+	want := "give -lr (the peak rate) or -lrfactor (the paper's schedule's factor), not both: have 0.001 and 2; -logevery minus one: want a number from 0"
+	if got := ps.Say(flags); got != want {
+		t.Errorf("named as flags:\n%s\nwant\n%s", got, want)
+	}
+	if got := err.Error(); !strings.HasPrefix(got, "bad training options: give LR (the peak rate) or LRFactor") {
+		t.Errorf("as Options names them: %s", got)
 	}
 }
 

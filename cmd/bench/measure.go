@@ -227,11 +227,7 @@ func oursDecode(r row, warmup, runs int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	m, err := model.New(cfg)
-	if err != nil {
-		return 0, err
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	m, params, err := model.Init(cfg, tensor.Float32, 1)
 	if err != nil {
 		return 0, err
 	}

@@ -35,8 +35,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
@@ -194,7 +192,7 @@ func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 }
 
 // readIDs reads the next n sequences of lr (fewer at its end), one a
-// line of ids in [1, vocab): sources within the bound b (cut if it
+// line of ids of the vocabulary but PadID (data.ParseIDs): sources within the bound b (cut if it
 // truncates them), or with target targets, each starting with the start
 // token and at most the model's max_len ids.
 func readIDs(lr *data.LineReader, n, vocab int, b srcflags.Bound, target bool) ([][]int, error) {
@@ -205,7 +203,7 @@ func readIDs(lr *data.LineReader, n, vocab int, b srcflags.Bound, target bool) (
 			return seqs, err
 		}
 		where := fmt.Sprintf("%s:%d", lr.Name(), lr.Line())
-		seq, err := parseIDs(line, vocab)
+		seq, err := data.ParseIDs(line, data.PadID+1, vocab)
 		if err != nil {
 			return nil, errors.Wrap(err, where)
 		}
@@ -242,21 +240,4 @@ func cutSource(b srcflags.Bound, where string, seq []int) ([]int, error) {
 		return append(seq[:keep-1], data.EOSID), nil
 	}
 	return seq[:keep], nil
-}
-
-// parseIDs parses a line of ids in [1, vocab) separated by white space.
-func parseIDs(line string, vocab int) ([]int, error) {
-	fields := strings.Fields(line)
-	if len(fields) == 0 {
-		return nil, errors.New("empty line")
-	}
-	seq := make([]int, len(fields))
-	for i, fld := range fields {
-		id, err := strconv.Atoi(fld)
-		if err != nil || id <= 0 || id >= vocab {
-			return nil, errors.Errorf("token %d is %q, want an id in [1, %d)", i+1, fld, vocab)
-		}
-		seq[i] = id
-	}
-	return seq, nil
 }

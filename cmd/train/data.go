@@ -310,15 +310,3 @@ func runTokenizer(dir string) (data.Tokenizer, error) {
 	}
 	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
 }
-
-// writeTokenizer writes a new run's BPE merges and vocabulary to its
-// directory (nothing for a synthetic task).
-func writeTokenizer(dir *rundir.Dir, tok *data.Tokenizer) error {
-	if tok == nil {
-		return nil
-	}
-	if err := tok.BPE.WriteFile(dir.Path(rundir.BPE)); err != nil {
-		return err
-	}
-	return tok.Vocab.WriteFile(dir.Path(rundir.Vocab))
-}

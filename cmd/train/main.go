@@ -38,7 +38,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -244,7 +243,7 @@ var summaryFlags = []string{"summary", "vocab-size", "symbols", "model", "preset
 
 // noDefault are flags whose 0 would stand for their default, and which
 // are refused when given 0.
-var noDefault = []string{"steps", "epochs", "max-tokens", "eval-every", "save-every"}
+var noDefault = []string{"steps", "epochs", "max-tokens", "eval-every", "save-every", "accumulate", "keep"}
 
 // optionalFloats are flags of cliflag.Float, whose -1 stands for their
 // default, and which are refused when given -1.
@@ -511,11 +510,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.FromConfig(cfg, nil)
-	if err != nil {
-		return nil, err
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(s.Seed, 2)))
+	m, params, err := model.Init(cfg, tensor.Float32, s.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -525,7 +520,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 	opt.Meta, opt.World, opt.Runtime = c.meta, world, rt
 	t, err := trainer.New(m, params, c.data, opt, trainer.NewReporter(stderr, log))
 	if err != nil || !world.Root() {
-		return t, err
+		return t, s.flagError(err)
 	}
 	if err := dir.Check(); err != nil {
 		return nil, err // the trainer took the directory at s.Out for its own
@@ -539,7 +534,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 	if err := dir.Clear(); err != nil {
 		return nil, err
 	}
-	if err := writeTokenizer(dir, c.tok); err != nil {
+	if err := trainer.SaveTokenizer(c.tok, dir.Root()); err != nil {
 		return nil, err
 	}
 	if err := dir.Check(); err == nil {
@@ -600,23 +595,6 @@ func resume(t *trainer.Trainer, out string, log *slog.Logger) error {
 	}
 	log.Info("resumed", "step", r.Step, "checkpoint", r.Path)
 	return nil
-}
-
-// options are the trainer's options from the settings.
-func (s settings) options() trainer.Options {
-	eval := s.EvalEvery
-	if eval == 0 {
-		eval = max(1, s.Steps/10)
-	}
-	save := s.SaveEvery
-	if save == 0 {
-		save = eval
-	}
-	return trainer.Options{
-		Steps: s.Steps, Optimizer: s.Optimizer, WeightDecay: s.WeightDecay, Schedule: s.Schedule, LR: s.LR,
-		Warmup: s.Warmup, LRFactor: s.LRFactor, Cooldown: int(math.Round(s.Cooldown * float64(s.Steps))), ClipNorm: s.Clip, Accumulate: s.Accumulate,
-		EvalEvery: eval, SaveEvery: save, CheckEvery: s.CheckEvery, LogEvery: s.LogEvery, Patience: s.Patience, KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
-	}
 }
 
 // finish averages checkpoints if asked and names the outputs.

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -62,8 +65,8 @@ type settings struct {
 	// settings of a new run set every one the run uses (see complete).
 	Warmup   *int     `json:"warmup,omitempty"`
 	LRFactor *float64 `json:"lr_factor,omitempty"`
-	// Optimizer, WeightDecay, Schedule and LR are empty or left out in the
-	// run.json of a run older than them: Adam with the paper's schedule.
+	// Optimizer and Schedule empty (or left out of run.json) are Adam and
+	// the paper's schedule.
 	Optimizer   string   `json:"optimizer,omitempty"`
 	WeightDecay *float64 `json:"weight_decay,omitempty"`
 	Schedule    string   `json:"schedule,omitempty"`
@@ -80,8 +83,8 @@ type settings struct {
 	Keep        int      `json:"keep"`
 	Average     int      `json:"average"`
 	Out         string   `json:"out"`
-	// Precision is that of the matrix products (graph.Precision); run.json
-	// files of older runs have none: float32.
+	// Precision is that of the matrix products (graph.Precision); empty
+	// is float32.
 	Precision string `json:"precision,omitempty"`
 }
 
@@ -172,7 +175,7 @@ func presetList() string {
 // synthetic reports whether the task needs no files.
 func (s settings) synthetic() bool { return s.Task != "files" }
 
-// kind is the model kind; run.json files of older runs have none.
+// kind is the model kind; an empty Model is the encoder-decoder.
 func (s settings) kind() string {
 	if s.Model == "" {
 		return model.KindEncoderDecoder
@@ -210,7 +213,7 @@ func (s *settings) complete() error {
 		if s.Dropout < 0 && !configSets(s.ConfigFile, "dropout") {
 			s.Dropout = 0 // the synthetic tasks' default gives way to -config's
 		}
-		if s.Clip < 0 {
+		if s.Clip == cliflag.Unset {
 			s.Clip = 1
 		}
 		if s.Steps == 0 && s.Epochs == 0 {
@@ -225,10 +228,11 @@ func (s *settings) complete() error {
 		if s.BPEFile != "" {
 			s.BPEMerges = 0 // the file's merges: run.json does not record the flag's default
 		}
-		s.Clip = max(s.Clip, 0)
+		if s.Clip == cliflag.Unset {
+			s.Clip = 0
+		}
 	}
 	s.Cooldown = max(s.Cooldown, 0)
-	s.completeOptimizer()
 	if err := s.checkBLEU(); err != nil {
 		return err
 	}
@@ -249,7 +253,11 @@ func (s *settings) complete() error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.checkOptions()
+	if err := s.checkOptions(); err != nil {
+		return err
+	}
+	s.recordDefaults()
+	return nil
 }
 
 // paper reports whether the run uses the paper's schedule.
@@ -266,26 +274,12 @@ func (s *settings) completeRates(warmup int, factor float64) {
 	}
 }
 
-// completeOptimizer names the optimizer and schedule and sets the defaults
-// the trainer would, so that run.json holds the values a resume needs
-// whatever later defaults become.
-func (s *settings) completeOptimizer() {
-	if s.Optimizer == trainer.OptimizerAdamW && s.WeightDecay == nil {
-		s.WeightDecay = new(trainer.DefaultWeightDecay)
-	}
-	if !s.paper() && s.LR == nil {
-		s.LR = new(trainer.DefaultLR)
-	}
-}
-
-// checkOptions checks the trainer's options the settings make, naming
-// the flags, when the number of steps is known (with -epochs, the
-// trainer checks them once the data are read).
-func (s settings) checkOptions() error {
-	if s.Steps == 0 {
-		return nil
-	}
-	return errors.Wrap(s.options().Validate(), "-optimizer, -weight-decay, -schedule, -lr, -lr-factor, -warmup, -cooldown")
+// recordDefaults sets the rates and the weight decay left out to the
+// trainer's defaults (trainer.Options.WithDefaults), so that run.json
+// holds the values a resume needs whatever later defaults become.
+func (s *settings) recordDefaults() {
+	o := s.options().WithDefaults()
+	s.WeightDecay, s.LR, s.LRFactor, s.Warmup = o.WeightDecay, o.LR, o.LRFactor, o.Warmup
 }
 
 // inputs are the run's input paths with their run.json fields.
@@ -313,8 +307,7 @@ func (s *settings) absPaths() error {
 }
 
 // checkInputs checks that the input files a run.json names exist, naming
-// the field: paths of runs written before they were made absolute resolve
-// from where the command runs.
+// the field: relative paths resolve from where the command runs.
 func (s *settings) checkInputs() error {
 	for _, field := range []string{"train_src", "train_tgt", "valid_src", "valid_tgt", "config_file"} {
 		p := *s.inputs()[field]
@@ -333,9 +326,9 @@ func (s *settings) checkInputs() error {
 	return nil
 }
 
-// check refuses settings out of range, NaN included, naming the flag. It
-// runs on the flags of a new run and on the run.json of a resumed one,
-// before anything is written.
+// check refuses settings out of range, NaN included, naming the flag, but
+// for the trainer's options (checkOptions). It runs on the flags of a new
+// run and on the run.json of a resumed one, before anything is written.
 func (s settings) check() error {
 	ints := []struct {
 		flag           string
@@ -344,12 +337,7 @@ func (s settings) check() error {
 		{"symbols", s.Symbols, 1, 1 << 20}, {"min-len", s.MinLen, 1, s.MaxLen}, {"max-len", s.MaxLen, 1, 1 << 12},
 		{"train-size", s.TrainSize, 1, maxExamples / max(1, s.MaxLen)}, {"held-out", s.HeldOut, 1, maxExamples / max(1, s.MaxLen)},
 		{"max-sentence-len", s.MaxSentLen, 1, 1 << 16}, {"bpe-merges", s.BPEMerges, 0, 1 << 24},
-		{"steps", s.Steps, 0, maxSetting}, {"max-tokens", s.MaxTokens, 0, 1 << 24},
-		{"warmup", value(s.Warmup), 0, maxSetting}, {"accumulate", s.Accumulate, 1, 1 << 16},
-		{"eval-every", s.EvalEvery, 0, maxSetting}, {"save-every", s.SaveEvery, 0, maxSetting},
-		{"check-every", s.CheckEvery, 0, maxSetting}, {"log-every", s.LogEvery, 0, maxSetting},
-		{"patience", s.Patience, 0, maxSetting},
-		{"keep", s.Keep, 1, 1 << 16}, {"average", s.Average, 0, s.Keep},
+		{"steps", s.Steps, 0, maxSetting}, {"max-tokens", s.MaxTokens, 0, 1 << 24}, {"average", s.Average, 0, max(s.Keep, 0)},
 	}
 	for _, c := range ints {
 		if c.v < c.least || c.v > c.most {
@@ -362,40 +350,15 @@ func (s settings) check() error {
 		unsetOK bool // -1 means the preset's value
 	}{
 		{"dropout", s.Dropout, 1, true}, {"label-smoothing", s.LabelSmoothing, 1, true},
-		{"epochs", s.Epochs, maxSetting, false}, {"clip", s.Clip, maxSetting, true},
-		{"weight-decay", value(s.WeightDecay), maxSetting, false}, {"cooldown", s.Cooldown, 1, true},
+		{"epochs", s.Epochs, maxSetting, false}, {"cooldown", s.Cooldown, 1, true},
 	}
 	for _, c := range floats {
 		if !(c.v >= 0 && c.v < c.most) && !(c.unsetOK && c.v == -1) {
 			return errors.Errorf("-%s %v: want a number in [0, %v)", c.flag, c.v, c.most)
 		}
 	}
-	for _, r := range []struct {
-		flag string
-		v    *float64
-	}{{"lr", s.LR}, {"lr-factor", s.LRFactor}} {
-		if r.v != nil && !(*r.v > 0 && *r.v < maxSetting) {
-			return errors.Errorf("-%s %v: want a number in (0, %v)", r.flag, *r.v, maxSetting)
-		}
-	}
 	if !slices.Contains(model.Kinds(), s.kind()) {
 		return errors.Errorf("-model %q: want one of %s", s.Model, strings.Join(model.Kinds(), ", "))
-	}
-	switch {
-	case s.Optimizer != "" && !slices.Contains(trainer.Optimizers(), s.Optimizer):
-		return errors.Errorf("-optimizer %q: want one of %s", s.Optimizer, strings.Join(trainer.Optimizers(), ", "))
-	case s.Schedule != "" && !slices.Contains(trainer.Schedules(), s.Schedule):
-		return errors.Errorf("-schedule %q: want one of %s", s.Schedule, strings.Join(trainer.Schedules(), ", "))
-	case s.WeightDecay != nil && s.Optimizer != trainer.OptimizerAdamW:
-		return errors.Errorf("-weight-decay %v needs -optimizer adamw", *s.WeightDecay)
-	case s.LR != nil && s.LRFactor != nil:
-		return errors.Errorf("give -lr (the peak rate) or -lr-factor (the paper's schedule's factor), not both: have %v and %v", *s.LR, *s.LRFactor)
-	case s.paper() && s.Warmup != nil && *s.Warmup == 0:
-		return errors.New("-warmup 0: the paper's schedule needs a warm-up of at least 1 update (-schedule constant, linear and cosine take 0)")
-	case !s.paper() && s.LRFactor != nil:
-		return errors.Errorf("-lr-factor is the paper's schedule's; -schedule %s takes -lr", s.Schedule)
-	case !s.paper() && s.Schedule != trainer.ScheduleConstant && s.Cooldown > 0:
-		return errors.Errorf("-schedule %s decays to the end of the run already: -cooldown must be 0, have %v", s.Schedule, s.Cooldown)
 	}
 	_, err := graph.ParsePrecision(s.Precision)
 	return errors.Wrap(err, "-precision")
@@ -509,14 +472,6 @@ func setDefault(v *int, def int) {
 	}
 }
 
-// value is *p, or 0 for nil.
-func value[T int | float64](p *T) T {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
 // save writes the settings to run.json in dir, the run's directory
 // s.Out, if it is still the one locked.
 func (s settings) save(dir *rundir.Dir) error {
@@ -542,14 +497,17 @@ func loadSettings(dir string) (settings, error) {
 	}
 	s.Out = dir
 	if s.KeepBest == "" {
-		s.KeepBest = "loss" // a run.json written before -keep-best
+		s.KeepBest = "loss" // a run.json without keep_best
 	}
 	if s.LRFactor != nil && *s.LRFactor == 0 {
-		s.LRFactor = nil // older runs wrote 0 for a factor they did not use; a given 0 is refused
+		s.LRFactor = nil // a run.json's 0 is a factor the run did not use; a given 0 is refused
 	}
 	err = s.check()
 	if err == nil {
 		err = s.checkSaved()
+	}
+	if err == nil {
+		err = s.checkOptions()
 	}
 	if err != nil {
 		err = fieldError(err)
@@ -612,4 +570,87 @@ func configSets(path, field string) bool {
 	}
 	_, ok := fields[field]
 	return ok
+}
+
+// optionFlag is a flag that sets a field of trainer.Options.
+type optionFlag struct {
+	name string
+	// most bounds the value, so that no run.json asks for an unbounded
+	// count or rate (0: no bound); the trainer checks the rest.
+	most float64
+	// given is the flag's value where the option's differs (nil: the same).
+	given func(s settings) any
+}
+
+// optionFlags are the flags of the trainer's options, by the field each sets.
+var optionFlags = map[trainer.Field]optionFlag{
+	"Steps": {name: "steps"}, "Optimizer": {name: "optimizer"}, "WeightDecay": {name: "weight-decay", most: maxSetting},
+	"Schedule": {name: "schedule"}, "LR": {name: "lr", most: maxSetting}, "LRFactor": {name: "lr-factor", most: maxSetting},
+	"Warmup": {name: "warmup", most: maxSetting}, "Cooldown": {name: "cooldown", given: func(s settings) any { return s.Cooldown }},
+	"ClipNorm": {name: "clip", most: maxSetting}, "Accumulate": {name: "accumulate", most: 1 << 16},
+	"EvalEvery": {name: "eval-every", most: maxSetting}, "SaveEvery": {name: "save-every", most: maxSetting},
+	"CheckEvery": {name: "check-every", most: maxSetting}, "LogEvery": {name: "log-every", most: maxSetting},
+	"Patience": {name: "patience", most: maxSetting}, "KeepLast": {name: "keep", most: 1 << 16}, "Seed": {name: "seed"}, "OutDir": {name: "out"},
+}
+
+// options are the trainer's options from the settings.
+func (s settings) options() trainer.Options {
+	return trainer.Options{
+		Steps: s.Steps, Optimizer: s.Optimizer, WeightDecay: s.WeightDecay, Schedule: s.Schedule, LR: s.LR, LRFactor: s.LRFactor,
+		Warmup: s.Warmup, Cooldown: int(math.Round(s.Cooldown * float64(s.Steps))), ClipNorm: s.Clip, Accumulate: s.Accumulate,
+		EvalEvery: s.EvalEvery, SaveEvery: s.SaveEvery, CheckEvery: s.CheckEvery, LogEvery: s.LogEvery, Patience: s.Patience,
+		KeepLast: s.Keep, Seed: s.Seed, OutDir: s.Out,
+	}
+}
+
+// unknownSteps stands for the steps of a run with -epochs before its data
+// are read, so that everything but the steps is checked before then.
+const unknownSteps = 1 << 40
+
+// checkOptions checks the trainer's options the settings make, naming the
+// flags: the trainer's checks (trainer.Options.Validate), and the bounds
+// of optionFlags.
+func (s settings) checkOptions() error {
+	o := s.options()
+	if o.Steps == 0 {
+		o.Steps = unknownSteps
+		o.Cooldown = int(math.Round(s.Cooldown * unknownSteps))
+	}
+	if err := s.flagError(o.Validate()); err != nil {
+		return err
+	}
+	v := reflect.ValueOf(o)
+	for _, field := range slices.Sorted(maps.Keys(optionFlags)) {
+		f := v.FieldByName(string(field))
+		if f.Kind() == reflect.Pointer {
+			f = f.Elem()
+		}
+		if most := optionFlags[field].most; most > 0 && f.IsValid() && (f.CanInt() && float64(f.Int()) > most || f.CanFloat() && f.Float() > most) {
+			return errors.Errorf("-%s %v: want at most %.0f", optionFlags[field].name, f, most)
+		}
+	}
+	return nil
+}
+
+// flagError is err with the options of the trainer's Problems named by
+// their flags (see flagged).
+func (s settings) flagError(err error) error {
+	var ps trainer.Problems
+	if errors.As(err, &ps) {
+		return errors.New(ps.Say(s.flagged))
+	}
+	return err
+}
+
+// flagged names an option of a trainer.Problem by its flag, with the value
+// the flag was given.
+func (s settings) flagged(g trainer.Given) trainer.Given {
+	f, ok := optionFlags[g.Field]
+	if !ok {
+		return g
+	}
+	if f.given != nil && g.Value != nil {
+		g.Value = f.given(s)
+	}
+	return trainer.Given{Field: trainer.Field("-" + f.name), Value: g.Value}
 }

@@ -31,7 +31,9 @@ func (c textCodec) tokens(ids []int) []string { return c.tok.Vocab.Decode(ids) }
 // (data.ParseIDs).
 type idCodec struct{ vocab int }
 
-func (c idCodec) encode(line string) ([]int, error) { return data.ParseIDs(line, c.vocab) }
+func (c idCodec) encode(line string) ([]int, error) {
+	return data.ParseIDs(line, data.NumReserved, c.vocab)
+}
 
 func (c idCodec) decode(ids []int) string { return data.FormatIDs(ids) }
 

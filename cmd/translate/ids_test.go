@@ -62,7 +62,7 @@ func TestSyntheticRunReadsTokenIDs(t *testing.T) {
 			if i := strings.LastIndex(l, "\t"); i >= 0 {
 				l = l[i+1:]
 			}
-			if _, err := data.ParseIDs(l, data.NumReserved+6); err != nil && l != "" {
+			if _, err := data.ParseIDs(l, data.NumReserved, data.NumReserved+6); err != nil && l != "" {
 				t.Errorf("%s %v: output line %q is not token ids: %v", tc.kind, tc.args, l, err)
 			}
 		}

@@ -41,7 +41,7 @@ func TestOpGradients(t *testing.T) {
 			return s.HeadScores(x(s, 2, 3, 6), s.Param("k", tensor.Shape{2, 4, 6}, Normal(1)), 2)
 		}, nil, false},
 		{"head mix", func(s *Scope) *G.Node {
-			return s.HeadMix(x(s, 2, 3, 5, 4), s.Param("v", tensor.Shape{2, 4, 6}, Normal(1)))
+			return s.HeadMix(x(s, 2, 3, 5, 4), s.Param("v", tensor.Shape{2, 4, 6}, Normal(1)), 3)
 		}, nil, false},
 		{"matmul", func(s *Scope) *G.Node {
 			return s.MatMul(x(s, 2, 3, 4), s.Param("w", tensor.Shape{4, 5}, XavierUniform), false)
@@ -364,7 +364,7 @@ func TestHeadProductsEqualSplitHeads(t *testing.T) {
 		split := func(x *G.Node) *G.Node { return s.SplitHeads(x, 3) }
 		return map[string]*G.Node{
 			"scores": s.HeadScores(q, k, 3), "scores by split": s.BatchedMatMul(split(q), split(k), false, true),
-			"mix": s.HeadMix(w, k), "mix by split": s.MergeHeads(s.BatchedMatMul(w, split(k), false, false)),
+			"mix": s.HeadMix(w, k, 3), "mix by split": s.MergeHeads(s.BatchedMatMul(w, split(k), false, false)),
 		}
 	})
 	for _, name := range []string{"scores", "mix"} {

@@ -126,7 +126,7 @@ func (a MultiHeadAttention) sideBySide(s *graph.Scope, query, keyValue, mask *G.
 	weights := s.Softmax(s.HeadScores(q, k, a.Heads), mask, a.scale())
 	s.Keep("weights", weights)
 	// heads = weights·v, side by side: [batch, lenQ, dModel]
-	heads := s.HeadMix(s.Dropout(weights, a.Dropout), v)
+	heads := s.HeadMix(s.Dropout(weights, a.Dropout), v, a.Heads)
 	return proj.Apply(s.In("out_proj"), heads)
 }
 

@@ -69,6 +69,8 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 	alibi.Attention, alibi.Options = layers.AttentionALiBi, map[string]float64{layers.OptionALiBiMaxBias: 4, layers.OptionNoBias: 1}
 	ropeBase := rope
 	ropeBase.Options = map[string]float64{layers.OptionRotaryBase: 500}
+	window := pre
+	window.Attention, window.Options = layers.AttentionSlidingWindow, map[string]float64{layers.OptionWindow: 2}
 	tests := []struct {
 		kind   string
 		cfg    Config
@@ -82,6 +84,7 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 		{KindDecoderOnly, rope, Layout{}},
 		{KindDecoderOnly, alibi, Layout{}},
 		{KindDecoderOnly, ropeBase, Layout{}},
+		{KindDecoderOnly, window, Layout{}},
 	}
 	for _, tc := range tests {
 		name := tc.kind + ", ffn " + tc.cfg.FFN

@@ -25,26 +25,16 @@ func windowLayer(t *testing.T, window float64, cross bool) Layer {
 }
 
 // TestSlidingWindowRegistered checks the variant's setting, its default
-// and its checks, and that it places no positions: it goes beside
-// positions added to the embeddings.
+// and its check, and that it places no positions: it goes beside positions
+// added to the embeddings.
 func TestSlidingWindowRegistered(t *testing.T) {
 	l := windowLayer(t, 3, true)
 	self, cross := l.SelfAttn.(MultiHeadAttention), l.CrossAttn.(MultiHeadAttention)
-	if self.Bias != (SlidingWindow{Window: 3}) || cross.Bias != nil {
-		t.Errorf("self-attention bias %v, cross-attention %v: want a window of 3 and none", self.Bias, cross.Bias)
-	}
-	if self.PlacesPositions() {
-		t.Error("sliding-window attention places positions")
-	}
-	reg := NewRegistry()
-	a, _ := reg.Attention.New(AttentionSlidingWindow, sizes)
-	if a.(MultiHeadAttention).Bias != (SlidingWindow{Window: 256}) {
-		t.Errorf("default window: %v, want 256", a.(MultiHeadAttention).Bias)
-	}
-	for _, o := range reg.Attention.Options(AttentionSlidingWindow) {
-		if o.Name == OptionWindow && (o.Check(0) == nil || o.Check(2.5) == nil || o.Check(1) != nil) {
-			t.Errorf("window option takes 0 or 2.5, or refuses 1")
-		}
+	byDefault, _ := NewRegistry().Attention.New(AttentionSlidingWindow, sizes)
+	if self.Bias != (SlidingWindow{Window: 3}) || cross.Bias != nil || self.PlacesPositions() || windowOption.Check(2.5) == nil ||
+		byDefault.(MultiHeadAttention).Bias != (SlidingWindow{Window: 256}) {
+		t.Errorf("self-attention %v (places positions: %t), cross-attention %v, by default %v: want a window of 3 that places none, none, 256; 2.5 refused",
+			self.Bias, self.PlacesPositions(), cross.Bias, byDefault.(MultiHeadAttention).Bias)
 	}
 }
 

@@ -202,6 +202,10 @@ func (a MultiHeadAttention) project(s *graph.Scope, proj string, x *G.Node, n in
 // decoding step at: keys and values [rows, maxLen, kvHeads·dk] (maxLen
 // the positions of at.Mask), which c carries from step to step.
 func (a MultiHeadAttention) Cache(s *graph.Scope, c Carrier, at *Slot, rows int) *Cache {
+	if err := a.check(); err != nil {
+		s.Fail(err)
+		return &Cache{}
+	}
 	shape := []int{rows, at.Mask.Shape()[3], a.KeyValueHeads() * a.DModel / a.Heads}
 	return &Cache{K: c.Carried(s, "cache.k", shape...), V: c.Carried(s, "cache.v", shape...), At: at, carry: c}
 }
@@ -212,7 +216,7 @@ func (a MultiHeadAttention) Cache(s *graph.Scope, c Carrier, at *Slot, rows int)
 func (a MultiHeadAttention) Memory(s *graph.Scope, memory *G.Node) *Cache {
 	if err := a.check(); err != nil {
 		s.Fail(err)
-		return nil
+		return &Cache{}
 	}
 	k, v := a.keysValues(s, memory, nil)
 	return &Cache{K: k, V: v}

@@ -4,6 +4,7 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+	"slices"
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
@@ -36,14 +37,10 @@ type Step struct {
 	// sources.
 	SrcMask *G.Node
 	memory  map[string]tensor.Shape
-	carried []carried
-}
-
-// carried is a value a step carries to the next: the step program's input
-// name, read as in, and its output of the same name, next.
-type carried struct {
-	name     string
-	in, next *G.Node
+	// carried are the inputs the step carries to the next, in order, and
+	// next their next values, outputs of the same names.
+	carried []*G.Node
+	next    map[*G.Node]*G.Node
 }
 
 // newStep adds the inputs of a step program for rows rows and caches of
@@ -58,6 +55,7 @@ func newStep(s *graph.Scope, rows, srcLen, maxLen int, memory map[string]tensor.
 		Rows:   rows,
 		MaxLen: maxLen,
 		memory: memory,
+		next:   map[*G.Node]*G.Node{},
 	}
 	if srcLen > 0 {
 		st.SrcMask = s.Input(InputSrcMask, dt, rows, 1, 1, srcLen)
@@ -68,21 +66,18 @@ func newStep(s *graph.Scope, rows, srcLen, maxLen int, memory map[string]tensor.
 // Carried declares the step program's input of name in s (its full
 // name), of the given shape: the value as the step before left it.
 func (st *Step) Carried(s *graph.Scope, name string, shape ...int) *G.Node {
-	c := carried{name: s.Name(name), in: s.Input(s.Name(name), s.Dtype(), shape...)}
-	st.carried = append(st.carried, c)
-	return c.in
+	in := s.Input(s.Name(name), s.Dtype(), shape...)
+	st.carried = append(st.carried, in)
+	return in
 }
 
 // Update gives the value of carried, an input Carried returned, at the
 // next step: an output of the step program.
 func (st *Step) Update(in, next *G.Node) {
-	for i := range st.carried {
-		if st.carried[i].in == in {
-			st.carried[i].next = next
-			return
-		}
+	if !slices.Contains(st.carried, in) {
+		st.Scope.Fail(errors.New("decoding step: an update of a value that the step does not carry"))
 	}
-	st.Scope.Fail(errors.New("decoding step: an update of a value that the step does not carry"))
+	st.next[in] = next
 }
 
 // Memory is the value named name of the model's SourceEncoder.Encode, each
@@ -106,11 +101,11 @@ func stepGraph(g Generator, params *graph.Params, rows, srcLen, maxLen int, memo
 	st := newStep(graph.NewScope(params), rows, srcLen, maxLen, memory)
 	logits := g.Step(st)
 	outputs = map[string]*G.Node{}
-	for _, c := range st.carried {
-		if c.next == nil {
-			st.Scope.Fail(errors.Errorf("decoding step: %s is carried but never updated", c.name))
+	for _, in := range st.carried {
+		if st.next[in] == nil {
+			st.Scope.Fail(errors.Errorf("decoding step: %s is carried but never updated", in.Name()))
 		}
-		outputs[c.name], carried = c.next, append(carried, c.name)
+		outputs[in.Name()], carried = st.next[in], append(carried, in.Name())
 	}
 	if st.Scope.Err() == nil {
 		outputs[LogProbs] = st.Scope.LogSoftmax(logits)

@@ -84,7 +84,7 @@ func BenchmarkOps(b *testing.B) {
 			return s.HeadScores(x(s, batch, length, dModel), s.Param("k", tensor.Shape{batch, length, dModel}, Normal(1)), heads)
 		}},
 		{"head_mix", false, func(s *Scope) *G.Node {
-			return s.HeadMix(x(s, batch, heads, length, length), s.Param("v", tensor.Shape{batch, length, dModel}, Normal(1)))
+			return s.HeadMix(x(s, batch, heads, length, length), s.Param("v", tensor.Shape{batch, length, dModel}, Normal(1)), heads)
 		}},
 		{"softmax", false, func(s *Scope) *G.Node {
 			mask := s.Constant("mask", tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, 1, length, length)))

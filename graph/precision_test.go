@@ -309,7 +309,7 @@ func (d batchedDims) program(t *testing.T, op string, prec Precision, round bool
 		y = s.HeadScores(q, k, d.heads)
 	case "head_mix":
 		w, v := s.Param("a", tensor.Shape{d.batch, d.heads, d.lq, d.lk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.lk, d.heads * d.dk}, Normal(1))
-		y = s.HeadMix(w, v)
+		y = s.HeadMix(w, v, d.heads)
 	default:
 		a, b := s.Param("a", tensor.Shape{d.batch, d.heads, d.lq, d.dk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.heads, d.lk, d.dk}, Normal(1))
 		y = s.BatchedMatMul(a, b, false, true)

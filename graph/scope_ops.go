@@ -168,8 +168,8 @@ func (s *Scope) HeadScores(q, k *G.Node, heads int) *G.Node {
 }
 
 // HeadMix is HeadMix recorded in s.
-func (s *Scope) HeadMix(w, v *G.Node) *G.Node {
-	return s.do(func() (*G.Node, error) { return HeadMix(w, v) }, w, v)
+func (s *Scope) HeadMix(w, v *G.Node, kvHeads int) *G.Node {
+	return s.do(func() (*G.Node, error) { return HeadMix(w, v, kvHeads) }, w, v)
 }
 
 // Dropout applies Dropout with probability p in a training graph; in an

@@ -46,39 +46,16 @@ func newALiBi(z Sizes) Attention {
 // extrapolates to sequences longer than those trained on.
 type ALiBi struct{ MaxBias float64 }
 
-// Bias is -m_h·|i - j| / scale, [1, heads, lenQ, lenK]; with a slot, the
-// row of the one query at at.Index, picked from the rows of every position
-// of the cache.
+// Bias is -m_h·|i - j| / scale (BiasTable).
 func (a ALiBi) Bias(s *graph.Scope, heads, lenQ, lenK int, at *Slot, scale float64) *G.Node {
-	if at == nil {
-		name := fmt.Sprintf("alibi%g[%d,%d,%d]", a.MaxBias, heads, lenQ, lenK)
-		return s.Constant(name, graph.FromFloat64s(s.Dtype(), a.table(heads, lenQ, lenK, scale), 1, heads, lenQ, lenK))
-	}
-	// table: row i holds query position i's biases of every head, [lenK, heads·lenK]
-	bias := a.table(heads, lenK, lenK, scale)
-	table := make([]float64, 0, len(bias))
-	for i := range lenK {
-		for h := range heads {
-			table = append(table, bias[(h*lenK+i)*lenK:(h*lenK+i+1)*lenK]...)
-		}
-	}
-	name := fmt.Sprintf("alibi%g.rows[%d,%d]", a.MaxBias, heads, lenK)
-	rows := s.Constant(name, graph.FromFloat64s(s.Dtype(), table, lenK, heads*lenK))
-	return s.Reshape(s.Embed(rows, at.Index, 1), 1, heads, 1, lenK)
+	m := a.slopes(heads)
+	return BiasTable(s, fmt.Sprintf("alibi%g", a.MaxBias), heads, lenQ, lenK, at, func(h, i, j int) float64 {
+		return -m[h] * math.Abs(float64(i-j)) / scale
+	})
 }
 
-// table is -m_h·|i - j| / scale for each head h, query i and key j.
-func (a ALiBi) table(heads, lenQ, lenK int, scale float64) []float64 {
-	t := make([]float64, 0, heads*lenQ*lenK)
-	for _, m := range a.slopes(heads) {
-		for i := range lenQ {
-			for j := range lenK {
-				t = append(t, -m*math.Abs(float64(i-j))/scale)
-			}
-		}
-	}
-	return t
-}
+// PlacesPositions is true: the distances place the positions.
+func (ALiBi) PlacesPositions() bool { return true }
 
 // slopes are the slopes m_h of n heads.
 func (a ALiBi) slopes(n int) []float64 {

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -12,23 +13,23 @@ import (
 	"github.com/transformer-go/transformer/layers/ops"
 )
 
-// MultiHeadAttention is the paper's multi-head scaled dot-product attention
-// (section 3.2), and with its options the attention of the variants:
+// MultiHeadAttention is the paper's multi-head attention (section 3.2),
+// and with its options the attention of the variants:
 //
-//	Attention(Q, K, V) = softmax(Q·Kᵀ / sqrt(dk) + mask) · V
 //	MultiHead(q, k, v) = Concat(head_1, …, head_h) · W_O,  head_i = Attention(q·W_Q_i, k·W_K_g(i), v·W_V_g(i))
 //
-// with dk = DModel/Heads. Its Heads query heads share KVHeads key/value
-// heads (0 means Heads), head i reading key/value head g(i) = i /
-// (Heads/KVHeads): KVHeads = Heads is the paper's attention, fewer is
-// grouped-query attention (Ainslie et al., 2023) and 1 multi-query
-// attention (Shazeer, 2019); the key/value cache of incremental decoding
-// shrinks by Heads/KVHeads. With Rotary the queries and keys are rotated by
-// their positions (RoPE, see Rotary; base RotaryBase, 10000 when 0); Bias,
-// if not nil, adds a bias of the positions to the scores (ALiBi). Dropout,
-// if not 0, applies to the attention weights. Parameters: q_proj [DModel,
-// DModel], k_proj and v_proj [KVHeads·dk, DModel], out_proj [DModel,
-// DModel], each a Linear (without biases with NoBias).
+// (Attention is ScaledDotProductAttention) with dk = DModel/Heads. Its
+// Heads query heads share KVHeads key/value heads (0 means Heads), head i
+// reading key/value head g(i) = i / (Heads/KVHeads): KVHeads = Heads is the
+// paper's attention, fewer is grouped-query attention (Ainslie et al.,
+// 2023) and 1 multi-query attention (Shazeer, 2019); the key/value cache
+// of incremental decoding shrinks by Heads/KVHeads. With Rotary the
+// queries and keys are rotated by their positions (RoPE, see Rotary; base
+// RotaryBase, 10000 when 0); Bias, if not nil, adds a bias of the
+// positions to the scores (ALiBi, a sliding window). Dropout, if not 0,
+// applies to the attention weights. Parameters: q_proj [DModel, DModel],
+// k_proj and v_proj [KVHeads·dk, DModel], out_proj [DModel, DModel], each
+// a Linear (without biases with NoBias).
 //
 // The same builder makes self-attention (query = keyValue), causal
 // self-attention (a causal mask) and encoder-decoder cross-attention
@@ -60,172 +61,195 @@ type PositionBias interface {
 	// at positions 0, 1, …, divided by scale (the softmax multiplies it
 	// back).
 	Bias(s *graph.Scope, heads, lenQ, lenK int, at *Slot, scale float64) *G.Node
+	// PlacesPositions reports whether the bias tells the attention where
+	// its queries and keys are, as ALiBi's distances do, so that a model
+	// of it adds no positions to its embeddings; a bias that only masks
+	// (SlidingWindow) does not.
+	PlacesPositions() bool
+}
+
+// BiasTable is a PositionBias's bias of heads heads, lenQ queries and lenK
+// keys, f(h, i, j) for head h, a query at position i and a key at j: a
+// constant [1, heads, lenQ, lenK] named name or, with a slot, the row of
+// the one query at at.Index picked from the rows of every position of the
+// cache.
+func BiasTable(s *graph.Scope, name string, heads, lenQ, lenK int, at *Slot, f func(h, i, j int) float64) *G.Node {
+	rows := lenQ
+	if at != nil {
+		rows = lenK
+	}
+	// t: [heads, rows, lenK], or row i holding query i's biases of every head, [rows, heads, lenK]
+	t := make([]float64, 0, heads*rows*lenK)
+	for a := range heads * rows {
+		h, i := a/rows, a%rows
+		if at != nil {
+			h, i = a%heads, a/heads
+		}
+		for j := range lenK {
+			t = append(t, f(h, i, j))
+		}
+	}
+	if at == nil {
+		return s.Constant(fmt.Sprintf("%s[%d,%d,%d]", name, heads, lenQ, lenK), graph.FromFloat64s(s.Dtype(), t, 1, heads, lenQ, lenK))
+	}
+	table := s.Constant(fmt.Sprintf("%s.rows[%d,%d]", name, heads, lenK), graph.FromFloat64s(s.Dtype(), t, lenK, heads*lenK))
+	return s.Reshape(s.Embed(table, at.Index, 1), 1, heads, 1, lenK)
+}
+
+// ScaledDotProductAttention is the paper's attention (section 3.2.1) of
+// every head at once, the heads side by side as the projections leave
+// them:
+//
+//	Attention(Q, K, V) = softmax(Q·Kᵀ / sqrt(dk) + bias + mask) · V
+//
+// for each head h, reading key/value head g(h) = h / (heads/kvHeads). In
+// einsum letters (b batch, i queries, j keys, h heads, g key/value heads,
+// d = dk): q [b, i, h·d], k and v [b, j, g·d], mask additive [b or 1, 1,
+// i or 1, j] or nil, bias [1, h, i, j] divided by 1/sqrt(dk) or nil. The
+// weights [b, h, i, j] are kept in s as "weights", after which dropout,
+// if not 0, applies to them. It returns [b, i, h·d].
+func ScaledDotProductAttention(s *graph.Scope, q, k, v, mask, bias *G.Node, heads int, dropout float64) *G.Node {
+	switch {
+	case s.Err() != nil:
+		return nil
+	case q == nil || k == nil || v == nil:
+		s.Fail(errors.New("attention: missing queries, keys or values"))
+		return nil
+	case q.Dims() != 3 || heads < 1 || q.Shape()[2]%heads != 0:
+		s.Fail(errors.Errorf("attention: queries %v, want [batch, lenQ, heads·dk] of %d heads", q.Shape(), heads))
+		return nil
+	}
+	dk := q.Shape()[2] / heads
+	// scores = q·kᵀ: bi(hd),bj(gd) -> bhij
+	scores := s.HeadScores(q, k, heads)
+	if bias != nil {
+		scores = s.Add(scores, bias)
+	}
+	// weights = softmax(scores / sqrt(dk) + mask): bhij
+	weights := s.Softmax(scores, mask, 1/math.Sqrt(float64(dk)))
+	s.Keep("weights", weights)
+	// y = weights·v: bhij,bj(gd) -> bi(hd)
+	return s.HeadMix(s.Dropout(weights, dropout), v, v.Shape()[2]/dk)
 }
 
 // Apply attends from query [batch, lenQ, dModel] to keyValue [batch, lenK,
 // dModel] under mask, additive [batch or 1, 1, lenQ or 1, lenK]
 // (PaddingMask, CausalMask) or nil, and returns [batch, lenQ, dModel]. The
-// attention weights [batch, kvHeads, group·lenQ, lenK] (group =
-// Heads/KVHeads, the rows of a group's heads one after another; [batch,
-// heads, lenQ, lenK] for the paper's) are kept in s as "weights".
+// attention weights [batch, heads, lenQ, lenK] are kept in s as "weights".
 //
-// cache, if not nil, is incremental decoding's (see Cache): with a slot,
-// query [batch, 1, dModel] is the new position at.Index, whose keys and
-// values are written into the cache and which attends to the slots at.Mask
-// leaves visible (mask is not read); without one, the cache holds the keys
-// and values of keyValue, projected by an earlier call (given a nil
-// query, Apply projects them into the cache and returns nil).
+// cache, if not nil, is what incremental decoding reads instead of
+// keyValue's keys and values (see Cache): with a slot, the cache with the
+// keys and values of keyValue, one new position, written into it, under
+// the slot's mask (mask is not read); without one, the encoder output's
+// (Memory's; keyValue is not read).
 func (a MultiHeadAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node, cache *Cache) *G.Node {
 	if err := a.check(); err != nil {
 		s.Fail(err)
 		return nil
 	}
-	if cache == nil && a.kvHeads() == a.Heads && !a.Rotary && a.Bias == nil {
-		return a.sideBySide(s, query, keyValue, mask)
-	}
 	var at *Slot
 	if cache != nil && cache.At != nil {
 		at, mask = cache.At, cache.At.Mask
 	}
-	var q *G.Node
-	if query != nil {
-		q = a.heads(s, "q_proj", query, a.Heads, at)
+	// q: [batch, lenQ, heads·dk]; k, v: [batch, lenK, kvHeads·dk]
+	q := a.project(s, "q_proj", query, a.Heads, at)
+	k, v := a.keysValues(s, keyValue, cache)
+	var bias *G.Node
+	if a.Bias != nil && q != nil && k != nil {
+		bias = a.positionBias(s, q.Shape()[1], k.Shape()[1], at)
 	}
-	var k, v *G.Node
-	if cache == nil || at != nil || cache.K == nil {
-		// k_j = x·W_K_j (rotated), v_j = x·W_V_j: [batch, kvHeads, lenK, dk]
-		v = a.heads(s, "v_proj", keyValue, a.kvHeads(), at)
-		k = a.heads(s, "k_proj", keyValue, a.kvHeads(), at)
-	}
-	switch {
-	case cache == nil:
-	case at != nil:
-		// the cache [batch, kvHeads, maxLen, dk], slot at.Index now holding k and v
-		cache.K, cache.V = ops.SetSlot(s, cache.K, k, at.Index), ops.SetSlot(s, cache.V, v, at.Index)
-		k, v = cache.K, cache.V
-	case cache.K == nil:
-		cache.K, cache.V = k, v
-	default:
-		k, v = cache.K, cache.V
-	}
-	if q == nil {
-		return nil
-	}
-	return a.attend(s, q, k, v, mask, at)
+	y := ScaledDotProductAttention(s, q, k, v, mask, bias, a.Heads, a.Dropout)
+	return Linear{In: a.DModel, Out: a.DModel, NoBias: a.NoBias}.Apply(s.In("out_proj"), y)
 }
 
-// sideBySide is the paper's attention with the heads read where the
-// projections leave them, head i in columns i·dk … (i+1)·dk
-// (graph.HeadScores, graph.HeadMix), with no copies that split and merge
-// them.
-func (a MultiHeadAttention) sideBySide(s *graph.Scope, query, keyValue, mask *G.Node) *G.Node {
-	proj := Linear{In: a.DModel, Out: a.DModel, NoBias: a.NoBias}
-	// q, k, v: [batch, len, dModel], the heads side by side
-	q := proj.Apply(s.In("q_proj"), query)
-	k, v := proj.Apply(s.In("k_proj"), keyValue), proj.Apply(s.In("v_proj"), keyValue)
-	// weights = softmax(q·kᵀ / sqrt(dk) + mask): [batch, heads, lenQ, lenK]
-	weights := s.Softmax(s.HeadScores(q, k, a.Heads), mask, a.scale())
-	s.Keep("weights", weights)
-	// heads = weights·v, side by side: [batch, lenQ, dModel]
-	heads := s.HeadMix(s.Dropout(weights, a.Dropout), v)
-	return proj.Apply(s.In("out_proj"), heads)
+// keysValues are the keys and values attended to, [batch, lenK,
+// kvHeads·dk] each: keyValue's; with a cache of a step, the cache with
+// keyValue's written into its slot, which its Carrier carries to the next
+// step; with a cache of memory, the cache's.
+func (a MultiHeadAttention) keysValues(s *graph.Scope, keyValue *G.Node, cache *Cache) (k, v *G.Node) {
+	if cache != nil && cache.At == nil {
+		return cache.K, cache.V
+	}
+	var at *Slot
+	if cache != nil {
+		at = cache.At
+	}
+	k, v = a.project(s, "k_proj", keyValue, a.KeyValueHeads(), at), a.project(s, "v_proj", keyValue, a.KeyValueHeads(), at)
+	if cache == nil {
+		return k, v
+	}
+	// the cache [batch, maxLen, kvHeads·dk], slot at.Index now holding k and v
+	k, v = ops.SetSlot(s, cache.K, k, at.Index), ops.SetSlot(s, cache.V, v, at.Index)
+	if cache.carry != nil {
+		cache.carry.Update(cache.K, k)
+		cache.carry.Update(cache.V, v)
+	}
+	return k, v
 }
 
-// attend is the scaled dot-product attention of the heads' queries q
-// [batch, heads, lenQ, dk] to the keys and values k, v [batch, kvHeads,
-// lenK, dk], concatenated and projected by out_proj. The heads of a group
-// read one key/value head: as rows of one product.
-func (a MultiHeadAttention) attend(s *graph.Scope, q, k, v, mask *G.Node, at *Slot) *G.Node {
-	if q == nil || k == nil || v == nil {
-		s.Fail(errors.New("attention: missing queries, keys or values"))
-		return nil
-	}
-	b, lenQ, dk, lenK := q.Shape()[0], q.Shape()[2], q.Shape()[3], k.Shape()[2]
-	kvh := a.kvHeads()
-	group := a.Heads / kvh
-	// q: [batch, kvHeads, group·lenQ, dk], a group's heads one after another.
-	q = reshape(s, q, b, kvh, group*lenQ, dk)
-	// scores = q·kᵀ (+ bias / scale): [batch, kvHeads, group·lenQ, lenK]
-	scores := s.BatchedMatMul(q, k, false, true)
-	if a.Bias != nil {
-		bias := a.positionBias(s, lenQ, lenK, at)
-		if bias == nil {
-			return nil
-		}
-		scores = s.Add(scores, reshape(s, bias, 1, kvh, group*lenQ, lenK))
-	}
-	// weights = softmax(scores / sqrt(dk) + mask)
-	weights := s.Softmax(scores, groupMask(s, mask, group), a.scale())
-	s.Keep("weights", weights)
-	// heads = weights·v: [batch, kvHeads, group·lenQ, dk], then [batch, lenQ, dModel]
-	heads := s.BatchedMatMul(s.Dropout(weights, a.Dropout), v, false, false)
-	heads = ops.MergeHeads(s, reshape(s, heads, b, a.Heads, lenQ, dk))
-	return Linear{In: a.DModel, Out: a.DModel, NoBias: a.NoBias}.Apply(s.In("out_proj"), heads)
-}
-
-// heads projects x [batch, len, dModel] with the Linear named proj to n
-// heads [batch, n, len, dk], rotated with Rotary for "q_proj" and "k_proj"
-// at positions 0, 1, … or, with a slot, at at.Index.
-func (a MultiHeadAttention) heads(s *graph.Scope, proj string, x *G.Node, n int, at *Slot) *G.Node {
+// project is x [batch, len, dModel] projected by the Linear named proj to
+// n heads side by side, [batch, len, n·dk]; with Rotary the queries and
+// keys are rotated at positions 0, 1, … or, with a slot, at at.Index.
+func (a MultiHeadAttention) project(s *graph.Scope, proj string, x *G.Node, n int, at *Slot) *G.Node {
 	dk := a.DModel / a.Heads
-	h := ops.SplitHeads(s, Linear{In: a.DModel, Out: n * dk, NoBias: a.NoBias}.Apply(s.In(proj), x), n)
-	if !a.Rotary || proj == "v_proj" {
+	h := Linear{In: a.DModel, Out: n * dk, NoBias: a.NoBias}.Apply(s.In(proj), x)
+	if !a.Rotary || proj == "v_proj" || h == nil {
 		return h
 	}
-	r := Rotary{DHead: dk, Base: a.RotaryBase}
-	if at == nil {
-		return r.Apply(s, h)
+	return Rotary{DHead: dk, Base: a.RotaryBase}.sideBySide(s, h, n, at)
+}
+
+// Cache declares, in s, its self-attention's cache of rows rows at the
+// decoding step at: keys and values [rows, maxLen, kvHeads·dk] (maxLen
+// the positions of at.Mask), which c carries from step to step.
+func (a MultiHeadAttention) Cache(s *graph.Scope, c Carrier, at *Slot, rows int) *Cache {
+	if err := a.check(); err != nil {
+		s.Fail(err)
+		return &Cache{}
 	}
-	return r.At(s, h, at.Index, at.Mask.Shape()[3])
+	shape := []int{rows, at.Mask.Shape()[3], a.KeyValueHeads() * a.DModel / a.Heads}
+	return &Cache{K: c.Carried(s, "cache.k", shape...), V: c.Carried(s, "cache.v", shape...), At: at, carry: c}
+}
+
+// Memory projects memory [batch, lenS, dModel] to the keys and values
+// [batch, lenS, kvHeads·dk] that its cross-attention reads at every
+// decoding step.
+func (a MultiHeadAttention) Memory(s *graph.Scope, memory *G.Node) *Cache {
+	if err := a.check(); err != nil {
+		s.Fail(err)
+		return &Cache{}
+	}
+	k, v := a.keysValues(s, memory, nil)
+	return &Cache{K: k, V: v}
 }
 
 // PlacesPositions reports whether the attention places positions itself,
-// with Rotary or a Bias: a model of it needs no positions added to its
-// embeddings.
-func (a MultiHeadAttention) PlacesPositions() bool { return a.Rotary || a.Bias != nil }
+// with Rotary or a Bias that does: a model of it needs no positions added
+// to its embeddings.
+func (a MultiHeadAttention) PlacesPositions() bool {
+	return a.Rotary || a.Bias != nil && a.Bias.PlacesPositions()
+}
 
-// CacheDims are the key/value heads and dk = DModel/Heads of the keys and
-// values of incremental decoding's cache.
-func (a MultiHeadAttention) CacheDims() (heads, dk int) { return a.kvHeads(), a.DModel / a.Heads }
-
-// kvHeads is KVHeads, or Heads when it is 0.
-func (a MultiHeadAttention) kvHeads() int {
+// KeyValueHeads is KVHeads, or Heads when it is 0.
+func (a MultiHeadAttention) KeyValueHeads() int {
 	if a.KVHeads == 0 {
 		return a.Heads
 	}
 	return a.KVHeads
 }
 
-// scale is 1/sqrt(dk), which keeps the dot products of the queries and keys
-// at unit variance.
-func (a MultiHeadAttention) scale() float64 { return 1 / math.Sqrt(float64(a.DModel/a.Heads)) }
-
 func (a MultiHeadAttention) check() error {
-	if a.Heads < 1 || a.kvHeads() < 1 || a.DModel%a.Heads != 0 || a.Heads%a.kvHeads() != 0 {
+	if a.Heads < 1 || a.KeyValueHeads() < 1 || a.DModel%a.Heads != 0 || a.Heads%a.KeyValueHeads() != 0 {
 		return errors.Errorf("attention: dModel %d, %d heads, %d key/value heads: heads must divide dModel, key/value heads the heads",
 			a.DModel, a.Heads, a.KVHeads)
 	}
 	return nil
 }
 
-// groupMask repeats the rows of mask [batch or 1, 1, lenQ, lenK] once for
-// each head of a group, [batch or 1, 1, group·lenQ, lenK], to match the
-// grouped rows of the weights; a mask of one row broadcasts as it is.
-func groupMask(s *graph.Scope, mask *G.Node, group int) *G.Node {
-	if mask == nil || group == 1 || mask.Shape()[mask.Dims()-2] == 1 {
-		return mask
-	}
-	rows := make([]*G.Node, group)
-	for i := range rows {
-		rows[i] = mask
-	}
-	return s.Concat(-2, rows...)
-}
-
 // positionBias is a.Bias's bias of lenQ queries and lenK keys, refused
 // (nil, the error recorded in s) unless it is [1, heads, lenQ, lenK].
 func (a MultiHeadAttention) positionBias(s *graph.Scope, lenQ, lenK int, at *Slot) *G.Node {
-	bias := a.Bias.Bias(s, a.Heads, lenQ, lenK, at, a.scale())
+	bias := a.Bias.Bias(s, a.Heads, lenQ, lenK, at, 1/math.Sqrt(float64(a.DModel/a.Heads)))
 	want := tensor.Shape{1, a.Heads, lenQ, lenK}
 	switch {
 	case s.Err() != nil:
@@ -238,12 +262,4 @@ func (a MultiHeadAttention) positionBias(s *graph.Scope, lenQ, lenK int, at *Slo
 		return nil
 	}
 	return bias
-}
-
-// reshape is s.Reshape unless x already has the shape.
-func reshape(s *graph.Scope, x *G.Node, dims ...int) *G.Node {
-	if x != nil && x.Shape().Eq(tensor.Shape(dims)) {
-		return x
-	}
-	return s.Reshape(x, dims...)
 }

@@ -19,6 +19,8 @@ func (oneBias) Bias(s *graph.Scope, _, _, _ int, _ *Slot, _ float64) *G.Node {
 	return s.Constant("one_bias", graph.FromFloat64s(s.Dtype(), []float64{1}, 1, 1, 1, 1))
 }
 
+func (oneBias) PlacesPositions() bool { return false }
+
 func TestPositionBiasOfTheWrongShapeIsNamed(t *testing.T) {
 	params, err := graph.NewParams(tensor.Float64, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {

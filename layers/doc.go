@@ -19,15 +19,17 @@
 // and a checkpoint recording the names and options, can be rebuilt; a
 // program registers its own variants in the Registry it builds with.
 //
-// There is one forward pass. An incremental decoder runs the same Apply
-// one position at a time, given a Cache per attention: the keys and values
-// of the earlier positions and the new position's Slot (Stack.Memory
-// projects the encoder's output for cross-attention once).
+// There is one forward pass, and one attention body
+// (ScaledDotProductAttention). An incremental decoder runs the same Apply
+// one position at a time, given a Cache per attention that the attention
+// declares (Stack.Caches) and a Carrier carries from step to step: the
+// keys and values of the earlier positions and the new position's Slot
+// (Stack.Memory projects the encoder's output for cross-attention once).
 //
 // Beyond the paper, as options of the one MultiHeadAttention: key/value
 // heads shared by groups of query heads (grouped-query and multi-query
-// attention), Rotary positions (RoPE) and a PositionBias (ALiBi); and the
-// SwiGLU feed-forward network. Each is built from graph.Scope's general
+// attention), Rotary positions (RoPE) and a PositionBias (ALiBi, a
+// SlidingWindow); and the SwiGLU feed-forward network. Each is built from graph.Scope's general
 // tensor ops and checked against PyTorch.
 //
 // Tensors are written with their shapes in comments: x [batch, len, dModel].

@@ -65,8 +65,8 @@ type Layer struct {
 	Norm      Norm
 }
 
-// LayerCache is a layer's state in incremental decoding: its
-// self-attention's cache and, for a decoder layer, its cross-attention's.
+// LayerCache is a layer's caches in incremental decoding (Stack.Caches):
+// its self-attention's and, for a decoder layer, its cross-attention's.
 type LayerCache struct{ Self, Cross *Cache }
 
 // Apply maps x [batch, len, dModel] to the same shape. mask is the additive
@@ -113,24 +113,6 @@ func keepsShape(s *graph.Scope, sub any, x, y *G.Node) *G.Node {
 	}
 	s.Fail(errors.Errorf("the sublayer %T mapped its input %v to %v: a sublayer of a residual connection keeps its input's shape", sub, x.Shape(), y.Shape()))
 	return nil
-}
-
-// CacheDims are the heads and the size dk of each head of the keys and
-// values in the caches of the layer's self-attention and, for a decoder
-// layer, cross-attention. The error says why the layer cannot decode
-// incrementally.
-func (l Layer) CacheDims() (heads, dk int, err error) {
-	attns := []Attention{l.attention(l.SelfAttn)}
-	if l.Cross {
-		attns = append(attns, l.attention(l.CrossAttn))
-	}
-	for _, a := range attns {
-		if _, ok := a.(IncrementalAttention); !ok {
-			return 0, 0, errors.Errorf("attention %T cannot decode incrementally: it is not a layers.IncrementalAttention", a)
-		}
-	}
-	heads, dk = l.attention(l.SelfAttn).(IncrementalAttention).CacheDims()
-	return heads, dk, nil
 }
 
 // attention is a, or the paper's multi-head attention if a is nil.

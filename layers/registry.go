@@ -41,12 +41,10 @@ const (
 	PositionsNone         = "none"          // NoPositions
 )
 
-// NewRegistry returns a registry of the built-in variants: attention
-// "multi-head", "grouped-query" (Sizes.KVHeads key/value heads; 1 is
-// multi-query attention), "rotary" (with rotary positions; option
-// rotary_base) and "alibi" (with linear biases; option alibi_max_bias),
-// each with option no_bias; feed-forward "relu" and "swiglu"; norms
-// "layer" and "rms"; positions "sinusoidal", "learned" and "none".
+// NewRegistry returns a registry of the built-in variants (each Table's
+// Names lists them): the names above, and those their own files declare
+// (AttentionALiBi, AttentionSlidingWindow), every attention with option
+// no_bias.
 func NewRegistry() *Registry {
 	r := &Registry{Attention: Table[Attention]{kind: "attention"}, FFN: Table[FFN]{kind: "ffn"},
 		Norm: Table[Norm]{kind: "norm"}, Positions: Table[Positional]{kind: "positions"}}
@@ -59,6 +57,7 @@ func NewRegistry() *Registry {
 			return a
 		}, NoBias, Option{Name: OptionRotaryBase, Default: 10000, Valid: positive, Want: "> 0"}),
 		r.Attention.Register(AttentionALiBi, newALiBi, NoBias, alibiMaxBias),
+		r.Attention.Register(AttentionSlidingWindow, newSlidingWindow, NoBias, windowOption),
 		r.FFN.Register(FFNReLU, func(z Sizes) FFN { return NewFeedForward(z.DModel, z.DFF) }),
 		r.FFN.Register(FFNSwiGLU, func(z Sizes) FFN { return SwiGLU{DModel: z.DModel, DFF: z.DFF} }),
 		r.Norm.Register(NormLayer, func(z Sizes) Norm { return LayerNorm{DModel: z.DModel, Eps: z.Eps} }),

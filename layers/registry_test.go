@@ -19,7 +19,7 @@ func TestRegistryBuiltins(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"attention", r.Attention.Names(), []string{AttentionALiBi, AttentionGroupedQuery, AttentionMultiHead, AttentionRotary}},
+		{"attention", r.Attention.Names(), []string{AttentionALiBi, AttentionGroupedQuery, AttentionMultiHead, AttentionRotary, AttentionSlidingWindow}},
 		{"ffn", r.FFN.Names(), []string{FFNReLU, FFNSwiGLU}},
 		{"norm", r.Norm.Names(), []string{NormLayer, NormRMS}},
 		{"positions", r.Positions.Names(), []string{PositionsLearned, PositionsNone, PositionsSinusoid}},
@@ -145,8 +145,11 @@ func TestPluggedSublayers(t *testing.T) {
 	}
 
 	l.SelfAttn = onlyApply{mha()}
-	if _, _, err := l.CacheDims(); err == nil || !strings.Contains(err.Error(), "layers.onlyApply cannot decode incrementally") {
-		t.Fatalf("cache dims of an attention of Apply alone: %v", err)
+	s = graph.NewScope(graph.NewParamShapes(tensor.Float32))
+	at := &Slot{Index: s.Input("slot", tensor.Int, 1), Mask: s.Input("slot_mask", tensor.Float32, 1, 1, 1, 4)}
+	Stack{Layer: l, N: 1}.Caches(s, &chain{}, at, 2, nil)
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "layers.onlyApply cannot decode incrementally") {
+		t.Fatalf("the cache of an attention of Apply alone: %v", err)
 	}
 }
 

@@ -49,6 +49,24 @@ func (r Rotary) At(s *graph.Scope, x, pos *G.Node, maxLen int) *G.Node {
 	return r.rotate(s, x, s.Embed(cos, pos, 1), s.Embed(sin, pos, 1))
 }
 
+// sideBySide rotates x [batch, len, heads·dHead], the heads side by side
+// as attention's projections leave them, at positions 0, 1, … or, with a
+// slot, at at.Index: as [batch, len, heads, dHead] by rows [len, 1, dHead].
+func (r Rotary) sideBySide(s *graph.Scope, x *G.Node, heads int, at *Slot) *G.Node {
+	b, n := x.Shape()[0], x.Shape()[1]
+	h := s.Reshape(x, b, n, heads, r.DHead)
+	if err := r.check(h); err != nil {
+		s.Fail(err)
+		return nil
+	}
+	cos, sin := r.tables(s, positions(x, at))
+	if at != nil {
+		cos, sin = s.Embed(cos, at.Index, 1), s.Embed(sin, at.Index, 1)
+	}
+	y := r.rotate(s, h, s.Reshape(cos, n, 1, r.DHead), s.Reshape(sin, n, 1, r.DHead))
+	return s.Reshape(y, b, n, heads*r.DHead)
+}
+
 func (r Rotary) check(x *G.Node) error {
 	if x == nil {
 		return errors.New("rotary: no input")

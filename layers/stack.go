@@ -41,14 +41,52 @@ func (st Stack) Apply(s *graph.Scope, x, mask, memory, memMask *G.Node, caches [
 }
 
 // Memory projects the encoder's output memory [batch, lenS, dModel] to
-// every layer's cross-attention keys and values, [batch, heads, lenS, dk]
-// each (Attention.Apply with an empty cache and no query): an incremental
-// decoder computes them once per source, not at every step.
-func (st Stack) Memory(s *graph.Scope, memory *G.Node) []Cache {
-	cross := st.Layer.attention(st.Layer.CrossAttn)
-	caches := make([]Cache, st.N)
+// every layer's cross-attention cache (IncrementalAttention.Memory): an
+// incremental decoder computes them once per batch of sources, not at
+// every step.
+func (st Stack) Memory(s *graph.Scope, memory *G.Node) []*Cache {
+	cross, err := incremental(st.Layer.attention(st.Layer.CrossAttn))
+	if err != nil {
+		s.Fail(err)
+		return nil
+	}
+	caches := make([]*Cache, st.N)
 	for i := range caches {
-		cross.Apply(s.In("layers", i, "cross_attn"), nil, memory, nil, &caches[i])
+		caches[i] = cross.Memory(s.In("layers", i, "cross_attn"), memory)
 	}
 	return caches
+}
+
+// Caches declares, in s (the stack's scope), every layer's caches at the
+// decoding step at of rows rows: its self-attention's
+// (IncrementalAttention.Cache), which c carries from step to step, and for
+// a decoder layer i memory[i] (Memory's). An attention that does not
+// decode incrementally fails s.
+func (st Stack) Caches(s *graph.Scope, c Carrier, at *Slot, rows int, memory []*Cache) []LayerCache {
+	self, err := incremental(st.Layer.attention(st.Layer.SelfAttn))
+	if err == nil && st.Layer.Cross && len(memory) != st.N {
+		err = errors.Errorf("incremental step: %d cross-attention caches for %d decoder layers", len(memory), st.N)
+	}
+	if err != nil {
+		s.Fail(err)
+		return nil
+	}
+	caches := make([]LayerCache, st.N)
+	for i := range caches {
+		caches[i].Self = self.Cache(s.In("layers", i, "self_attn"), c, at, rows)
+		if st.Layer.Cross {
+			caches[i].Cross = memory[i]
+		}
+	}
+	return caches
+}
+
+// incremental is a as an IncrementalAttention, or the error that says why
+// it cannot decode incrementally.
+func incremental(a Attention) (IncrementalAttention, error) {
+	inc, ok := a.(IncrementalAttention)
+	if !ok {
+		return nil, errors.Errorf("attention %T cannot decode incrementally: it is not a layers.IncrementalAttention", a)
+	}
+	return inc, nil
 }

@@ -90,14 +90,15 @@ func TestPositionsAt(t *testing.T) {
 }
 
 // TestStepMatchesApply runs decoder and decoder-only stacks, with the
-// paper's attention and with rotary grouped-query attention, on three
-// positions at once (Apply under a causal mask) and one position at a
-// time (the same Apply with caches of four slots).
+// paper's attention and with grouped-query attention, rotary or with
+// ALiBi, on three positions at once (Apply under a causal mask) and one
+// position at a time (the same Apply with caches of four slots).
 func TestStepMatchesApply(t *testing.T) {
 	pre := sizes
 	pre.PreNorm = true
 	rms := RMSNorm{DModel: sizes.DModel, Eps: 1e-6}
 	rope := MultiHeadAttention{DModel: sizes.DModel, Heads: sizes.Heads, KVHeads: 1, Rotary: true}
+	alibi := func(kv int) MultiHeadAttention { a := gqa(kv, false); a.Bias, a.Dropout = ALiBi{}, 0; return a }
 	stacks := map[string]Stack{
 		"decoder, post-norm":                         {Layer: Layer{Sizes: sizes, Cross: true}, N: 2},
 		"decoder, pre-norm":                          {Layer: Layer{Sizes: pre, Cross: true, Norm: rms}, N: 2, FinalNorm: rms},
@@ -105,52 +106,72 @@ func TestStepMatchesApply(t *testing.T) {
 		"decoder-only, pre-norm":                     {Layer: Layer{Sizes: pre, Norm: rms}, N: 3, FinalNorm: rms},
 		"decoder-only, rotary multi-query":           {Layer: Layer{Sizes: pre, Norm: rms, SelfAttn: rope}, N: 2, FinalNorm: rms},
 		"decoder, rotary multi-query self-attention": {Layer: Layer{Sizes: sizes, Cross: true, SelfAttn: rope}, N: 2},
-		"decoder-only, alibi":                        {Layer: Layer{Sizes: pre, Norm: rms, SelfAttn: MultiHeadAttention{DModel: sizes.DModel, Heads: sizes.Heads, Bias: ALiBi{}}}, N: 2, FinalNorm: rms},
+		"decoder-only, alibi":                        {Layer: Layer{Sizes: pre, Norm: rms, SelfAttn: alibi(4)}, N: 2, FinalNorm: rms},
+		"decoder-only, alibi grouped-query":          {Layer: Layer{Sizes: pre, Norm: rms, SelfAttn: alibi(2)}, N: 2, FinalNorm: rms},
+		"decoder-only, rotary grouped-query":         {Layer: Layer{Sizes: pre, Norm: rms, SelfAttn: gqa(2, true)}, N: 1, FinalNorm: rms},
 	}
 	for name, st := range stacks {
-		t.Run(name, func(t *testing.T) {
-			const steps, slots = 3, 4
-			heads, dk, err := st.Layer.CacheDims()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
-				y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, sizes.DModel)
-				memory := randomConstant(s, "memory", rand.New(rand.NewPCG(4, 4)), 2, 4, sizes.DModel)
-				outs := map[string]*G.Node{"apply": st.Apply(s.In("decoder"), y, tgtMaskOf(s, steps), memory, srcMask(s), nil)}
-				caches := make([]LayerCache, st.N)
-				var cross []Cache
-				if st.Layer.Cross {
-					cross = st.Memory(s.In("decoder"), memory)
-				}
-				for i := range caches {
-					zero := graph.FromFloat64s(tensor.Float64, make([]float64, 2*heads*slots*dk), 2, heads, slots, dk)
-					caches[i].Self = &Cache{K: s.Constant("k", zero), V: s.Constant("v", zero)}
-					if cross != nil {
-						caches[i].Cross = &cross[i]
-					}
-				}
-				for step := range steps {
-					// Constants are named apart: Gorgonia takes leaves of one name for one node.
-					sc := s.In("step", step)
-					at := &Slot{Index: intConstant(sc, "slot", []int{step}, 1), Mask: sc.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
-					for i := range caches {
-						caches[i].Self.At = at
-					}
-					outs[fmt.Sprint(step)] = st.Apply(s.In("decoder"), positionOf(sc, y, step), nil, nil, srcMask(s), caches)
-				}
-				return outs
-			})
-			for step := range steps {
-				var want []float64
-				for b := range 2 {
-					row := (b*steps + step) * sizes.DModel
-					want = append(want, out["apply"][row:row+sizes.DModel]...)
-				}
-				assertNear(t, fmt.Sprintf("step %d", step), out[fmt.Sprint(step)], want)
-			}
-		})
+		t.Run(name, func(t *testing.T) { assertStepsMatchApply(t, st) })
 	}
+}
+
+// assertStepsMatchApply checks that st gives three positions one at a
+// time, against the caches of four slots that it declares, as Apply gives
+// them at once under a causal mask.
+func assertStepsMatchApply(t *testing.T, st Stack) {
+	t.Helper()
+	const steps, slots = 3, 4
+	out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
+		y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, sizes.DModel)
+		memory := randomConstant(s, "memory", rand.New(rand.NewPCG(4, 4)), 2, 4, sizes.DModel)
+		outs := map[string]*G.Node{"apply": st.Apply(s.In("decoder"), y, tgtMaskOf(s, steps), memory, srcMask(s), nil)}
+		var cross []*Cache
+		if st.Layer.Cross {
+			cross = st.Memory(s.In("decoder"), memory)
+		}
+		c := &chain{}
+		for step := range steps {
+			// Constants are named apart: Gorgonia takes leaves of one name for one node.
+			sc := s.In("step", step)
+			at := &Slot{Index: intConstant(sc, "slot", []int{step}, 1), Mask: sc.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
+			caches := st.Caches(s.In("decoder"), c, at, 2, cross)
+			outs[fmt.Sprint(step)] = st.Apply(s.In("decoder"), positionOf(sc, y, step), nil, nil, srcMask(s), caches)
+		}
+		return outs
+	})
+	for step := range steps {
+		var want []float64
+		for b := range 2 {
+			row := (b*steps + step) * sizes.DModel
+			want = append(want, out["apply"][row:row+sizes.DModel]...)
+		}
+		assertNear(t, fmt.Sprintf("step %d", step), out[fmt.Sprint(step)], want)
+	}
+}
+
+// chain is a Carrier of steps unrolled in one graph: a carried value is
+// zeros at first, then the last value Update gave it.
+type chain struct {
+	of     map[*G.Node]string
+	byName map[string]*G.Node
+}
+
+func (c *chain) Carried(s *graph.Scope, name string, shape ...int) *G.Node {
+	if c.byName == nil {
+		c.of, c.byName = map[*G.Node]string{}, map[string]*G.Node{}
+	}
+	full := s.Name(name)
+	n, ok := c.byName[full]
+	if !ok {
+		n = s.Constant(name, graph.FromFloat64s(s.Dtype(), make([]float64, tensor.Shape(shape).TotalSize()), shape...))
+		c.of[n], c.byName[full] = full, n
+	}
+	return n
+}
+
+func (c *chain) Update(carried, next *G.Node) {
+	full := c.of[carried]
+	c.of[next], c.byName[full] = full, next
 }
 
 // tgtMaskOf is the causal mask of two unpadded sequences of length n.

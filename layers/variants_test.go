@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -97,57 +96,6 @@ func dot(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s
-}
-
-// TestGroupedQueryCachedMatchesApply runs causal grouped-query
-// self-attention, rotary or with ALiBi, on three positions at once and one position at a time
-// against a cache of four slots.
-func TestGroupedQueryCachedMatchesApply(t *testing.T) {
-	for _, kvHeads := range []int{1, 2, 4} {
-		for _, rotary := range []bool{false, true} {
-			a := gqa(kvHeads, rotary)
-			a.Dropout = 0
-			if !rotary {
-				a.Bias = ALiBi{}
-			}
-			const steps, slots = 3, 4
-			out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
-				y := randomConstant(s, "y", rand.New(rand.NewPCG(5, 5)), 2, steps, 8)
-				outs := map[string]*G.Node{"apply": a.Apply(s.In("attn"), y, y, tgtMaskOf(s, steps), nil)}
-				zero := graph.FromFloat64s(tensor.Float64, make([]float64, 2*kvHeads*slots*2), 2, kvHeads, slots, 2)
-				cache := &Cache{K: s.Constant("k", zero), V: s.Constant("v", zero)}
-				for step := range steps {
-					st := s.In("step", step)
-					cache.At = &Slot{Index: intConstant(st, "slot", []int{step}, 1), Mask: st.Constant("slot_mask", StepMask(tensor.Float64, step, slots))}
-					x := positionOf(st, y, step)
-					outs[fmt.Sprint(step)] = a.Apply(s.In("attn"), x, x, nil, cache)
-				}
-				return outs
-			})
-			for step := range steps {
-				var want []float64
-				for b := range 2 {
-					row := (b*steps + step) * 8
-					want = append(want, out["apply"][row:row+8]...)
-				}
-				assertNear(t, fmt.Sprintf("%d key/value heads, rotary %t (else ALiBi), step %d", kvHeads, rotary, step), out[fmt.Sprint(step)], want)
-			}
-		}
-	}
-}
-
-// TestGroupedQueryWithAllHeadsIsMultiHead: the attention's two ways,
-// heads side by side (the paper's attention in training) and heads split
-// apart (grouped-query attention, rotary, the cache), agree.
-func TestGroupedQueryWithAllHeadsIsMultiHead(t *testing.T) {
-	out := runGraph(t, func(s *graph.Scope) map[string]*G.Node {
-		x := randomConstant(s, "x", rand.New(rand.NewPCG(3, 3)), 2, 4, 8)
-		mask, a, sa := srcMask(s), NewMultiHeadAttention(8, 4, 0), s.In("attn")
-		q := a.heads(sa, "q_proj", x, 4, nil)
-		v, k := a.heads(sa, "v_proj", x, 4, nil), a.heads(sa, "k_proj", x, 4, nil)
-		return map[string]*G.Node{"split": a.attend(sa, q, k, v, mask, nil), "side by side": a.Apply(sa, x, x, mask, nil)}
-	})
-	assertNear(t, "heads split against side by side", out["split"], out["side by side"])
 }
 
 func TestGroupedQuerySizeErrors(t *testing.T) {

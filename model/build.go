@@ -51,7 +51,7 @@ func (m *Transformer) checkSettings() error {
 		return errors.Errorf("invalid config: positions is %s, want none with attention %s, which places positions itself (positions added to the embeddings would count them twice)", m.cfg.Positions, m.cfg.Attention)
 	}
 	if kv := m.cfg.KVHeads; kv != 0 && kv != m.cfg.Heads {
-		if heads, _, err := st.Layer.CacheDims(); err != nil || heads != kv {
+		if g, ok := attn.(interface{ KeyValueHeads() int }); !ok || g.KeyValueHeads() != kv {
 			return errors.Errorf("invalid config: kv_heads is %d, want 0 with attention %s, which does not share key/value heads: fewer need attention grouped-query, rotary or alibi", kv, m.cfg.Attention)
 		}
 	}

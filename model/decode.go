@@ -29,8 +29,10 @@ type Decoder struct {
 	rt     *graph.Runtime
 	params *graph.Params
 	progs  *graph.Programs
-	// memories are the shapes of each encode program's outputs, by its key.
+	// memories are the shapes of each encode program's outputs, and
+	// carried the values each step program carries, by its key.
 	memories map[string]map[string]tensor.Shape
+	carried  map[string][]string
 }
 
 // Generator is a Model that generates one position at a time: a Decoder
@@ -44,8 +46,9 @@ type Generator interface {
 	// BOSID and the prompt src for one that continues prompts.
 	Prefix(src []int) []int
 	// Step adds one decoding step to st.Scope: each row's token st.IDs at
-	// position st.At, against the caches it declares with st.Caches and
-	// extends by that position. It returns the next-token logits [rows, 1,
+	// position st.At, against the caches its layers declare, carried from
+	// step to step by st (a layers.Carrier), which they extend by that
+	// position. It returns the next-token logits [rows, 1,
 	// vocab].
 	Step(st *Step) *G.Node
 }
@@ -67,7 +70,8 @@ func NewDecoder(rt *graph.Runtime, m Model, params *graph.Params) (*Decoder, err
 	if err := canGenerate(m); err != nil {
 		return nil, err
 	}
-	return &Decoder{m: m.(Generator), cfg: m.Config(), rt: rt, params: params, progs: graph.NewPrograms(), memories: map[string]map[string]tensor.Shape{}}, nil
+	return &Decoder{m: m.(Generator), cfg: m.Config(), rt: rt, params: params, progs: graph.NewPrograms(),
+		memories: map[string]map[string]tensor.Shape{}, carried: map[string][]string{}}, nil
 }
 
 // canGenerate says why m cannot decode, or nil: it builds a step program's
@@ -90,7 +94,7 @@ func canGenerate(m Model) error {
 		}
 		memory, srcLen = shapes, 1
 	}
-	s, _ := stepGraph(g, graph.NewParamShapes(tensor.Float32), 1, srcLen, 1, memory)
+	s, _, _ := stepGraph(g, graph.NewParamShapes(tensor.Float32), 1, srcLen, 1, memory)
 	return errors.Wrapf(s.Err(), "incremental decoding with a model of kind %s", m.Config().Kind)
 }
 

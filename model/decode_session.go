@@ -15,15 +15,16 @@ import (
 // session is the decoding of one batch of sources: the step program of its
 // shape, the step reached and the buffers reused from step to step.
 type session struct {
-	step  *graph.Program
-	dt    tensor.Dtype
-	n     int // caches
-	rows  int
-	steps int // cache positions: the most steps the session can take
-	t     int
-	lp    []float64 // rows of the last step's log-probabilities (logProbs)
-	buf32 []float32
-	buf64 []float64
+	step *graph.Program
+	dt   tensor.Dtype
+	// carried names the values the step program carries to the next step.
+	carried []string
+	rows    int
+	steps   int // cache positions: the most steps the session can take
+	t       int
+	lp      []float64 // rows of the last step's log-probabilities (logProbs)
+	buf32   []float32
+	buf64   []float64
 }
 
 // start readies a session of beams rows per source whose caches hold steps
@@ -55,19 +56,17 @@ func (d *Decoder) start(srcs [][]int, idx []int, beams, steps int) (*session, er
 		}
 		memory = d.memories[key]
 	}
-	step, err := d.progs.Get(fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps), func() (*graph.Program, error) {
-		s, outputs := stepGraph(d.m, d.params, rows, srcLen, steps, memory)
+	key := fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps)
+	step, err := d.progs.Get(key, func() (*graph.Program, error) {
+		s, outputs, carried := stepGraph(d.m, d.params, rows, srcLen, steps, memory)
+		d.carried[key] = carried
 		p, err := graph.Compile(d.rt, s, nil, outputs)
 		return p, errors.Wrapf(err, "step program for %d rows and %d positions", rows, steps)
 	})
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for step.HasInput(cacheName(n, "k")) {
-		n++
-	}
-	ss := &session{step: step, dt: d.params.Dtype(), n: n, rows: rows, steps: steps}
+	ss := &session{step: step, dt: d.params.Dtype(), carried: d.carried[key], rows: rows, steps: steps}
 	if enc == nil {
 		return ss, nil
 	}
@@ -132,7 +131,7 @@ func (ss *session) advance(tokens, parents []int) error {
 		return errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
 	}
 	if ss.t > 0 {
-		if err := ss.carryCaches(parents); err != nil {
+		if err := ss.carry(parents); err != nil {
 			return err
 		}
 	}
@@ -217,15 +216,13 @@ func checkRow(row []float64, step int) error {
 	return nil
 }
 
-// carryCaches copies the updated caches of the last step into the caches the
-// next step reads, row r from row parents[r].
-func (ss *session) carryCaches(parents []int) error {
-	for i := range ss.n {
-		for _, kv := range []string{"k", "v"} {
-			name := cacheName(i, kv)
-			if err := ss.setRows(name, ss.step.Output(name), parents); err != nil {
-				return err
-			}
+// carry copies the values the last step gave of those it carries (the
+// caches' updates) into what the next step reads, row r from row
+// parents[r].
+func (ss *session) carry(parents []int) error {
+	for _, name := range ss.carried {
+		if err := ss.setRows(name, ss.step.Output(name), parents); err != nil {
+			return err
 		}
 	}
 	return nil

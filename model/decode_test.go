@@ -139,8 +139,10 @@ func decodeConfigs() map[string]Config {
 	alibi, alibiED := lm, post
 	alibi.Attention, alibi.Positions = layers.AttentionALiBi, layers.PositionsNone
 	alibiED.Attention, alibiED.Positions, alibiED.KVHeads = layers.AttentionALiBi, layers.PositionsNone, 2
+	window := lm
+	window.Attention, window.Options = layers.AttentionSlidingWindow, map[string]float64{layers.OptionWindow: 2}
 	return map[string]Config{
-		"decoder-only, alibi": alibi, "alibi, grouped-query": alibiED,
+		"decoder-only, alibi": alibi, "alibi, grouped-query": alibiED, "decoder-only, sliding window": window,
 		"post-norm, sinusoidal": post, "pre-norm, rms, learned positions": pre,
 		"decoder-only, post-norm": lm, "decoder-only, pre-norm, rms, learned positions": lmPre,
 		"grouped-query, swiglu": gqa, "multi-query": mqa,
@@ -206,7 +208,7 @@ func TestCachedGreedyMatchesUncached(t *testing.T) {
 	}
 	for name, cfg := range decodeConfigs() {
 		for _, tc := range tests {
-			m, params := decodeModel(t, cfg, 3, tc.eos)
+			m, params := decodeModel(t, cfg, 2, tc.eos)
 			sharpen(params, 2)
 			if tc.dt == tensor.Float32 {
 				params = inFloat32(t, m, params)

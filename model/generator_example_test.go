@@ -55,16 +55,11 @@ func (m RotaryLM) Build(s *graph.Scope, sh model.Shape) (loss, logp *G.Node) {
 // Prefix: rows are fed BOS and the prompt before they generate.
 func (m RotaryLM) Prefix(prompt []int) []int { return append([]int{model.BOSID}, prompt...) }
 
-// Step computes one position with the same Apply, given the layer's
-// key/value cache.
+// Step computes one position with the same Apply, given the caches the
+// layer declares, which st carries from step to step.
 func (m RotaryLM) Step(st *model.Step) *G.Node {
 	embed, stack := layers.NewEmbedding(m.cfg.Vocab, m.cfg.DModel), m.stack()
-	heads, dk, err := stack.Layer.CacheDims()
-	if err != nil {
-		st.Scope.Fail(err)
-		return nil
-	}
-	caches := []layers.LayerCache{{Self: st.Caches(1, heads, dk)[0]}}
+	caches := stack.Caches(st.Scope.In("lm"), st, &st.At, st.Rows, nil)
 	y := stack.Apply(st.Scope.In("lm"), embed.Apply(st.Scope.In("embed"), st.IDs), nil, nil, nil, caches)
 	return embed.Logits(st.Scope.In("embed"), y)
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -142,15 +144,11 @@ func (m *Transformer) Prefix(src []int) []int {
 }
 
 // Encode maps the sources to every decoder layer's cross-attention keys
-// and values [n, heads, lenS, dk] (memoryName), which the steps read.
+// and values [n, lenS, kvHeads·dk] (memoryName), which the steps read.
 func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) map[string]*G.Node {
 	outputs := map[string]*G.Node{}
 	if m.decoder == nil {
 		s.Fail(errors.New("a model without a decoder does not generate"))
-		return outputs
-	}
-	if _, _, err := m.decoder.Layer.CacheDims(); err != nil {
-		s.Fail(err)
 		return outputs
 	}
 	for i, c := range m.decoder.Memory(s.In("decoder"), m.encode(s, src, srcMask)) {
@@ -159,25 +157,27 @@ func (m *Transformer) Encode(s *graph.Scope, src, srcMask *G.Node) map[string]*G
 	return outputs
 }
 
+// memoryName names layer i's cross-attention keys or values of the encoder's
+// output: an output of Encode, which Step reads.
+func memoryName(i int, kv string) string {
+	return fmt.Sprintf("decoder.layers.%d.cross_attn.%s", i, kv)
+}
+
 // Step decodes one position of every row against the self-attention
-// caches and, with an encoder, the sources' cross-attention keys and
-// values.
+// caches its decoder layers declare and, with an encoder, the sources'
+// cross-attention keys and values.
 func (m *Transformer) Step(st *Step) *G.Node {
 	if m.decoder == nil {
 		st.Scope.Fail(errors.New("a model without a decoder does not generate"))
 		return nil
 	}
-	heads, dk, err := m.decoder.Layer.CacheDims()
-	if err != nil {
-		st.Scope.Fail(err)
-		return nil
-	}
-	caches := make([]layers.LayerCache, m.decoder.N)
-	for i, c := range st.Caches(m.decoder.N, heads, dk) {
-		caches[i].Self = c
-		if m.encoder != nil {
-			caches[i].Cross = &layers.Cache{K: st.Memory(memoryName(i, "k")), V: st.Memory(memoryName(i, "v"))}
+	var memory []*layers.Cache
+	if m.encoder != nil {
+		memory = make([]*layers.Cache, m.decoder.N)
+		for i := range memory {
+			memory[i] = &layers.Cache{K: st.Memory(memoryName(i, "k")), V: st.Memory(memoryName(i, "v"))}
 		}
 	}
+	caches := m.decoder.Caches(st.Scope.In("decoder"), st, &st.At, st.Rows, memory)
 	return m.decode(st.Scope, st.IDs, nil, nil, st.SrcMask, &st.At, caches)
 }

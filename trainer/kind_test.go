@@ -137,7 +137,7 @@ func TestNewChecksTheKind(t *testing.T) {
 	}{
 		{"BLEU of an encoder-only model", enc.m, Data{Train: enc.data.Train, Valid: enc.data.Valid, BLEU: sample}, "a BLEU sample needs a model that generates (encoder-decoder or decoder-only), have a model of kind encoder-only"},
 		{"held out with a model of one's own", ownModel{lm.m}, lm.data, "held-out exact match needs a model that generates or an encoder-only model, have a model of kind decoder-only (trainer.ownModel)"},
-		{"held out with an attention without a cached step", trainOnly, lm.data, "have a model of kind decoder-only (*model.Transformer): incremental decoding with a model of kind decoder-only: attention trainer.trainOnlyAttention cannot decode incrementally"},
+		{"held out with an attention without a cached step", trainOnly, lm.data, "have a model of kind decoder-only (*model.Transformer): incremental decoding with a model of kind decoder-only: decoder: attention trainer.trainOnlyAttention cannot decode incrementally"},
 		{"joined batches for an encoder-decoder", seq2seq.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-decoder reads sources"},
 		{"joined batches for an encoder-only model", enc.m, Data{Train: lm.data.Train, Valid: lm.data.Valid}, "sources of length 0 and targets of length 8: an encoder-only model needs sources as long as targets"},
 		{"batches longer than max_len", short, seq2seq.data, "sources of length 8 and targets of length 8: the model's max_len is 5"},

@@ -169,7 +169,7 @@ func TestHeadProductsEqualSplitHeads(t *testing.T) {
 		split := func(x *G.Node) *G.Node { return SplitHeads(s, x, 3) }
 		return map[string]*G.Node{
 			"scores": s.HeadScores(q, k, 3), "scores by split": s.BatchedMatMul(split(q), split(k), false, true),
-			"mix": s.HeadMix(w, k), "mix by split": MergeHeads(s, s.BatchedMatMul(w, split(k), false, false)),
+			"mix": s.HeadMix(w, k, 3), "mix by split": MergeHeads(s, s.BatchedMatMul(w, split(k), false, false)),
 		}
 	})
 	for _, name := range []string{"scores", "mix"} {

@@ -70,6 +70,8 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 	alibi.Attention, alibi.Options = layers.AttentionALiBi, map[string]float64{layers.OptionALiBiMaxBias: 4, layers.OptionNoBias: 1}
 	ropeBase := rope
 	ropeBase.Options = map[string]float64{layers.OptionRotaryBase: 500}
+	window := pre
+	window.Attention, window.Options = layers.AttentionSlidingWindow, map[string]float64{layers.OptionWindow: 2}
 	tests := []struct {
 		kind   string
 		cfg    model.Config
@@ -83,6 +85,7 @@ func TestLoadRebuildsEveryKind(t *testing.T) {
 		{model.KindDecoderOnly, rope, model.Layout{}},
 		{model.KindDecoderOnly, alibi, model.Layout{}},
 		{model.KindDecoderOnly, ropeBase, model.Layout{}},
+		{model.KindDecoderOnly, window, model.Layout{}},
 	}
 	for _, tc := range tests {
 		name := tc.kind + ", ffn " + tc.cfg.FFN

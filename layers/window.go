@@ -39,8 +39,8 @@ func newSlidingWindow(z Sizes) Attention {
 //	score(i, j) = q_i·k_jᵀ / sqrt(dk)   if i - j ≤ Window,   -Inf otherwise
 //
 // (keys ahead are the causal mask's to hide). A stack of N such layers
-// reaches N·Window positions back, and an incremental decoder's step reads
-// the cache's last Window + 1 positions alone. It says nothing of where
+// reaches N·Window positions back, and an incremental decoder's step
+// attends to the cache's last Window + 1 positions alone. It says nothing of where
 // positions are: a model of it adds them to its embeddings.
 type SlidingWindow struct{ Window int }
 

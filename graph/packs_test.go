@@ -278,7 +278,8 @@ func TestPackedOnlyOwnElements(t *testing.T) {
 			t.Error("the parameter was packed for a product of one row")
 		}
 	}
-	if pw := packed(wp, false, 9, 4, 6, v.Float32s()); pw != nil || len(rt.packs.copies) != 1 {
+	// A build whose BLAS packs its operands itself (openblas) keeps no copy.
+	if pw := packed(wp, false, 9, 4, 6, v.Float32s()); pw != nil || (len(rt.packs.copies) == 1) != packPays(9) {
 		t.Errorf("the parameter's own elements, first read: %v packed, %d copies", pw, len(rt.packs.copies))
 	}
 	if pw := packed(wp, false, 9, 4, 6, v.Float32s()); (pw != nil) != packPays(9) {

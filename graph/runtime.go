@@ -2,6 +2,9 @@ package graph
 
 import (
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph/internal/cuda"
 
 	"github.com/transformer-go/transformer/internal/sysmem"
 )
@@ -30,6 +33,10 @@ type Runtime struct {
 	arena  arena
 	packs  packCache
 	limit  MemoryLimit
+	// cuda is the device a DeviceCUDA runtime's programs run on, and
+	// params the parameters' buffers there, shared by its programs.
+	cuda   cuda.Device
+	params map[*tensor.Dense]*deviceParam
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
@@ -45,6 +52,12 @@ func NewRuntime(d Device, p Precision) (*Runtime, error) {
 		return nil, err
 	}
 	return &Runtime{device: dev, precision: p, fallback: fallback, limit: sysmem.Process{}}, nil
+}
+
+// onDevice returns a runtime whose programs run on dev with float32
+// products: the simulated device in tests.
+func onDevice(dev cuda.Device) *Runtime {
+	return &Runtime{device: DeviceCUDA, precision: Float32, limit: sysmem.Process{}, cuda: dev, params: map[*tensor.Dense]*deviceParam{}}
 }
 
 // CPU returns a runtime on the CPU with float32 products: the default, and

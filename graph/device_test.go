@@ -1,0 +1,201 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph/internal/cuda"
+)
+
+// simRuntime is a runtime on the simulated device (the kernels' CUDA source
+// built with g++ and run on the CPU). Without g++ it skips, unless CI=true,
+// where it fails.
+func simRuntime(t *testing.T) *Runtime {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
+		}
+		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
+	}
+	sim, err := cuda.OpenSim(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	return onDevice(sim)
+}
+
+// deviceCase builds an op's output y from a scope whose parameter store is
+// the same on either runtime; set fills the inputs.
+type deviceCase struct {
+	name  string
+	build func(s *Scope) *G.Node
+	set   func(p *Program) error
+}
+
+// deviceCases are graph's general ops on small shapes that are not
+// multiples of a block.
+func deviceCases() []deviceCase {
+	x := func(s *Scope, shape ...int) *G.Node { return s.Param("x", shape, Normal(1)) }
+	pos := func(s *Scope, shape ...int) *G.Node { return s.Param("x", shape, uniformPositive) }
+	p := func(s *Scope, name string, shape ...int) *G.Node { return s.Param(name, shape, Normal(1)) }
+	setIDs := func(p *Program) error { return p.Set("ids", []int{3, 1, 4, 1, 5, 0}) }
+	return []deviceCase{
+		{"relu", func(s *Scope) *G.Node { return s.ReLU(x(s, 3, 7)) }, nil},
+		{"exp", func(s *Scope) *G.Node { return s.Exp(x(s, 3, 7)) }, nil},
+		{"log", func(s *Scope) *G.Node { return s.Log(pos(s, 3, 7)) }, nil},
+		{"sqrt", func(s *Scope) *G.Node { return s.Sqrt(pos(s, 3, 7)) }, nil},
+		{"tanh", func(s *Scope) *G.Node { return s.Tanh(x(s, 3, 7)) }, nil},
+		{"sigmoid", func(s *Scope) *G.Node { return s.Sigmoid(x(s, 3, 7)) }, nil},
+		{"silu", func(s *Scope) *G.Node { return s.SiLU(x(s, 3, 7)) }, nil},
+		{"gelu", func(s *Scope) *G.Node { return s.GELU(x(s, 3, 7)) }, nil},
+		{"add, broadcast", func(s *Scope) *G.Node { return s.Add(x(s, 2, 3, 4), p(s, "b", 3, 1)) }, nil},
+		{"sub, broadcast", func(s *Scope) *G.Node { return s.Sub(p(s, "a", 4), x(s, 2, 3, 4)) }, nil},
+		{"mul, broadcast", func(s *Scope) *G.Node { return s.Mul(x(s, 2, 3, 4), p(s, "b", 2, 1, 4)) }, nil},
+		{"div, broadcast", func(s *Scope) *G.Node { return s.Div(x(s, 2, 3, 4), s.Exp(p(s, "b", 3, 4))) }, nil},
+		{"softmax", func(s *Scope) *G.Node { return s.Softmax(x(s, 3, 5), nil, 1) }, nil},
+		{"softmax scaled and masked", func(s *Scope) *G.Node {
+			return s.Softmax(x(s, 2, 3, 2, 4), s.Constant("mask", keyMask()), 0.5)
+		}, nil},
+		{"log-softmax", func(s *Scope) *G.Node { return s.LogSoftmax(x(s, 2, 3, 7)) }, nil},
+		{"layer norm", func(s *Scope) *G.Node { return s.LayerNorm(x(s, 3, 5), p(s, "g", 5), p(s, "b", 5), 1e-5) }, nil},
+		{"rms norm", func(s *Scope) *G.Node { return s.Normalize(x(s, 4, 6), p(s, "g", 6), 1e-6, false) }, nil},
+		{"matmul", func(s *Scope) *G.Node { return s.MatMul(x(s, 2, 3, 4), p(s, "w", 4, 5), false) }, nil},
+		{"matmul transposed", func(s *Scope) *G.Node { return s.MatMul(x(s, 2, 3, 4), p(s, "w", 5, 4), true) }, nil},
+		{"affine", func(s *Scope) *G.Node { return s.Affine(x(s, 2, 3, 4), p(s, "w", 4, 5), p(s, "b", 5), false) }, nil},
+		{"affine relu transposed", func(s *Scope) *G.Node {
+			return s.AffineReLU(x(s, 6, 4), p(s, "w", 5, 4), p(s, "b", 5), true)
+		}, nil},
+		{"sum", func(s *Scope) *G.Node { return s.Sum(x(s, 2, 3, 4), 1, false) }, nil},
+		{"mean, kept", func(s *Scope) *G.Node { return s.Mean(x(s, 2, 3, 4), -1, true) }, nil},
+		{"max", func(s *Scope) *G.Node { return s.Max(x(s, 2, 3, 4), 0, false) }, nil},
+		{"reshape and transpose", func(s *Scope) *G.Node { return s.Transpose(s.Reshape(x(s, 2, 12), 2, 3, 4), 2, 0, 1) }, nil},
+		{"slice and concat", func(s *Scope) *G.Node {
+			return s.Concat(1, s.Slice(x(s, 2, 5, 3), 1, 1, 4), p(s, "y", 2, 2, 3))
+		}, nil},
+		{"x read three times", func(s *Scope) *G.Node {
+			x := x(s, 3, 4)
+			return s.Add(s.Mul(x, x), s.Tanh(x))
+		}, nil},
+		{"embed", func(s *Scope) *G.Node { return s.Embed(p(s, "w", 6, 4), s.Input("ids", tensor.Int, 2, 3), 2) }, setIDs},
+	}
+}
+
+// uniformPositive draws from U(0.5, 2): the inputs of Log and Sqrt.
+func uniformPositive(rng *rand.Rand, _ tensor.Shape, vals []float64) {
+	for i := range vals {
+		vals[i] = 0.5 + 1.5*rng.Float64()
+	}
+}
+
+// TestDeviceForward runs each op's forward program on the simulated device
+// and on the CPU: the outputs agree to 1e-5 relative.
+func TestDeviceForward(t *testing.T) {
+	dev := simRuntime(t)
+	for _, tc := range deviceCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			want := deviceRun(t, CPU(), tc, false)
+			got := deviceRun(t, dev, tc, false)
+			assertNear(t, "y", got["y"], want["y"], 1e-5)
+		})
+	}
+}
+
+// TestDeviceGradients runs each op in a program with a loss, Σ y ⊙ c for a
+// constant c, on the simulated device and on the CPU: the loss and every
+// parameter's gradient agree to 1e-5 relative.
+func TestDeviceGradients(t *testing.T) {
+	dev := simRuntime(t)
+	for _, tc := range deviceCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			want := deviceRun(t, CPU(), tc, true)
+			got := deviceRun(t, dev, tc, true)
+			for name, w := range want {
+				assertNear(t, name, got[name], w, 1e-5)
+			}
+		})
+	}
+}
+
+// TestDeviceCompileNamesOpsWithoutKernels: a program on a device whose graph
+// holds an op without device kernels is not compiled, and the error names it.
+func TestDeviceCompileNamesOpsWithoutKernels(t *testing.T) {
+	dev := simRuntime(t)
+	s := NewScope(newTestParams(t, tensor.Float32))
+	y := total(s, s.Param("x", tensor.Shape{3}, Normal(1)))
+	p, err := Compile(dev, s, nil, map[string]*G.Node{"y": y})
+	if err == nil {
+		_ = p.Close()
+		t.Fatal("compiled a program whose op total has no device kernels")
+	}
+	if !strings.Contains(err.Error(), "op total has no device kernels") {
+		t.Fatalf("error %q does not name the op total", err)
+	}
+}
+
+// deviceRun builds tc on rt, with the loss Σ y ⊙ c if loss, runs it twice
+// and returns y, and the loss and the gradients with a loss.
+func deviceRun(t *testing.T, rt *Runtime, tc deviceCase, loss bool) map[string][]float64 {
+	t.Helper()
+	params := newTestParams(t, tensor.Float32)
+	s := NewScope(params)
+	y := tc.build(s)
+	var l *G.Node
+	if loss && y != nil {
+		c := make([]float64, y.Shape().TotalSize())
+		for i := range c {
+			c[i] = math.Sin(float64(i) + 1)
+		}
+		l = s.Sum(s.Reshape(s.Mul(y, s.Constant("c", FromFloat64s(tensor.Float32, c, y.Shape()...))), len(c)), 0, false)
+	}
+	p, err := Compile(rt, s, l, map[string]*G.Node{"y": y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if tc.set != nil {
+		if err := tc.set(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // a second run must give the same values
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := map[string][]float64{"y": Float64s(p.Output("y"))}
+	if loss {
+		res["loss"] = []float64{p.Loss()}
+		for _, name := range p.ParamNames() {
+			res["d"+name] = Float64s(p.Grad(name))
+		}
+	}
+	return res
+}
+
+// assertNear checks got against want to tol relative, of each element or of
+// 1% of want's largest for elements smaller than that.
+func assertNear(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
+	}
+	big := 0.0
+	for _, w := range want {
+		big = max(big, math.Abs(w))
+	}
+	for i, w := range want {
+		scale := max(math.Abs(w), big/100, 1e-30)
+		if d := math.Abs(got[i] - w); !(d <= tol*scale) {
+			t.Fatalf("%s[%d] = %g, want %g (relative error %.3g, tolerance %g)", what, i, got[i], w, d/scale, tol)
+		}
+	}
+}

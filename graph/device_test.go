@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -10,8 +9,6 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-
-	"github.com/transformer-go/transformer/graph/internal/cuda"
 )
 
 // simRuntime is a runtime on the simulated device (the kernels' CUDA source
@@ -25,12 +22,16 @@ func simRuntime(t *testing.T) *Runtime {
 		}
 		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
 	}
-	sim, err := cuda.OpenSim(t.TempDir())
+	rt, err := NewSimulatedRuntime(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = sim.Close() })
-	return onDevice(sim)
+	t.Cleanup(func() {
+		if err := rt.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return rt
 }
 
 // deviceCase builds an op's output y from a scope whose parameter store is
@@ -102,24 +103,22 @@ func TestDeviceForward(t *testing.T) {
 	dev := simRuntime(t)
 	for _, tc := range deviceCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			want := deviceRun(t, CPU(), tc, false)
-			got := deviceRun(t, dev, tc, false)
-			assertNear(t, "y", got["y"], want["y"], 1e-5)
+			if err := (DeviceCheck{Device: dev, Build: tc.build, Set: tc.set, Seed: 7}).Run(); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }
 
-// TestDeviceGradients runs each op in a program with a loss, Σ y ⊙ c for a
-// constant c, on the simulated device and on the CPU: the loss and every
-// parameter's gradient agree to 1e-5 relative.
+// TestDeviceGradients runs each op in a program with a loss on the
+// simulated device and on the CPU: the loss and every parameter's gradient
+// agree to 1e-5 relative.
 func TestDeviceGradients(t *testing.T) {
 	dev := simRuntime(t)
 	for _, tc := range deviceCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			want := deviceRun(t, CPU(), tc, true)
-			got := deviceRun(t, dev, tc, true)
-			for name, w := range want {
-				assertNear(t, name, got[name], w, 1e-5)
+			if err := (DeviceCheck{Device: dev, Build: tc.build, Set: tc.set, Seed: 7, Loss: true}).Run(); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
@@ -138,64 +137,5 @@ func TestDeviceCompileNamesOpsWithoutKernels(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "op total has no device kernels") {
 		t.Fatalf("error %q does not name the op total", err)
-	}
-}
-
-// deviceRun builds tc on rt, with the loss Σ y ⊙ c if loss, runs it twice
-// and returns y, and the loss and the gradients with a loss.
-func deviceRun(t *testing.T, rt *Runtime, tc deviceCase, loss bool) map[string][]float64 {
-	t.Helper()
-	params := newTestParams(t, tensor.Float32)
-	s := NewScope(params)
-	y := tc.build(s)
-	var l *G.Node
-	if loss && y != nil {
-		c := make([]float64, y.Shape().TotalSize())
-		for i := range c {
-			c[i] = math.Sin(float64(i) + 1)
-		}
-		l = s.Sum(s.Reshape(s.Mul(y, s.Constant("c", FromFloat64s(tensor.Float32, c, y.Shape()...))), len(c)), 0, false)
-	}
-	p, err := Compile(rt, s, l, map[string]*G.Node{"y": y})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if tc.set != nil {
-		if err := tc.set(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for range 2 { // a second run must give the same values
-		if err := p.Run(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res := map[string][]float64{"y": Float64s(p.Output("y"))}
-	if loss {
-		res["loss"] = []float64{p.Loss()}
-		for _, name := range p.ParamNames() {
-			res["d"+name] = Float64s(p.Grad(name))
-		}
-	}
-	return res
-}
-
-// assertNear checks got against want to tol relative, of each element or of
-// 1% of want's largest for elements smaller than that.
-func assertNear(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
-	}
-	big := 0.0
-	for _, w := range want {
-		big = max(big, math.Abs(w))
-	}
-	for i, w := range want {
-		scale := max(math.Abs(w), big/100, 1e-30)
-		if d := math.Abs(got[i] - w); !(d <= tol*scale) {
-			t.Fatalf("%s[%d] = %g, want %g (relative error %.3g, tolerance %g)", what, i, got[i], w, d/scale, tol)
-		}
 	}
 }

@@ -106,5 +106,26 @@ func (rt *Runtime) forget(p *Program) {
 	delete(rt.arena.users, p)
 }
 
+// Close frees what the runtime holds on its device (the parameters' copies)
+// and closes the device; a CPU runtime holds nothing. Its programs must be
+// closed first.
+func (rt *Runtime) Close() error {
+	if rt.cuda == nil {
+		return nil
+	}
+	var first error
+	for t, p := range rt.params {
+		if err := rt.cuda.Free(p.p); err != nil && first == nil {
+			first = err
+		}
+		delete(rt.params, t)
+	}
+	if err := rt.cuda.Close(); err != nil && first == nil {
+		first = err
+	}
+	rt.cuda = nil
+	return errors.Wrap(first, "closing the device")
+}
+
 // errCUDAPrograms says that the CUDA device cannot run programs yet.
 var errCUDAPrograms = errors.New("device: cuda: a usable GPU was found, but programs run on the CPU only so far (docs/cuda.md)")

@@ -82,6 +82,8 @@ func deviceCases() []deviceCase {
 		{"slice and concat", func(s *Scope) *G.Node {
 			return s.Concat(1, s.Slice(x(s, 2, 5, 3), 1, 1, 4), p(s, "y", 2, 2, 3))
 		}, nil},
+		{"head scores", func(s *Scope) *G.Node { return s.HeadScores(x(s, 2, 3, 6), p(s, "k", 2, 4, 6), 2) }, nil},
+		{"head mix", func(s *Scope) *G.Node { return s.HeadMix(x(s, 2, 3, 5, 4), p(s, "v", 2, 4, 6)) }, nil},
 		{"x read three times", func(s *Scope) *G.Node {
 			x := x(s, 3, 4)
 			return s.Add(s.Mul(x, x), s.Tanh(x))
@@ -121,6 +123,16 @@ func TestDeviceGradients(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestDeviceDropout: in training, the device applies the CPU's dropout
+// masks, to the output and its gradient.
+func TestDeviceDropout(t *testing.T) {
+	dev := simRuntime(t)
+	build := func(s *Scope) *G.Node { return s.Dropout(s.Param("x", tensor.Shape{3, 70}, Normal(1)), 0.3) }
+	if err := (DeviceCheck{Device: dev, Build: build, Seed: 7, Loss: true, Train: true}).Run(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -40,7 +40,10 @@ type DeviceCheck struct {
 	Set    func(p *Program) error
 	Seed   uint64
 	Loss   bool
-	Tol    float64
+	// Train builds the graph in training mode, its dropout masks drawn
+	// from Seed: the same on both.
+	Train bool
+	Tol   float64
 }
 
 // Run runs the check, an error saying the first element that differs.
@@ -83,7 +86,11 @@ func (c DeviceCheck) run(rt *Runtime) (*checkValues, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := NewScope(params)
+	var opts []Option
+	if c.Train {
+		opts = append(opts, Training(rand.New(rand.NewPCG(c.Seed, 2))))
+	}
+	s := NewScope(params, opts...)
 	y := c.Build(s)
 	var loss *G.Node
 	scalar := y != nil && y.IsScalar()

@@ -16,8 +16,10 @@ type DevicePtr uint64
 func (p DevicePtr) Add(bytes int) DevicePtr { return p + DevicePtr(bytes) }
 
 // DeviceOperand is what a device kernel sees of one input or output: its
-// shape and where its elements lie, float32 for a float tensor and int32 for
-// an int tensor. A scalar has shape () and one element.
+// shape and where its elements lie, float32 for a float tensor; an int
+// tensor holds int32 when it is an input of the graph (token ids, targets)
+// and 64-bit words when an op wrote it (Op.IntOutput: dropout's masks). A
+// scalar has shape () and one element.
 type DeviceOperand struct {
 	Shape tensor.Shape
 	Ptr   DevicePtr

@@ -352,3 +352,60 @@ func matMulGradWDevice(transW bool, in, out int) DeviceKernels {
 		return d.Gemm(g)
 	}}
 }
+
+// maskDevice is the device kernel of a dropout mask of words 64-bit words:
+// drawn on the host by draw, as on the CPU (the same masks from the same
+// seed), and copied to the device.
+func maskDevice(words int, draw func(n int, mask []int)) DeviceKernels {
+	var mask []int
+	var bits []uint64
+	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
+		if mask == nil {
+			mask, bits = make([]int, words), make([]uint64, words)
+		}
+		draw(in[0].Len(), mask)
+		for i, w := range mask {
+			bits[i] = uint64(w)
+		}
+		return d.dev.ToDevice(cuda.Ptr(y.Ptr), cuda.Uint64Bytes(bits))
+	}}
+}
+
+// headProductDevice is the device kernel of HeadScores, HeadMix and their
+// gradients: per batch entry, one batched Gemm over the heads where C's
+// matrices do not interleave (C by head), else one Gemm per head.
+func headProductDevice(batch int, ms [3]headMatrix, transA, transB bool, k int) DeviceKernels {
+	m, n := ms[2].rows, ms[2].cols
+	heads := ms[2].heads
+	return DeviceKernels{Forward: func(d *DeviceCall, c DeviceOperand, in []DeviceOperand) error {
+		// C's matrices by head do not interleave: one product of all heads.
+		batched := ms[2].layout == byHead
+		per := 1
+		if batched {
+			per = heads
+		}
+		for bi := range batch {
+			for h := 0; h < heads; h += per {
+				oa, lda := ms[0].at(bi, h)
+				ob, ldb := ms[1].at(bi, h)
+				oc, ldc := ms[2].at(bi, h)
+				g := DeviceGEMM{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: 1,
+					A: in[0].Ptr.Add(4 * oa), LDA: lda, B: in[1].Ptr.Add(4 * ob), LDB: ldb, C: c.Ptr.Add(4 * oc), LDC: ldc, Batch: per}
+				if batched {
+					g.StrideA, g.StrideB, g.StrideC = headStride(ms[0]), headStride(ms[1]), headStride(ms[2])
+				}
+				if err := d.Gemm(g); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}}
+}
+
+// headStride is the distance between two heads' matrices of m, in elements.
+func headStride(m headMatrix) int {
+	o1, _ := m.at(0, 1)
+	o0, _ := m.at(0, 0)
+	return o1 - o0
+}

@@ -71,19 +71,19 @@ func newDeviceProgram(p *Program, s *Scope, order G.Nodes, regs map[*G.Node]any)
 	if l.f64 > 0 {
 		return nil, errors.New("the device runs float32 graphs only")
 	}
-	if bytes := 4 * (l.f32 + l.ints); bytes > 0 {
+	if bytes := 4*l.f32 + 8*l.ints; bytes > 0 {
 		if d.base, err = d.dev.Alloc(bytes); err != nil {
 			return nil, errors.Wrap(err, "the program's arena on the device")
 		}
 	}
 	byReg := map[any]cuda.Ptr{}
 	for _, sl := range l.slots {
-		off := sl.off
+		off := 4 * sl.off
 		if sl.dtype == tensor.Int {
-			off += l.f32
+			off = 4*l.f32 + 8*sl.off
 		}
 		for _, n := range sl.nodes {
-			d.loc[n] = d.base.Add(4 * off)
+			d.loc[n] = d.base.Add(off)
 			if r, ok := regs[n]; ok {
 				byReg[r] = d.loc[n]
 			}
@@ -270,14 +270,20 @@ func (d *deviceProgram) toHost(n *G.Node, v G.Value) error {
 		case []float32:
 			return d.dev.ToHost(cuda.Float32Bytes(data), d.loc[n])
 		case []int:
-			ids := make([]int32, len(data))
-			if err := d.dev.ToHost(cuda.Int32Bytes(ids), d.loc[n]); err != nil {
+			if _, ours := n.Op().(*kernelOp); ours {
+				words := make([]uint64, len(data))
+				err := d.dev.ToHost(cuda.Uint64Bytes(words), d.loc[n])
+				for i, w := range words {
+					data[i] = int(w)
+				}
 				return err
 			}
+			ids := make([]int32, len(data))
+			err := d.dev.ToHost(cuda.Int32Bytes(ids), d.loc[n])
 			for i, id := range ids {
 				data[i] = int(id)
 			}
-			return nil
+			return err
 		}
 	}
 	return errors.Errorf("node %v holds a %T: cannot copy its device value to it", n, v)

@@ -84,6 +84,15 @@ func deviceCases() []deviceCase {
 		}, nil},
 		{"head scores", func(s *Scope) *G.Node { return s.HeadScores(x(s, 2, 3, 6), p(s, "k", 2, 4, 6), 2) }, nil},
 		{"head mix", func(s *Scope) *G.Node { return s.HeadMix(x(s, 2, 3, 5, 4), p(s, "v", 2, 4, 6)) }, nil},
+		{"batched matmul 4-D, b transposed", func(s *Scope) *G.Node {
+			return s.BatchedMatMul(x(s, 2, 3, 4, 5), p(s, "k", 2, 3, 6, 5), false, true)
+		}, nil},
+		{"batched matmul 3-D, both transposed", func(s *Scope) *G.Node {
+			return s.BatchedMatMul(x(s, 2, 5, 4), p(s, "v", 2, 3, 5), true, true)
+		}, nil},
+		{"batched matmul, broadcast", func(s *Scope) *G.Node {
+			return s.BatchedMatMul(x(s, 2, 1, 4, 5), p(s, "v", 3, 5, 2), false, false)
+		}, nil},
 		{"x read three times", func(s *Scope) *G.Node {
 			x := x(s, 3, 4)
 			return s.Add(s.Mul(x, x), s.Tanh(x))

@@ -409,3 +409,55 @@ func headStride(m headMatrix) int {
 	o0, _ := m.at(0, 0)
 	return o1 - o0
 }
+
+// batchedDevice is BatchedMatMul's device kernel, and its gradients': over
+// the batch axes full, to which a's, b's and c's (batches) broadcast, one
+// strided batched Gemm when none broadcasts, else one Gemm per entry of
+// full, those landing on one matrix of c adding up.
+func batchedDevice(full tensor.Shape, batches [3]tensor.Shape, transA, transB bool, m, k, n int) DeviceKernels {
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	g := DeviceGEMM{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: 1, LDA: lda, LDB: ldb, LDC: n, Batch: 1}
+	return DeviceKernels{Forward: func(d *DeviceCall, c DeviceOperand, in []DeviceOperand) error {
+		entries := max(full.TotalSize(), 1)
+		if batches[0].Eq(full) && batches[1].Eq(full) && batches[2].Eq(full) {
+			g := g
+			g.A, g.B, g.C, g.Batch = in[0].Ptr, in[1].Ptr, c.Ptr, entries
+			g.StrideA, g.StrideB, g.StrideC = m*k, k*n, m*n
+			return d.Gemm(g)
+		}
+		if err := d.Elems("fill_f32", c.Len(), c.Ptr, float32(0), c.Len()); err != nil {
+			return err
+		}
+		g := g
+		g.Beta = 1
+		for e := range entries {
+			ia, ib, ic := entryOf(e, full, batches[0]), entryOf(e, full, batches[1]), entryOf(e, full, batches[2])
+			g.A, g.B, g.C = in[0].Ptr.Add(4*ia*m*k), in[1].Ptr.Add(4*ib*k*n), c.Ptr.Add(4*ic*m*n)
+			if err := d.Gemm(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// entryOf is the entry of batch axes s (broadcast to full, aligned at the
+// end) under full's entry e.
+func entryOf(e int, full, s tensor.Shape) int {
+	at, stride := 0, 1
+	for i := 1; i <= len(full); i++ {
+		idx := e % full[len(full)-i]
+		e /= full[len(full)-i]
+		if i <= len(s) && s[len(s)-i] > 1 {
+			at += idx * stride
+			stride *= s[len(s)-i]
+		}
+	}
+	return at
+}

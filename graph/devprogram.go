@@ -41,19 +41,19 @@ type deviceProgram struct {
 	scratch map[*kernelOp]*[]scratchBuf
 }
 
-// deviceParamUse is a parameter node of a program and its buffer.
+// deviceParamUse is a parameter node of a program, by its store and name.
 type deviceParamUse struct {
-	n   *G.Node
-	buf *deviceParam
-	v   *version
+	store *Params
+	name  string
 }
 
 // deviceParam is a parameter's buffer on a runtime's device and the version
-// of its values it holds.
+// of its values it holds; ahead says that the host's values are older
+// (Program.Adam).
 type deviceParam struct {
-	p      cuda.Ptr
-	loaded bool
-	n      uint64
+	p             cuda.Ptr
+	loaded, ahead bool
+	n             uint64
 }
 
 // newDeviceProgram gives every node of p a place on the runtime's device,
@@ -139,23 +139,14 @@ func (d *deviceProgram) place(n *G.Node, s *Scope, params map[*G.Node]string, re
 	return nil
 }
 
-// param places the parameter node n in the runtime's buffer of it.
+// param places the parameter node n in the runtime's copy of it.
 func (d *deviceProgram) param(n *G.Node, s *Scope, name string) error {
-	t := s.b.params.Value(name)
-	if t == nil {
-		return errors.Errorf("parameter %s has no values", name)
-	}
-	buf, ok := d.rt.params[t]
-	if !ok {
-		p, err := d.rt.cuda.Alloc(4 * max(t.Shape().TotalSize(), 1))
-		if err != nil {
-			return errors.Wrapf(err, "parameter %s on the device", name)
-		}
-		buf = &deviceParam{p: p}
-		d.rt.params[t] = buf
+	buf, err := d.rt.deviceCopy(s.b.params, name)
+	if err != nil {
+		return err
 	}
 	d.loc[n] = buf.p
-	d.params = append(d.params, deviceParamUse{n: n, buf: buf, v: s.b.params.versions[name]})
+	d.params = append(d.params, deviceParamUse{store: s.b.params, name: name})
 	return nil
 }
 
@@ -209,13 +200,9 @@ func (d *deviceProgram) upload() error {
 		}
 	}
 	for _, u := range d.params {
-		if u.buf.loaded && u.buf.n == u.v.n {
-			continue
-		}
-		if err := d.toDevice(u.n, u.n.Value()); err != nil {
+		if _, err := d.rt.deviceCopy(u.store, u.name); err != nil {
 			return err
 		}
-		u.buf.loaded, u.buf.n = true, u.v.n
 	}
 	clear(d.done)
 	return nil

@@ -42,14 +42,29 @@ type Runtime struct {
 // NewRuntime returns a runtime on device d whose programs multiply in
 // precision p. It opens the device before anything is compiled, so that a
 // device that cannot be used is an error here, naming what is missing:
-// DeviceAuto falls back to the CPU instead, and Fallback says why.
+// DeviceAuto falls back to the CPU instead, and Fallback says why. On a GPU
+// (DeviceCUDA), programs multiply in Float32, and every op of a program
+// needs device kernels (Op.Device); Close frees what the runtime holds
+// there.
 func NewRuntime(d Device, p Precision) (*Runtime, error) {
 	if err := p.valid(); err != nil {
 		return nil, err
 	}
-	dev, fallback, err := d.open()
+	dev, gpu, fallback, err := d.open()
 	if err != nil {
 		return nil, err
+	}
+	if gpu != nil && p != Float32 {
+		if err := gpu.Close(); err != nil {
+			return nil, errors.Wrap(err, "device")
+		}
+		if d != DeviceAuto {
+			return nil, errors.Errorf("device: cuda: programs multiply in float32 only on the GPU so far, not %s", p)
+		}
+		dev, gpu, fallback = DeviceCPU, nil, "programs multiply in float32 only on the GPU so far, not "+string(p)
+	}
+	if gpu != nil {
+		return onDevice(gpu), nil
 	}
 	return &Runtime{device: dev, precision: p, fallback: fallback, limit: sysmem.Process{}}, nil
 }
@@ -126,6 +141,3 @@ func (rt *Runtime) Close() error {
 	rt.cuda = nil
 	return errors.Wrap(first, "closing the device")
 }
-
-// errCUDAPrograms says that the CUDA device cannot run programs yet.
-var errCUDAPrograms = errors.New("device: cuda: a usable GPU was found, but programs run on the CPU only so far (docs/cuda.md)")

@@ -108,47 +108,77 @@ func uniformPositive(rng *rand.Rand, _ tensor.Shape, vals []float64) {
 	}
 }
 
-// TestDeviceForward runs each op's forward program on the simulated device
-// and on the CPU: the outputs agree to 1e-5 relative.
+// testRuntime is a device runtime under test and its tolerance, relative.
+type testRuntime struct {
+	*Runtime
+	name string
+	tol  float64
+}
+
+// deviceRuntimes are the simulated device (1e-5) when g++ is there (under
+// CI=true it must be) and, where a GPU is usable, the CUDA device (1e-4;
+// run.sh turns TF32 off); it skips when neither is.
+func deviceRuntimes(t *testing.T) []testRuntime {
+	t.Helper()
+	var rts []testRuntime
+	if _, err := exec.LookPath("g++"); err == nil || os.Getenv("CI") == "true" {
+		rts = append(rts, testRuntime{simRuntime(t), "sim", 1e-5})
+	}
+	if rt, err := NewRuntime(DeviceCUDA, Float32); err == nil {
+		t.Cleanup(func() { _ = rt.Close() })
+		rts = append(rts, testRuntime{rt, "gpu", 1e-4})
+	}
+	if len(rts) == 0 {
+		t.Skip("neither g++ (the simulated device) nor a usable GPU")
+	}
+	return rts
+}
+
+// TestDeviceForward runs each op's forward program on each device runtime
+// and on the CPU: the outputs agree (1e-5 relative on the simulated device).
 func TestDeviceForward(t *testing.T) {
-	dev := simRuntime(t)
-	for _, tc := range deviceCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := (DeviceCheck{Device: dev, Build: tc.build, Set: tc.set, Seed: 7}).Run(); err != nil {
-				t.Fatal(err)
-			}
-		})
+	for _, dev := range deviceRuntimes(t) {
+		for _, tc := range deviceCases() {
+			t.Run(dev.name+"/"+tc.name, func(t *testing.T) {
+				c := DeviceCheck{Device: dev.Runtime, Build: tc.build, Set: tc.set, Seed: 7, Tol: dev.tol}
+				if err := c.Run(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }
 
-// TestDeviceGradients runs each op in a program with a loss on the
-// simulated device and on the CPU: the loss and every parameter's gradient
-// agree to 1e-5 relative.
+// TestDeviceGradients runs each op in a program with a loss on each device
+// runtime and on the CPU: the loss and every parameter's gradient agree.
 func TestDeviceGradients(t *testing.T) {
-	dev := simRuntime(t)
-	for _, tc := range deviceCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := (DeviceCheck{Device: dev, Build: tc.build, Set: tc.set, Seed: 7, Loss: true}).Run(); err != nil {
-				t.Fatal(err)
-			}
-		})
+	for _, dev := range deviceRuntimes(t) {
+		for _, tc := range deviceCases() {
+			t.Run(dev.name+"/"+tc.name, func(t *testing.T) {
+				c := DeviceCheck{Device: dev.Runtime, Build: tc.build, Set: tc.set, Seed: 7, Loss: true, Tol: dev.tol}
+				if err := c.Run(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }
 
 // TestDeviceDropout: in training, the device applies the CPU's dropout
 // masks, to the output and its gradient.
 func TestDeviceDropout(t *testing.T) {
-	dev := simRuntime(t)
 	build := func(s *Scope) *G.Node { return s.Dropout(s.Param("x", tensor.Shape{3, 70}, Normal(1)), 0.3) }
-	if err := (DeviceCheck{Device: dev, Build: build, Seed: 7, Loss: true, Train: true}).Run(); err != nil {
-		t.Fatal(err)
+	for _, dev := range deviceRuntimes(t) {
+		if err := (DeviceCheck{Device: dev.Runtime, Build: build, Seed: 7, Loss: true, Train: true, Tol: dev.tol}).Run(); err != nil {
+			t.Fatalf("%s: %v", dev.name, err)
+		}
 	}
 }
 
 // TestDeviceCompileNamesOpsWithoutKernels: a program on a device whose graph
 // holds an op without device kernels is not compiled, and the error names it.
 func TestDeviceCompileNamesOpsWithoutKernels(t *testing.T) {
-	dev := simRuntime(t)
+	dev := deviceRuntimes(t)[0].Runtime
 	s := NewScope(newTestParams(t, tensor.Float32))
 	y := total(s, s.Param("x", tensor.Shape{3}, Normal(1)))
 	p, err := Compile(dev, s, nil, map[string]*G.Node{"y": y})

@@ -54,7 +54,9 @@ type scratchBuf struct {
 }
 
 // Elems launches an elementwise kernel, one whose loop runs over n elements
-// (for_each_elem), with blocks of 256 threads.
+// (for_each_elem), with blocks of 256 threads. The arguments are checked
+// against the kernel's parameters in its source: DevicePtr for a pointer,
+// int or int32 for int, float32 for float.
 func (d *DeviceCall) Elems(kernel string, n int, args ...any) error {
 	return cuda.Elems(d.dev, kernel, n, deviceArgs(args)...)
 }
@@ -64,13 +66,6 @@ func (d *DeviceCall) Elems(kernel string, n int, args ...any) error {
 // 32 to 256 that covers a row.
 func (d *DeviceCall) Rows(kernel string, rows, cols int, args ...any) error {
 	return cuda.Rows(d.dev, kernel, rows, cols, deviceArgs(args)...)
-}
-
-// Launch runs kernel on grid blocks of block threads (a power of two). The
-// arguments are checked against the kernel's parameters in its source:
-// DevicePtr for a pointer, int or int32 for int, float32 for float.
-func (d *DeviceCall) Launch(kernel string, grid, block int, args ...any) error {
-	return d.dev.Launch(kernel, cuda.Dim3{X: grid}, cuda.Dim3{X: block}, deviceArgs(args)...)
 }
 
 // DeviceGEMM is Batch row-major products C = Alpha·op(A)·op(B) + Beta·C

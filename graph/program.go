@@ -311,8 +311,8 @@ func (p *Program) Loss() float64 {
 }
 
 // Output is the value of the named output after the last run, nil before the
-// first run, once another program of its runtime has run, or for an
-// unknown name. It lies in the arena (a copy only if one of Gorgonia's ops
+// first run, once another program of its runtime has run, for an unknown
+// name, or on a device when copying it to the host fails. It lies in the arena (a copy only if one of Gorgonia's ops
 // reads it) and is overwritten by the next run of any program of the runtime.
 func (p *Program) Output(name string) *tensor.Dense {
 	t, _ := p.value(name).(*tensor.Dense)

@@ -190,3 +190,24 @@ func TestDeviceCompileNamesOpsWithoutKernels(t *testing.T) {
 		t.Fatalf("error %q does not name the op total", err)
 	}
 }
+
+// TestDeviceAdamNeedsADeviceProgram: Program.Adam updates on a device only,
+// and after a run.
+func TestDeviceAdamNeedsADeviceProgram(t *testing.T) {
+	params := newTestParams(t, tensor.Float32)
+	s := NewScope(params)
+	x := s.Param("x", tensor.Shape{3}, Normal(1))
+	loss := s.Sum(s.Mul(x, x), 0, false)
+	p, err := Compile(CPU(), s, loss, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	step := AdamStep{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9, LR: 1e-3, Scale: 1, Step: 1}
+	if err := p.Adam(params, params, params, []string{"x"}, step); err == nil || !strings.Contains(err.Error(), "device") {
+		t.Fatalf("Adam on a CPU program: %v, want an error saying it needs a device", err)
+	}
+}

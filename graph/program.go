@@ -83,12 +83,9 @@ func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*
 				return nil, errors.Errorf("op %s is used by two nodes", op.def.Name)
 			}
 			seen[op] = true
-			op.bf16 = rt.precision == BF16
+			op.bf16, op.dev = rt.precision == BF16, nil
 			p.ops = append(p.ops, op)
 		}
-	}
-	if rt.cuda != nil && rt.precision != Float32 {
-		return nil, errors.Errorf("compiling: the device multiplies in float32 only, not %s", rt.precision)
 	}
 	tm := G.NewTapeMachine(s.b.g)
 	p.vm = tm
@@ -312,8 +309,10 @@ func (p *Program) Loss() float64 {
 
 // Output is the value of the named output after the last run, nil before the
 // first run, once another program of its runtime has run, for an unknown
-// name, or on a device when copying it to the host fails. It lies in the arena (a copy only if one of Gorgonia's ops
-// reads it) and is overwritten by the next run of any program of the runtime.
+// name, or on a device when copying it to the host fails. It lies in the
+// arena (a copy only if one of Gorgonia's ops reads it; on a device, copied
+// there when read) and is overwritten by the next run of any program of the
+// runtime.
 func (p *Program) Output(name string) *tensor.Dense {
 	t, _ := p.value(name).(*tensor.Dense)
 	return t

@@ -18,11 +18,33 @@ func (n *kernelOp) gradOp(i int) Op {
 		arity++
 	}
 	return Op{
-		Name:  fmt.Sprintf("%s/grad%d", def.Name, i),
-		Arity: arity,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return xShape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: backwardKernel(def.F32.Backward, def, i, n.in)},
-		F64:   Kernels[float64]{Forward: backwardKernel(def.F64.Backward, def, i, n.in)},
+		Name:   fmt.Sprintf("%s/grad%d", def.Name, i),
+		Arity:  arity,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return xShape.Clone(), nil },
+		F32:    Kernels[float32]{Forward: backwardKernel(def.F32.Backward, def, i, n.in)},
+		F64:    Kernels[float64]{Forward: backwardKernel(def.F64.Backward, def, i, n.in)},
+		Device: DeviceKernels{Forward: deviceBackward(def.Device.Backward, def, i, n.in)},
+	}
+}
+
+// deviceBackward is backwardKernel for the device Backward kernel.
+func deviceBackward(back func(*DeviceCall, int, DeviceOperand, []DeviceOperand, DeviceOperand, DeviceOperand) error, def *Op, i int, shapes []tensor.Shape) func(*DeviceCall, DeviceOperand, []DeviceOperand) error {
+	if back == nil {
+		return nil
+	}
+	return func(d *DeviceCall, dx DeviceOperand, args []DeviceOperand) error {
+		x := make([]DeviceOperand, len(shapes))
+		for j, s := range shapes {
+			x[j] = DeviceOperand{Shape: s}
+		}
+		for k, j := range def.Save {
+			x[j] = args[k]
+		}
+		var y DeviceOperand
+		if def.SaveOutput {
+			y = args[len(def.Save)]
+		}
+		return back(d, i, dx, x, y, args[len(args)-1])
 	}
 }
 

@@ -52,12 +52,13 @@ func batchedProduct(a, b *G.Node, transA, transB bool, out tensor.Shape) (*G.Nod
 	plan := newBcast(full, batchOf(a.Shape()), batchOf(b.Shape()), out)
 	cShape := append(out.Clone(), m, n)
 	op := Op{
-		Name:  fmt.Sprintf("batched_matmul(transA=%t,transB=%t,out=%v)", transA, transB, cShape),
-		Arity: 2,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return cShape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemm[float32])},
-		F64:   Kernels[float64]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemm[float64])},
-		BF16:  Kernels[float32]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemmBF16)},
+		Name:   fmt.Sprintf("batched_matmul(transA=%t,transB=%t,out=%v)", transA, transB, cShape),
+		Arity:  2,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return cShape.Clone(), nil },
+		F32:    Kernels[float32]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemm[float32])},
+		F64:    Kernels[float64]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemm[float64])},
+		BF16:   Kernels[float32]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemmBF16)},
+		Device: batchedDevice(full, [3]tensor.Shape{batchOf(a.Shape()), batchOf(b.Shape()), out}, transA, transB, m, k, n),
 	}
 	if !sum {
 		op.Diff = []bool{true, true}

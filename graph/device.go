@@ -47,34 +47,24 @@ func (d *Device) Set(s string) error {
 	return err
 }
 
-// open opens d: the device programs will run on, and for DeviceAuto the
-// reason it fell back to the CPU.
-func (d Device) open() (dev Device, fallback string, err error) {
+// open opens d: the device programs will run on (gpu, the first GPU, for
+// DeviceCUDA), and for DeviceAuto the reason it fell back to the CPU. An
+// error opening the GPU names what is missing (a library, the driver's
+// version, CUDA_ERROR_NO_DEVICE, the GPU's compute capability).
+func (d Device) open() (dev Device, gpu cuda.Device, fallback string, err error) {
 	switch d {
 	case "", DeviceCPU:
-		return DeviceCPU, "", nil
-	case DeviceCUDA:
-		if err := probeCUDA(); err != nil {
-			return "", "", errors.Wrap(err, "device")
+		return DeviceCPU, nil, "", nil
+	case DeviceCUDA, DeviceAuto:
+		gpu, err := cuda.Open()
+		switch {
+		case err == nil:
+			return DeviceCUDA, gpu, "", nil
+		case d == DeviceAuto:
+			return DeviceCPU, nil, err.Error(), nil
 		}
-		return "", "", errCUDAPrograms
-	case DeviceAuto:
-		if err := probeCUDA(); err != nil {
-			return DeviceCPU, err.Error(), nil
-		}
-		return DeviceCPU, "a CUDA GPU was found, but programs cannot run on it yet", nil
+		return "", nil, "", errors.Wrap(err, "device")
 	}
 	_, err = ParseDevice(string(d))
-	return "", "", err
-}
-
-// probeCUDA opens the CUDA driver, cuBLAS and the first GPU, and closes
-// them: an error names what is missing (a library, the driver's version,
-// CUDA_ERROR_NO_DEVICE, the GPU's compute capability).
-func probeCUDA() error {
-	d, err := cuda.Open()
-	if err != nil {
-		return err
-	}
-	return d.Close()
+	return "", nil, "", err
 }

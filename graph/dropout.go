@@ -85,6 +85,7 @@ func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) 
 			draw(len(in[0].Data), m.Ints)
 			return nil
 		}},
+		Device: maskDevice(words, draw),
 	}.Apply(x)
 }
 
@@ -100,7 +101,10 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 		Shape: firstShape,
 		F32:   Kernels[float32]{Forward: maskKernel(p, scaleMasked32)},
 		F64:   Kernels[float64]{Forward: maskKernel(p, scaleMasked64)},
-		Diff:  []bool{true, false},
+		Device: DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
+			return d.Elems("dropout_f32", y.Len(), y.Ptr, in[0].Ptr, in[1].Ptr, float32(1/(1-p)), y.Len())
+		}},
+		Diff: []bool{true, false},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := applyMask(dy, in[1], p)
 			return G.Nodes{dx, nil}, err

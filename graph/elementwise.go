@@ -46,12 +46,13 @@ func elementwise(k binary, a, b *G.Node) (*G.Node, error) {
 	}
 	plan := newBcast(out, a.Shape(), b.Shape())
 	op := Op{
-		Name:  binaryNames[k],
-		Arity: 2,
-		Shape: func(s []tensor.Shape) (tensor.Shape, error) { return BroadcastShape(s[0], s[1]) },
-		F32:   binaryKernels[float32](k, plan),
-		F64:   binaryKernels[float64](k, plan),
-		Diff:  []bool{true, true},
+		Name:   binaryNames[k],
+		Arity:  2,
+		Shape:  func(s []tensor.Shape) (tensor.Shape, error) { return BroadcastShape(s[0], s[1]) },
+		F32:    binaryKernels[float32](k, plan),
+		F64:    binaryKernels[float64](k, plan),
+		Device: binaryDevice(k),
+		Diff:   []bool{true, true},
 	}
 	switch k {
 	case add, sub:
@@ -248,12 +249,13 @@ func broadcastOp(x *G.Node, shape tensor.Shape, scale float64, sum bool) (*G.Nod
 	plan := newBcast(big, small)
 	out := shape.Clone()
 	return Op{
-		Name:  fmt.Sprintf("%s(%v,scale=%g)", name, out, scale),
-		Arity: 1,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:   Kernels[float32]{Forward: broadcastKernel[float32](plan, scale, sum)},
-		F64:   Kernels[float64]{Forward: broadcastKernel[float64](plan, scale, sum)},
-		Diff:  []bool{true},
+		Name:   fmt.Sprintf("%s(%v,scale=%g)", name, out, scale),
+		Arity:  1,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		F32:    Kernels[float32]{Forward: broadcastKernel[float32](plan, scale, sum)},
+		F64:    Kernels[float64]{Forward: broadcastKernel[float64](plan, scale, sum)},
+		Device: broadcastDevice(scale, sum),
+		Diff:   []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			var dx *G.Node
 			var err error

@@ -25,10 +25,11 @@ func Embed(w, ids *G.Node, scale float64) (*G.Node, error) {
 		Shape: func(s []tensor.Shape) (tensor.Shape, error) {
 			return append(s[1].Clone(), d), nil
 		},
-		F32:  embedKernels[float32](vocab, scale),
-		F64:  embedKernels[float64](vocab, scale),
-		Diff: []bool{true, false},
-		Save: []int{1},
+		F32:    embedKernels[float32](vocab, scale),
+		F64:    embedKernels[float64](vocab, scale),
+		Device: embedDevice(vocab, scale),
+		Diff:   []bool{true, false},
+		Save:   []int{1},
 	}.Apply(w, ids)
 }
 

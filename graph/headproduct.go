@@ -153,13 +153,14 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads [3]int)
 	out := mc.shape(batch)
 	ms := [3]headMatrix{ma, mb, mc}
 	return Op{
-		Name:  fmt.Sprintf("head_product(%s·%s→%s,transA=%t,transB=%t,heads=%v)", l.a, l.b, l.c, transA, transB, heads),
-		Arity: 2,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:   Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLD[float32])},
-		F64:   Kernels[float64]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLD[float64])},
-		BF16:  Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLDBF16)},
-		Diff:  []bool{true, true},
+		Name:   fmt.Sprintf("head_product(%s·%s→%s,transA=%t,transB=%t,heads=%v)", l.a, l.b, l.c, transA, transB, heads),
+		Arity:  2,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		F32:    Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLD[float32])},
+		F64:    Kernels[float64]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLD[float64])},
+		BF16:   Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLDBF16)},
+		Device: headProductDevice(batch, ms, transA, transB, k),
+		Diff:   []bool{true, true},
 		Grad: func(in G.Nodes, _, dc *G.Node) (G.Nodes, error) {
 			var da, db *G.Node
 			var err error

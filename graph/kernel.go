@@ -35,6 +35,9 @@ type kernelOp struct {
 	// bf16 says the node's program has BF16 products: it runs the op's
 	// BF16 kernels where it has them.
 	bf16 bool
+	// dev, for a node of a program on a device, runs the op's device
+	// kernels instead (see deviceProgram).
+	dev *deviceProgram
 }
 
 var _ G.SDOp = (*kernelOp)(nil)
@@ -83,6 +86,10 @@ func (n *kernelOp) Do(vals ...G.Value) (v G.Value, err error) {
 			v, err = nil, errors.Errorf("%s: its kernel panicked on inputs of shapes %v: %v", n.def.Name, n.in, r)
 		}
 	}()
+	if n.dev != nil {
+		v, err = n.dev.forward(n)
+		return v, errors.Wrap(err, n.def.Name)
+	}
 	in, err := n.inputs(vals)
 	if err != nil {
 		return nil, err

@@ -73,11 +73,12 @@ func (pr product) apply(x, w, b *G.Node) (*G.Node, error) {
 			y[len(y)-1] = out
 			return y, nil
 		},
-		F32:  Kernels[float32]{Forward: matMulKernel[float32](pr, out)},
-		F64:  Kernels[float64]{Forward: matMulKernel[float64](pr, out)},
-		BF16: Kernels[float32]{Forward: matMulKernelBF16(pr, out)},
-		Diff: []bool{true, true},
-		Grad: pr.grad,
+		F32:    Kernels[float32]{Forward: matMulKernel[float32](pr, out)},
+		F64:    Kernels[float64]{Forward: matMulKernel[float64](pr, out)},
+		BF16:   Kernels[float32]{Forward: matMulKernelBF16(pr, out)},
+		Device: productDevice(pr, out),
+		Diff:   []bool{true, true},
+		Grad:   pr.grad,
 	}
 	if b == nil {
 		if pr.relu {
@@ -176,12 +177,13 @@ func matMulGradW(x, dy *G.Node, transW bool) (*G.Node, error) {
 		shape = tensor.Shape{out, in}
 	}
 	return Op{
-		Name:  fmt.Sprintf("matmul_grad_w(transW=%t)", transW),
-		Arity: 2,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: matMulGradWKernel(transW, in, out, gemm[float32])},
-		F64:   Kernels[float64]{Forward: matMulGradWKernel(transW, in, out, gemm[float64])},
-		BF16:  Kernels[float32]{Forward: matMulGradWKernel(transW, in, out, gemmBF16)},
+		Name:   fmt.Sprintf("matmul_grad_w(transW=%t)", transW),
+		Arity:  2,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
+		F32:    Kernels[float32]{Forward: matMulGradWKernel(transW, in, out, gemm[float32])},
+		F64:    Kernels[float64]{Forward: matMulGradWKernel(transW, in, out, gemm[float64])},
+		BF16:   Kernels[float32]{Forward: matMulGradWKernel(transW, in, out, gemmBF16)},
+		Device: matMulGradWDevice(transW, in, out),
 	}.Apply(x, dy)
 }
 

@@ -37,13 +37,14 @@ func normalize(x, g, b *G.Node, eps float64, center bool) (*G.Node, error) {
 		return nil, errors.Errorf("normalize: x %v with gain %v: gain must be a vector of x's last size", x.Shape(), g.Shape())
 	}
 	op := Op{
-		Name:  fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center),
-		Arity: 2,
-		Shape: firstShape,
-		F32:   normalizeKernels[float32](eps, center),
-		F64:   normalizeKernels[float64](eps, center),
-		Diff:  []bool{true, true},
-		Save:  []int{0, 1},
+		Name:   fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center),
+		Arity:  2,
+		Shape:  firstShape,
+		F32:    normalizeKernels[float32](eps, center),
+		F64:    normalizeKernels[float64](eps, center),
+		Device: normalizeDevice(eps, center),
+		Diff:   []bool{true, true},
+		Save:   []int{0, 1},
 	}
 	if b == nil {
 		return op.Apply(x, g)

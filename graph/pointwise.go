@@ -22,12 +22,13 @@ type pointwiseKernels[T Float] struct {
 // reads y rather than x.
 func pointwise(name string, x *G.Node, fromY bool, k32 pointwiseKernels[float32], k64 pointwiseKernels[float64]) (*G.Node, error) {
 	op := Op{
-		Name:  name,
-		Arity: 1,
-		Shape: SameShape,
-		F32:   k32.kernels(fromY),
-		F64:   k64.kernels(fromY),
-		Diff:  []bool{true},
+		Name:   name,
+		Arity:  1,
+		Shape:  SameShape,
+		F32:    k32.kernels(fromY),
+		F64:    k64.kernels(fromY),
+		Device: pointwiseDevice(name, fromY),
+		Diff:   []bool{true},
 	}
 	if fromY {
 		op.SaveOutput = true
@@ -69,11 +70,12 @@ func ReLU(x *G.Node) (*G.Node, error) {
 // its own.
 func reluGradFromOutput(y, dy *G.Node) (*G.Node, error) {
 	return Op{
-		Name:  "relu_grad",
-		Arity: 2,
-		Shape: SameShape,
-		F32:   reluGradKernels(vrow.ReLUGrad),
-		F64:   reluGradKernels(vrow.ReLUGrad64),
+		Name:   "relu_grad",
+		Arity:  2,
+		Shape:  SameShape,
+		F32:    reluGradKernels(vrow.ReLUGrad),
+		F64:    reluGradKernels(vrow.ReLUGrad64),
+		Device: reluGradDevice,
 	}.Apply(y, dy)
 }
 

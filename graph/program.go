@@ -34,6 +34,8 @@ type Program struct {
 	// weights are the parameters its products read, whose packed copies
 	// its runtime keeps while it is open.
 	weights []*version
+	// dev runs the program on its runtime's device; nil on the CPU.
+	dev *deviceProgram
 }
 
 // output is a node read after a run: its value where its op wrote it or,
@@ -81,13 +83,19 @@ func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*
 				return nil, errors.Errorf("op %s is used by two nodes", op.def.Name)
 			}
 			seen[op] = true
-			op.bf16 = rt.precision == BF16
+			op.bf16, op.dev = rt.precision == BF16, nil
 			p.ops = append(p.ops, op)
 		}
 	}
 	tm := G.NewTapeMachine(s.b.g)
 	p.vm = tm
-	if err := p.plan(nodeRegisters(tm.LocMap())); err != nil {
+	regs := nodeRegisters(tm.LocMap())
+	order, err := p.plan(regs)
+	if err == nil && rt.cuda != nil {
+		p.dev, err = newDeviceProgram(p, s, order, regs)
+		err = errors.Wrap(err, "compiling for the device")
+	}
+	if err != nil {
 		_ = tm.Close()
 		return nil, err
 	}
@@ -97,19 +105,25 @@ func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*
 
 // plan lays out the program's tensors in the arena (see plan) from the order
 // in which its machine runs the graph's nodes, that of Gorgonia's compiler
-// (its topological sort, reversed), and the register of each node.
-func (p *Program) plan(regs map[*G.Node]any) error {
+// (its topological sort, reversed), and the register of each node; it
+// returns that order.
+func (p *Program) plan(regs map[*G.Node]any) (G.Nodes, error) {
 	order, err := G.Sort(p.g)
 	if err != nil {
-		return errors.Wrap(err, "sorting the graph")
+		return nil, errors.Wrap(err, "sorting the graph")
 	}
 	slices.Reverse(order)
+	p.layout, err = plan(p.g, order, regs, p.kept())
+	return order, errors.Wrap(err, "planning the program's memory")
+}
+
+// kept are the nodes read after a run: the gradients and the outputs.
+func (p *Program) kept() G.Nodes {
 	keep := slices.Clone(p.grads)
 	for _, o := range p.outputs {
 		keep = append(keep, o.n)
 	}
-	p.layout, err = plan(p.g, order, regs, keep)
-	return errors.Wrap(err, "planning the program's memory")
+	return keep
 }
 
 // nodeRegisters is the register of each node in a TapeMachine's location
@@ -215,8 +229,18 @@ func (p *Program) HasInput(name string) bool {
 func (p *Program) Run() error {
 	p.rt.activate(p)
 	defer p.vm.Reset()
+	if p.dev != nil {
+		if err := p.dev.upload(); err != nil {
+			return errors.Wrap(err, "running the program")
+		}
+	}
 	if err := p.vm.RunAll(); err != nil {
 		return errors.Wrap(err, "running the program")
+	}
+	if p.dev != nil {
+		if err := p.dev.finish(p.kept()); err != nil {
+			return errors.Wrap(err, "running the program")
+		}
 	}
 	p.ran = true
 	return nil
@@ -251,9 +275,21 @@ func (p *Program) value(name string) G.Value {
 	case !ok || !p.ran:
 		return nil
 	case o.copy != nil:
-		return *o.copy
+		return p.fromDevice(o.n, *o.copy)
 	}
-	return o.n.Value()
+	return p.fromDevice(o.n, o.n.Value())
+}
+
+// fromDevice is v, n's host value, holding n's value on the program's
+// device, copied there if the program runs on one; nil if the copy fails.
+func (p *Program) fromDevice(n *G.Node, v G.Value) G.Value {
+	if p.dev == nil || v == nil {
+		return v
+	}
+	if err := p.dev.toHost(n, v); err != nil {
+		return nil
+	}
+	return v
 }
 
 // Loss is the loss of the last run.
@@ -272,9 +308,11 @@ func (p *Program) Loss() float64 {
 }
 
 // Output is the value of the named output after the last run, nil before the
-// first run, once another program of its runtime has run, or for an
-// unknown name. It lies in the arena (a copy only if one of Gorgonia's ops
-// reads it) and is overwritten by the next run of any program of the runtime.
+// first run, once another program of its runtime has run, for an unknown
+// name, or on a device when copying it to the host fails. It lies in the
+// arena (a copy only if one of Gorgonia's ops reads it; on a device, copied
+// there when read) and is overwritten by the next run of any program of the
+// runtime.
 func (p *Program) Output(name string) *tensor.Dense {
 	t, _ := p.value(name).(*tensor.Dense)
 	return t
@@ -289,7 +327,7 @@ func (p *Program) ParamNames() []string { return p.params }
 func (p *Program) Grad(name string) *tensor.Dense {
 	for i, n := range p.params {
 		if n == name {
-			t, _ := p.grads[i].Value().(*tensor.Dense)
+			t, _ := p.fromDevice(p.grads[i], p.grads[i].Value()).(*tensor.Dense)
 			return t
 		}
 	}
@@ -302,5 +340,12 @@ func (p *Program) Close() error {
 	p.rt.packs.close(p.weights)
 	p.weights = nil
 	p.release()
-	return p.vm.Close()
+	err := p.vm.Close()
+	if p.dev != nil {
+		if derr := p.dev.close(); err == nil {
+			err = derr
+		}
+		p.dev = nil
+	}
+	return err
 }

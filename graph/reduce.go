@@ -46,12 +46,13 @@ func reduce(r reduction, x *G.Node, axis int, keep bool) (*G.Node, error) {
 	outer, inner := blocks(s, a)
 	v := view{outer: outer, n: s[a], inner: inner}
 	op := Op{
-		Name:  fmt.Sprintf("%s(axis=%d,keep=%t)", reductionNames[r], a, keep),
-		Arity: 1,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:   reduceKernels[float32](r, v),
-		F64:   reduceKernels[float64](r, v),
-		Diff:  []bool{true},
+		Name:   fmt.Sprintf("%s(axis=%d,keep=%t)", reductionNames[r], a, keep),
+		Arity:  1,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		F32:    reduceKernels[float32](r, v),
+		F64:    reduceKernels[float64](r, v),
+		Device: reduceDevice(r, v),
+		Diff:   []bool{true},
 	}
 	if r == maxAxis {
 		op.Save, op.SaveOutput = []int{0}, true

@@ -2,6 +2,9 @@ package graph
 
 import (
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph/internal/cuda"
 
 	"github.com/transformer-go/transformer/internal/sysmem"
 )
@@ -30,21 +33,46 @@ type Runtime struct {
 	arena  arena
 	packs  packCache
 	limit  MemoryLimit
+	// cuda is the device a DeviceCUDA runtime's programs run on, and
+	// params the parameters' buffers there, shared by its programs.
+	cuda   cuda.Device
+	params map[*tensor.Dense]*deviceParam
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
 // precision p. It opens the device before anything is compiled, so that a
 // device that cannot be used is an error here, naming what is missing:
-// DeviceAuto falls back to the CPU instead, and Fallback says why.
+// DeviceAuto falls back to the CPU instead, and Fallback says why. On a GPU
+// (DeviceCUDA), programs multiply in Float32, and every op of a program
+// needs device kernels (Op.Device); Close frees what the runtime holds
+// there.
 func NewRuntime(d Device, p Precision) (*Runtime, error) {
 	if err := p.valid(); err != nil {
 		return nil, err
 	}
-	dev, fallback, err := d.open()
+	dev, gpu, fallback, err := d.open()
 	if err != nil {
 		return nil, err
 	}
+	if gpu != nil && p != Float32 {
+		if err := gpu.Close(); err != nil {
+			return nil, errors.Wrap(err, "device")
+		}
+		if d != DeviceAuto {
+			return nil, errors.Errorf("device: cuda: programs multiply in float32 only on the GPU so far, not %s", p)
+		}
+		dev, gpu, fallback = DeviceCPU, nil, "programs multiply in float32 only on the GPU so far, not "+string(p)
+	}
+	if gpu != nil {
+		return onDevice(gpu), nil
+	}
 	return &Runtime{device: dev, precision: p, fallback: fallback, limit: sysmem.Process{}}, nil
+}
+
+// onDevice returns a runtime whose programs run on dev with float32
+// products: the simulated device in tests.
+func onDevice(dev cuda.Device) *Runtime {
+	return &Runtime{device: DeviceCUDA, precision: Float32, limit: sysmem.Process{}, cuda: dev, params: map[*tensor.Dense]*deviceParam{}}
 }
 
 // CPU returns a runtime on the CPU with float32 products: the default, and
@@ -93,5 +121,23 @@ func (rt *Runtime) forget(p *Program) {
 	delete(rt.arena.users, p)
 }
 
-// errCUDAPrograms says that the CUDA device cannot run programs yet.
-var errCUDAPrograms = errors.New("device: cuda: a usable GPU was found, but programs run on the CPU only so far (docs/cuda.md)")
+// Close frees what the runtime holds on its device (the parameters' copies)
+// and closes the device; a CPU runtime holds nothing. Its programs must be
+// closed first.
+func (rt *Runtime) Close() error {
+	if rt.cuda == nil {
+		return nil
+	}
+	var first error
+	for t, p := range rt.params {
+		if err := rt.cuda.Free(p.p); err != nil && first == nil {
+			first = err
+		}
+		delete(rt.params, t)
+	}
+	if err := rt.cuda.Close(); err != nil && first == nil {
+		first = err
+	}
+	rt.cuda = nil
+	return errors.Wrap(first, "closing the device")
+}

@@ -19,12 +19,13 @@ func Reshape(x *G.Node, dims ...int) (*G.Node, error) {
 	}
 	from := x.Shape().Clone()
 	return Op{
-		Name:  fmt.Sprintf("reshape(%v)", shape),
-		Arity: 1,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		F32:   Kernels[float32]{Forward: copyKernel[float32]},
-		F64:   Kernels[float64]{Forward: copyKernel[float64]},
-		Diff:  []bool{true},
+		Name:   fmt.Sprintf("reshape(%v)", shape),
+		Arity:  1,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
+		F32:    Kernels[float32]{Forward: copyKernel[float32]},
+		F64:    Kernels[float64]{Forward: copyKernel[float64]},
+		Device: copyDevice,
+		Diff:   []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := Reshape(dy, from...)
 			return G.Nodes{dx}, err
@@ -81,12 +82,13 @@ func Transpose(x *G.Node, perm ...int) (*G.Node, error) {
 		inverse[p] = i
 	}
 	return Op{
-		Name:  fmt.Sprintf("transpose(%v)", perm),
-		Arity: 1,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:   Kernels[float32]{Forward: gatherKernel[float32](out, strides)},
-		F64:   Kernels[float64]{Forward: gatherKernel[float64](out, strides)},
-		Diff:  []bool{true},
+		Name:   fmt.Sprintf("transpose(%v)", perm),
+		Arity:  1,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		F32:    Kernels[float32]{Forward: gatherKernel[float32](out, strides)},
+		F64:    Kernels[float64]{Forward: gatherKernel[float64](out, strides)},
+		Device: transposeDevice(perm),
+		Diff:   []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := Transpose(dy, inverse...)
 			return G.Nodes{dx}, err
@@ -177,12 +179,13 @@ func Slice(x *G.Node, axis, start, end int) (*G.Node, error) {
 	// of each row of the whole, row·width of the part.
 	whole, part, at := s[a]*inner, (end-start)*inner, start*inner
 	return Op{
-		Name:  fmt.Sprintf("slice(axis=%d,%d:%d)", a, start, end),
-		Arity: 1,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:   sliceKernels[float32](outer, whole, part, at),
-		F64:   sliceKernels[float64](outer, whole, part, at),
-		Diff:  []bool{true},
+		Name:   fmt.Sprintf("slice(axis=%d,%d:%d)", a, start, end),
+		Arity:  1,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		F32:    sliceKernels[float32](outer, whole, part, at),
+		F64:    sliceKernels[float64](outer, whole, part, at),
+		Device: sliceDevice(outer, s[a], inner, start, end-start),
+		Diff:   []bool{true},
 	}.Apply(x)
 }
 
@@ -220,12 +223,15 @@ func Concat(axis int, xs ...*G.Node) (*G.Node, error) {
 	outer, inner := blocks(s, a)
 	// parts[i], at[i]: the width of xs[i]'s rows and their offset in a row of y.
 	parts, at := make([]int, len(xs)), make([]int, len(xs))
+	// starts[i], sizes[i]: the same along the axis, in its positions.
+	starts, sizes := make([]int, len(xs)), make([]int, len(xs))
 	for i, x := range xs {
 		xs := x.Shape()
 		if len(xs) != len(s) || !xs[:a].Eq(s[:a]) || !xs[a+1:].Eq(s[a+1:]) {
 			return nil, errors.Errorf("concat along axis %d: %v and %v differ elsewhere", a, s, xs)
 		}
 		parts[i], at[i] = xs[a]*inner, out[a]*inner
+		starts[i], sizes[i] = out[a], xs[a]
 		out[a] += xs[a]
 	}
 	width := out[a] * inner
@@ -234,12 +240,13 @@ func Concat(axis int, xs ...*G.Node) (*G.Node, error) {
 		diff[i] = true
 	}
 	return Op{
-		Name:  fmt.Sprintf("concat(axis=%d)", a),
-		Arity: len(xs),
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:   concatKernels[float32](outer, width, parts, at),
-		F64:   concatKernels[float64](outer, width, parts, at),
-		Diff:  diff,
+		Name:   fmt.Sprintf("concat(axis=%d)", a),
+		Arity:  len(xs),
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
+		F32:    concatKernels[float32](outer, width, parts, at),
+		F64:    concatKernels[float64](outer, width, parts, at),
+		Device: concatDevice(outer, out[a], inner, starts, sizes),
+		Diff:   diff,
 	}.Apply(xs...)
 }
 

@@ -45,6 +45,7 @@ func Softmax(x, mask *G.Node, scale float64) (*G.Node, error) {
 	rows := newBcast(lead, ms)
 	op.F32 = softmaxKernels[float32](rows, scale)
 	op.F64 = softmaxKernels[float64](rows, scale)
+	op.Device = softmaxDevice(scale)
 	return op.Apply(in...)
 }
 
@@ -77,6 +78,7 @@ func LogSoftmax(x *G.Node) (*G.Node, error) {
 		Shape:      SameShape,
 		F32:        logSoftmaxKernels[float32](),
 		F64:        logSoftmaxKernels[float64](),
+		Device:     logSoftmaxDevice,
 		Diff:       []bool{true},
 		SaveOutput: true,
 	}.Apply(x)

@@ -114,6 +114,17 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 	return nil
 }
 
+// UpdateOn is UpdateScaled on the device of the runtime of p, a program
+// with a loss that has just run, from its gradients (graph.Program.Adam):
+// the parameters and the moments stay on the device, and
+// graph.Runtime.Download brings them to the host.
+func (a *Adam) UpdateOn(p *graph.Program, params *graph.Params, lr, scale float64) error {
+	a.Step++
+	return p.Adam(params, a.m, a.v, p.ParamNames(), graph.AdamStep{
+		Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, LR: lr, Scale: scale, Decay: a.WeightDecay, Step: a.Step,
+	})
+}
+
 // adamKernel holds the constants of one step.
 type adamKernel struct {
 	beta1, beta2, eps, lr, c1, c2, scale float64

@@ -48,9 +48,10 @@ func permuteHeads(x *G.Node, heads int, split bool) (*G.Node, error) {
 			}
 			return tensor.Shape{s[0][0], s[0][2], heads * s[0][3]}, nil
 		},
-		F32:  graph.Kernels[float32]{Forward: headsKernel[float32](heads, split)},
-		F64:  graph.Kernels[float64]{Forward: headsKernel[float64](heads, split)},
-		Diff: []bool{true},
+		F32:    graph.Kernels[float32]{Forward: headsKernel[float32](heads, split)},
+		F64:    graph.Kernels[float64]{Forward: headsKernel[float64](heads, split)},
+		Device: headsDevice(heads, split),
+		Diff:   []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := permuteHeads(dy, heads, !split)
 			return G.Nodes{dx}, err

@@ -75,6 +75,7 @@ func rowLosses(x, targets *G.Node, eps float64, pad int, logits bool) (*G.Node, 
 		Shape:      func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
 		F32:        rowLossKernels[float32](eps, pad, logits),
 		F64:        rowLossKernels[float64](eps, pad, logits),
+		Device:     rowLossDevice(eps, pad, logits),
 		Diff:       []bool{true, false},
 		Save:       save,
 		SaveOutput: logits,
@@ -97,13 +98,14 @@ func rowLossKernels[T graph.Float](eps float64, pad int, logits bool) graph.Kern
 // target is not pad, 0 if there are none; its gradient is dl/N on those rows.
 func meanLoss(stats, targets *G.Node, pad int) (*G.Node, error) {
 	return graph.Op{
-		Name:  fmt.Sprintf("mean_loss(pad=%d)", pad),
-		Arity: 2,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
-		F32:   meanLossKernels[float32](pad),
-		F64:   meanLossKernels[float64](pad),
-		Diff:  []bool{true, false},
-		Save:  []int{1},
+		Name:   fmt.Sprintf("mean_loss(pad=%d)", pad),
+		Arity:  2,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return tensor.ScalarShape(), nil },
+		F32:    meanLossKernels[float32](pad),
+		F64:    meanLossKernels[float64](pad),
+		Device: meanLossDevice(pad),
+		Diff:   []bool{true, false},
+		Save:   []int{1},
 	}.Apply(stats, targets)
 }
 

@@ -25,12 +25,13 @@ func addPositions(x, pe *G.Node) (*G.Node, error) {
 		return nil, errors.Errorf("add positions: x %v needs [batch, len, d] and pe %v needs [maxLen ≥ len, d]", xs, ps)
 	}
 	return graph.Op{
-		Name:  "add_positions",
-		Arity: 2,
-		Shape: firstShape,
-		F32:   graph.Kernels[float32]{Forward: addPositionsKernel[float32]},
-		F64:   graph.Kernels[float64]{Forward: addPositionsKernel[float64]},
-		Diff:  []bool{true, true},
+		Name:   "add_positions",
+		Arity:  2,
+		Shape:  firstShape,
+		F32:    graph.Kernels[float32]{Forward: addPositionsKernel[float32]},
+		F64:    graph.Kernels[float64]{Forward: addPositionsKernel[float64]},
+		Device: addPositionsDevice,
+		Diff:   []bool{true, true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dpe, err := positionsGrad(dy, ps[0])
 			return G.Nodes{dy, dpe}, err
@@ -48,11 +49,12 @@ func addPositionsKernel[T graph.Float](y graph.Operand[T], in []graph.Operand[T]
 func positionsGrad(dy *G.Node, maxLen int) (*G.Node, error) {
 	shape := tensor.Shape{maxLen, dy.Shape()[2]}
 	return graph.Op{
-		Name:  fmt.Sprintf("add_positions_grad(maxLen=%d)", maxLen),
-		Arity: 1,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		F32:   graph.Kernels[float32]{Forward: positionsGradKernel[float32]},
-		F64:   graph.Kernels[float64]{Forward: positionsGradKernel[float64]},
+		Name:   fmt.Sprintf("add_positions_grad(maxLen=%d)", maxLen),
+		Arity:  1,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
+		F32:    graph.Kernels[float32]{Forward: positionsGradKernel[float32]},
+		F64:    graph.Kernels[float64]{Forward: positionsGradKernel[float64]},
+		Device: positionsGradDevice,
 	}.Apply(dy)
 }
 

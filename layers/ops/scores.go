@@ -33,11 +33,12 @@ func targetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
 	}
 	rows := targets.Shape().TotalSize()
 	return graph.Op{
-		Name:  fmt.Sprintf("target_scores(pad=%d)", pad),
-		Arity: 2,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
-		F32:   graph.Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
-		F64:   graph.Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
+		Name:   fmt.Sprintf("target_scores(pad=%d)", pad),
+		Arity:  2,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
+		F32:    graph.Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
+		F64:    graph.Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
+		Device: targetScoresDevice(pad),
 	}.Apply(logits, targets)
 }
 

@@ -29,12 +29,13 @@ func setSlot(cache, x, slot *G.Node) (*G.Node, error) {
 		return nil, err
 	}
 	return graph.Op{
-		Name:  "set_slot",
-		Arity: 3,
-		Shape: firstShape,
-		F32:   graph.Kernels[float32]{Forward: setSlotKernel[float32]},
-		F64:   graph.Kernels[float64]{Forward: setSlotKernel[float64]},
-		Diff:  []bool{true, true, false},
+		Name:   "set_slot",
+		Arity:  3,
+		Shape:  firstShape,
+		F32:    graph.Kernels[float32]{Forward: setSlotKernel[float32]},
+		F64:    graph.Kernels[float64]{Forward: setSlotKernel[float64]},
+		Device: setSlotDevice,
+		Diff:   []bool{true, true, false},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dcache, err := slotGrad(dy, in[2], true)
 			if err != nil {
@@ -78,11 +79,12 @@ func slotGrad(dy, slot *G.Node, cacheGrad bool) (*G.Node, error) {
 		shape[len(shape)-2] = 1
 	}
 	return graph.Op{
-		Name:  fmt.Sprintf("set_slot_grad(cache=%t)", cacheGrad),
-		Arity: 2,
-		Shape: func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-		F32:   graph.Kernels[float32]{Forward: slotGradKernel[float32](cacheGrad)},
-		F64:   graph.Kernels[float64]{Forward: slotGradKernel[float64](cacheGrad)},
+		Name:   fmt.Sprintf("set_slot_grad(cache=%t)", cacheGrad),
+		Arity:  2,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
+		F32:    graph.Kernels[float32]{Forward: slotGradKernel[float32](cacheGrad)},
+		F64:    graph.Kernels[float64]{Forward: slotGradKernel[float64](cacheGrad)},
+		Device: slotGradDevice(cacheGrad),
 	}.Apply(dy, slot)
 }
 

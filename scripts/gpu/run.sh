@@ -2,7 +2,9 @@
 # run.sh: on a GPU machine, run the CUDA device's tests that build.sh put in
 # this folder: every kernel and cuBLAS product on the GPU against the same
 # float64 references as on the simulated device (1e-4 relative, TF32 off),
-# and the checks of bad calls; then the benchmarks BenchmarkCUDA*. The
+# and the checks of bad calls; every op's programs, forward and gradients,
+# on the GPU against the CPU (graph's TestDevice*, 1e-4 relative); then the
+# benchmarks BenchmarkCUDA*. The
 # output goes to cuda.log too. It exits 2 if the CUDA device could not be
 # opened (the log says why).
 set -euo pipefail
@@ -32,6 +34,8 @@ if ! grep -q -- '--- PASS: TestOpenOnGPU' cuda.log; then
 	echo "run.sh: the CUDA device was not opened, so not tested (see TestOpenOnGPU above)"
 	exit 2
 fi
+# Programs: every op of graph, forward and gradients, against the CPU.
+./graph.test -test.v -test.count=1 -test.run '^(TestDeviceForward|TestDeviceGradients|TestDeviceDropout)$' 2>&1 | tee -a cuda.log || status=$?
 # Speed: cuBLAS products (TFLOP/s) and the row softmax (GB/s).
 ./cuda.test -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x 2>&1 | tee -a cuda.log || status=$?
 exit "$status"

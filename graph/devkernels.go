@@ -1,0 +1,154 @@
+package graph
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph/internal/cuda"
+)
+
+// DevicePtr is an address in a device's memory, as a device kernel passes
+// it to a launch; 0 is the null pointer, which a kernel may take where it
+// documents an optional input.
+type DevicePtr uint64
+
+// Add is p moved on by bytes.
+func (p DevicePtr) Add(bytes int) DevicePtr { return p + DevicePtr(bytes) }
+
+// DeviceOperand is what a device kernel sees of one input or output: its
+// shape and where its elements lie, float32 for a float tensor; an int
+// tensor holds int32 when it is an input of the graph (token ids, targets)
+// and 64-bit words when an op wrote it (Op.IntOutput: dropout's masks). A
+// scalar has shape () and one element.
+type DeviceOperand struct {
+	Shape tensor.Shape
+	Ptr   DevicePtr
+}
+
+// DeviceKernels are an op's computations on a device (DeviceCUDA), in
+// float32: the same computations as its Kernels, as launches of the kernels
+// of graph/internal/cuda/kernels/*.cu by name and matrix products. An op
+// without a device Forward (or, when its gradient comes from Backward
+// kernels, a device Backward) cannot be compiled on a device runtime.
+type DeviceKernels struct {
+	// Forward writes the output y from the inputs x.
+	Forward func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error
+	// Backward writes into dx the gradient of input i, given the inputs x
+	// (addresses only for those saved: Op.Save), the output y (if saved)
+	// and the output's gradient dy.
+	Backward func(d *DeviceCall, i int, dx DeviceOperand, x []DeviceOperand, y, dy DeviceOperand) error
+}
+
+// DeviceCall is what a device kernel runs with: the device's launches and
+// matrix products, in the order they are made, and memory of its node's own
+// that lasts from run to run (Scratch).
+type DeviceCall struct {
+	dev     cuda.Device
+	scratch *[]scratchBuf
+}
+
+// scratchBuf is one buffer of a node's scratch memory.
+type scratchBuf struct {
+	p     cuda.Ptr
+	bytes int
+}
+
+// Elems launches an elementwise kernel, one whose loop runs over n elements
+// (for_each_elem), with blocks of 256 threads. The arguments are checked
+// against the kernel's parameters in its source: DevicePtr for a pointer,
+// int or int32 for int, float32 for float.
+func (d *DeviceCall) Elems(kernel string, n int, args ...any) error {
+	return cuda.Elems(d.dev, kernel, n, deviceArgs(args)...)
+}
+
+// Rows launches a row kernel (for_each_row: a block per row, reducing over
+// its cols) with one block per row, of the least power of two threads from
+// 32 to 256 that covers a row.
+func (d *DeviceCall) Rows(kernel string, rows, cols int, args ...any) error {
+	return cuda.Rows(d.dev, kernel, rows, cols, deviceArgs(args)...)
+}
+
+// DeviceGEMM is Batch row-major products C = Alpha·op(A)·op(B) + Beta·C
+// with op(A) [M, K], op(B) [K, N], C [M, N], all float32; op transposes
+// when Trans is set. LDA, LDB and LDC are the row strides, and StrideA,
+// StrideB, StrideC the distances between a batch's matrices, in elements
+// (StrideA or StrideB 0: one matrix for the whole batch). C is not read when
+// Beta is 0.
+type DeviceGEMM struct {
+	TransA, TransB            bool
+	M, N, K                   int
+	Alpha, Beta               float32
+	A, B, C                   DevicePtr
+	LDA, LDB, LDC             int
+	Batch                     int
+	StrideA, StrideB, StrideC int
+}
+
+// Gemm runs the products g (cuBLAS on a GPU).
+func (d *DeviceCall) Gemm(g DeviceGEMM) error {
+	return d.dev.Gemm(cuda.GEMM{
+		TransA: g.TransA, TransB: g.TransB, M: g.M, N: g.N, K: g.K, Alpha: g.Alpha, Beta: g.Beta,
+		A: cuda.Ptr(g.A), B: cuda.Ptr(g.B), C: cuda.Ptr(g.C), LDA: g.LDA, LDB: g.LDB, LDC: g.LDC,
+		Batch: max(g.Batch, 1), StrideA: g.StrideA, StrideB: g.StrideB, StrideC: g.StrideC,
+	})
+}
+
+// Scratch is buffer i of the node's scratch memory, of at least bytes: the
+// same memory at every run of the node's program, not shared with any other
+// node, and not initialized.
+func (d *DeviceCall) Scratch(i, bytes int) (DevicePtr, error) {
+	bufs := *d.scratch
+	for len(bufs) <= i {
+		bufs = append(bufs, scratchBuf{})
+	}
+	*d.scratch = bufs
+	if b := &bufs[i]; b.bytes < bytes {
+		if b.p != 0 {
+			if err := d.dev.Free(b.p); err != nil {
+				return 0, err
+			}
+			b.p, b.bytes = 0, 0
+		}
+		p, err := d.dev.Alloc(bytes)
+		if err != nil {
+			return 0, errors.Wrap(err, "scratch memory")
+		}
+		b.p, b.bytes = p, bytes
+	}
+	return DevicePtr(bufs[i].p), nil
+}
+
+// Int32s is scratch buffer i holding v: the layouts that some kernels read
+// from device memory (BroadcastLayout's, say).
+func (d *DeviceCall) Int32s(i int, v []int32) (DevicePtr, error) {
+	p, err := d.Scratch(i, 4*max(len(v), 1))
+	if err != nil {
+		return 0, err
+	}
+	return p, d.dev.ToDevice(cuda.Ptr(p), cuda.Int32Bytes(v))
+}
+
+// deviceArgs turns DevicePtr arguments into the device layer's pointers.
+func deviceArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if p, ok := a.(DevicePtr); ok {
+			a = cuda.Ptr(p)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// freeScratch releases the scratch buffers bufs on dev.
+func freeScratch(dev cuda.Device, bufs []scratchBuf) error {
+	var first error
+	for _, b := range bufs {
+		if b.p != 0 {
+			if err := dev.Free(b.p); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}

@@ -1,0 +1,465 @@
+package graph
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph/internal/cuda"
+)
+
+// The device kernels of this package's ops: launches of the kernels of
+// graph/internal/cuda/kernels named in each function, and matrix products.
+
+// Len is the number of elements of o: 1 for a scalar.
+func (o DeviceOperand) Len() int { return max(o.Shape.TotalSize(), 1) }
+
+// pointwiseDevice are the device kernels of the pointwise function name:
+// NAME_fwd_f32, and NAME_bwd_f32 reading y (fromY) or x.
+func pointwiseDevice(name string, fromY bool) DeviceKernels {
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+			return d.Elems(name+"_fwd_f32", y.Len(), y.Ptr, x[0].Ptr, y.Len())
+		},
+		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, x []DeviceOperand, y, dy DeviceOperand) error {
+			v := x[0].Ptr
+			if fromY {
+				v = y.Ptr
+			}
+			return d.Elems(name+"_bwd_f32", dx.Len(), dx.Ptr, v, dy.Ptr, dx.Len())
+		},
+	}
+}
+
+// reluGradDevice is reluGradFromOutput's device kernel: relu_bwd_f32 with y
+// for x.
+var reluGradDevice = DeviceKernels{Forward: func(d *DeviceCall, dz DeviceOperand, in []DeviceOperand) error {
+	return d.Elems("relu_bwd_f32", dz.Len(), dz.Ptr, in[0].Ptr, in[1].Ptr, dz.Len())
+}}
+
+// binaryDevice are the device kernels of the binary op k with broadcasting:
+// bcast_f32 and bcast_bwd_f32.
+func binaryDevice(k binary) DeviceKernels {
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+			layout, n, err := cuda.BroadcastLayout(x[0].Shape, x[1].Shape)
+			if err != nil {
+				return err
+			}
+			lp, err := d.Int32s(0, layout)
+			if err != nil {
+				return err
+			}
+			return d.Elems("bcast_f32", n, y.Ptr, x[0].Ptr, x[1].Ptr, lp, len(layout)/3, n, int(k))
+		},
+		Backward: func(d *DeviceCall, i int, dx DeviceOperand, x []DeviceOperand, _, dy DeviceOperand) error {
+			layout, n, err := cuda.BroadcastLayout(x[0].Shape, x[1].Shape)
+			if err != nil {
+				return err
+			}
+			lp, err := d.Int32s(0, layout)
+			if err != nil {
+				return err
+			}
+			return d.Elems("bcast_bwd_f32", dx.Len(), dx.Ptr, x[0].Ptr, x[1].Ptr, dy.Ptr, lp, len(layout)/3, n, dx.Len(), int(k), i)
+		},
+	}
+}
+
+// broadcastDevice is broadcastOp's device kernel: the sum over the
+// broadcast axes (bcast_bwd_f32 of an addition) or the repetition along
+// them (permute_f32 with stride 0 there), then scale_f32 unless scale is 1.
+func broadcastDevice(scale float64, sum bool) DeviceKernels {
+	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+		var err error
+		if sum {
+			err = sumToDevice(d, y, x[0])
+		} else {
+			err = broadcastToDevice(d, y, x[0])
+		}
+		if err != nil || scale == 1 {
+			return err
+		}
+		return d.Elems("scale_f32", y.Len(), y.Ptr, y.Ptr, float32(scale), y.Len())
+	}}
+}
+
+// sumToDevice writes y, x summed over the axes along which y broadcasts to x.
+func sumToDevice(d *DeviceCall, y, x DeviceOperand) error {
+	layout, n, err := cuda.BroadcastLayout(x.Shape, y.Shape)
+	if err != nil {
+		return err
+	}
+	lp, err := d.Int32s(0, layout)
+	if err != nil {
+		return err
+	}
+	return d.Elems("bcast_bwd_f32", y.Len(), y.Ptr, x.Ptr, x.Ptr, x.Ptr, lp, len(layout)/3, n, y.Len(), int(add), 1)
+}
+
+// broadcastToDevice writes y, x repeated along the axes along which it
+// broadcasts to y.
+func broadcastToDevice(d *DeviceCall, y, x DeviceOperand) error {
+	layout, n, err := cuda.BroadcastLayout(x.Shape, y.Shape)
+	if err != nil {
+		return err
+	}
+	rank := len(layout) / 3
+	lp, err := d.Int32s(0, layout[:2*rank])
+	if err != nil {
+		return err
+	}
+	return d.Elems("permute_f32", n, y.Ptr, x.Ptr, lp, rank, n)
+}
+
+// softmaxDevice are Softmax's device kernels: softmax_fwd_f32 with the
+// mask's row strides, and softmax_bwd_f32.
+func softmaxDevice(scale float64) DeviceKernels {
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+			cols := lastDim(y.Shape)
+			lead := []int{1, 1, 1}
+			strides := []int{0, 0, 0}
+			xs := y.Shape[:len(y.Shape)-1]
+			if len(xs) > 3 {
+				return errors.Errorf("softmax of %v on the device: at most 3 axes before the last", y.Shape)
+			}
+			copy(lead[3-len(xs):], xs)
+			var mask DevicePtr
+			if len(x) == 2 {
+				mask = x[1].Ptr
+				ms := x[1].Shape
+				st := ms.CalcStrides()
+				for k := range xs {
+					if ms[k] > 1 {
+						strides[3-len(xs)+k] = st[k]
+					}
+				}
+			}
+			rows := y.Len() / cols
+			return d.Rows("softmax_fwd_f32", rows, cols, y.Ptr, x[0].Ptr, mask, rows, cols, float32(scale),
+				lead[1], lead[2], strides[0], strides[1], strides[2], 1)
+		},
+		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, _ []DeviceOperand, y, dy DeviceOperand) error {
+			cols := lastDim(y.Shape)
+			rows := y.Len() / cols
+			return d.Rows("softmax_bwd_f32", rows, cols, dx.Ptr, y.Ptr, dy.Ptr, rows, cols, float32(scale))
+		},
+	}
+}
+
+// logSoftmaxDevice are LogSoftmax's device kernels.
+var logSoftmaxDevice = DeviceKernels{
+	Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+		cols := lastDim(y.Shape)
+		rows := y.Len() / cols
+		return d.Rows("logsoftmax_fwd_f32", rows, cols, y.Ptr, x[0].Ptr, rows, cols)
+	},
+	Backward: func(d *DeviceCall, _ int, dx DeviceOperand, _ []DeviceOperand, y, dy DeviceOperand) error {
+		cols := lastDim(y.Shape)
+		rows := y.Len() / cols
+		return d.Rows("logsoftmax_bwd_f32", rows, cols, dx.Ptr, y.Ptr, dy.Ptr, rows, cols)
+	},
+}
+
+// reduceDevice are Sum's, Mean's and Max's device kernels over the view v.
+func reduceDevice(r reduction, v view) DeviceKernels {
+	scale := float32(1)
+	if r == meanAxis {
+		scale = float32(1 / float64(v.n))
+	}
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+			if r == maxAxis {
+				return d.Elems("max_axis_f32", v.outer*v.inner, y.Ptr, x[0].Ptr, v.outer, v.n, v.inner)
+			}
+			return d.Elems("sum_axis_f32", v.outer*v.inner, y.Ptr, x[0].Ptr, v.outer, v.n, v.inner, scale)
+		},
+		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, x []DeviceOperand, y, dy DeviceOperand) error {
+			if r == maxAxis {
+				return d.Elems("max_axis_bwd_f32", v.outer*v.inner, dx.Ptr, x[0].Ptr, y.Ptr, dy.Ptr, v.outer, v.n, v.inner)
+			}
+			return d.Elems("spread_axis_f32", dx.Len(), dx.Ptr, dy.Ptr, v.outer, v.n, v.inner, scale)
+		},
+	}
+}
+
+// copyDevice is Reshape's device kernel: y = x (scale_f32 by 1).
+var copyDevice = DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+	return d.Elems("scale_f32", y.Len(), y.Ptr, x[0].Ptr, float32(1), y.Len())
+}}
+
+// transposeDevice is Transpose's device kernel: permute_f32.
+func transposeDevice(perm []int) DeviceKernels {
+	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+		layout, n, err := cuda.PermuteLayout(x[0].Shape, perm)
+		if err != nil {
+			return err
+		}
+		lp, err := d.Int32s(0, layout)
+		if err != nil {
+			return err
+		}
+		return d.Elems("permute_f32", n, y.Ptr, x[0].Ptr, lp, len(perm), n)
+	}}
+}
+
+// sliceDevice are Slice's device kernels over x viewed as [outer, n, inner]:
+// slice_axis_f32, and place_axis_f32 into zeros.
+func sliceDevice(outer, n, inner, start, size int) DeviceKernels {
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+			return d.Elems("slice_axis_f32", y.Len(), y.Ptr, x[0].Ptr, outer, n, inner, start, size)
+		},
+		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, _ []DeviceOperand, _, dy DeviceOperand) error {
+			if err := d.Elems("fill_f32", dx.Len(), dx.Ptr, float32(0), dx.Len()); err != nil {
+				return err
+			}
+			return d.Elems("place_axis_f32", dy.Len(), dx.Ptr, dy.Ptr, outer, n, inner, start, size)
+		},
+	}
+}
+
+// concatDevice are Concat's device kernels, y viewed as [outer, n, inner]
+// and input i taking sizes[i] positions of its axis from starts[i].
+func concatDevice(outer, n, inner int, starts, sizes []int) DeviceKernels {
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, xs []DeviceOperand) error {
+			for i, x := range xs {
+				if err := d.Elems("place_axis_f32", x.Len(), y.Ptr, x.Ptr, outer, n, inner, starts[i], sizes[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Backward: func(d *DeviceCall, i int, dx DeviceOperand, _ []DeviceOperand, _, dy DeviceOperand) error {
+			return d.Elems("slice_axis_f32", dx.Len(), dx.Ptr, dy.Ptr, outer, n, inner, starts[i], sizes[i])
+		},
+	}
+}
+
+// embedDevice are Embed's device kernels: embed_fwd_f32, and embed_bwd_f32
+// into zeros.
+func embedDevice(vocab int, scale float64) DeviceKernels {
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
+			n, dim := in[1].Len(), lastDim(y.Shape)
+			return d.Elems("embed_fwd_f32", n*dim, y.Ptr, in[0].Ptr, in[1].Ptr, n, dim, vocab, float32(scale))
+		},
+		Backward: func(d *DeviceCall, _ int, dw DeviceOperand, in []DeviceOperand, _, dy DeviceOperand) error {
+			if err := d.Elems("fill_f32", dw.Len(), dw.Ptr, float32(0), dw.Len()); err != nil {
+				return err
+			}
+			n, dim := in[1].Len(), lastDim(dw.Shape)
+			return d.Elems("embed_bwd_f32", n*dim, dw.Ptr, dy.Ptr, in[1].Ptr, n, dim, vocab, float32(scale))
+		},
+	}
+}
+
+// normalizeDevice are the device kernels of Normalize and LayerNorm:
+// layernorm_fwd_f32 (the rows' means and reciprocal deviations in scratch
+// memory; the gradients compute them again), layernorm_bwd_f32 and
+// layernorm_bwd_params_f32.
+func normalizeDevice(eps float64, center bool) DeviceKernels {
+	stats := func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) (mean, rstd DevicePtr, err error) {
+		cols := lastDim(x[0].Shape)
+		rows := x[0].Len() / cols
+		if mean, err = d.Scratch(0, 4*rows); err == nil {
+			rstd, err = d.Scratch(1, 4*rows)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		var b DevicePtr
+		if len(x) == 3 {
+			b = x[2].Ptr
+		}
+		return mean, rstd, d.Rows("layernorm_fwd_f32", rows, cols, y.Ptr, mean, rstd, x[0].Ptr, x[1].Ptr, b, rows, cols,
+			float32(eps), b2i(center))
+	}
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+			_, _, err := stats(d, y, x)
+			return err
+		},
+		Backward: func(d *DeviceCall, i int, dx DeviceOperand, x []DeviceOperand, _, dy DeviceOperand) error {
+			cols := lastDim(x[0].Shape)
+			rows := x[0].Len() / cols
+			yp, err := d.Scratch(2, 4*x[0].Len())
+			if err != nil {
+				return err
+			}
+			mean, rstd, err := stats(d, DeviceOperand{Shape: x[0].Shape, Ptr: yp}, x[:2])
+			if err != nil {
+				return err
+			}
+			switch i {
+			case 0:
+				return d.Rows("layernorm_bwd_f32", rows, cols, dx.Ptr, dy.Ptr, x[0].Ptr, x[1].Ptr, mean, rstd, rows, cols, b2i(center))
+			case 1:
+				return d.Elems("layernorm_bwd_params_f32", cols, dx.Ptr, DevicePtr(0), dy.Ptr, x[0].Ptr, mean, rstd, rows, cols)
+			}
+			return d.Elems("layernorm_bwd_params_f32", cols, yp, dx.Ptr, dy.Ptr, x[0].Ptr, mean, rstd, rows, cols)
+		},
+	}
+}
+
+// b2i is 1 for true, 0 for false: a kernel's int flag.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// productDevice is the device kernel of MatMul, Affine and AffineReLU: the
+// bias repeated into y (permute_f32), one Gemm adding x·op(w) to it, and
+// relu_fwd_f32 in place.
+func productDevice(pr product, out int) DeviceKernels {
+	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+		in := lastDim(x[0].Shape)
+		rows := x[0].Len() / in
+		beta := float32(0)
+		if len(x) == 3 {
+			if err := broadcastToDevice(d, DeviceOperand{Shape: tensor.Shape{rows, out}, Ptr: y.Ptr}, x[2]); err != nil {
+				return err
+			}
+			beta = 1
+		}
+		ldb := out
+		if pr.transW {
+			ldb = in
+		}
+		err := d.Gemm(DeviceGEMM{M: rows, N: out, K: in, Alpha: 1, Beta: beta, A: x[0].Ptr, LDA: in,
+			B: x[1].Ptr, LDB: ldb, TransB: pr.transW, C: y.Ptr, LDC: out, Batch: 1})
+		if err != nil || !pr.relu {
+			return err
+		}
+		return d.Elems("relu_fwd_f32", y.Len(), y.Ptr, y.Ptr, y.Len())
+	}}
+}
+
+// matMulGradWDevice is matMulGradW's device kernel: dw = xᵀ·dy, or dyᵀ·x
+// for transW.
+func matMulGradWDevice(transW bool, in, out int) DeviceKernels {
+	return DeviceKernels{Forward: func(d *DeviceCall, dw DeviceOperand, t []DeviceOperand) error {
+		rows := t[0].Len() / in
+		g := DeviceGEMM{TransA: true, M: in, N: out, K: rows, Alpha: 1, A: t[0].Ptr, LDA: in, B: t[1].Ptr, LDB: out,
+			C: dw.Ptr, LDC: out, Batch: 1}
+		if transW {
+			g = DeviceGEMM{TransA: true, M: out, N: in, K: rows, Alpha: 1, A: t[1].Ptr, LDA: out, B: t[0].Ptr, LDB: in,
+				C: dw.Ptr, LDC: in, Batch: 1}
+		}
+		return d.Gemm(g)
+	}}
+}
+
+// maskDevice is the device kernel of a dropout mask of words 64-bit words:
+// drawn on the host by draw, as on the CPU (the same masks from the same
+// seed), and copied to the device.
+func maskDevice(words int, draw func(n int, mask []int)) DeviceKernels {
+	var mask []int
+	var bits []uint64
+	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
+		if mask == nil {
+			mask, bits = make([]int, words), make([]uint64, words)
+		}
+		draw(in[0].Len(), mask)
+		for i, w := range mask {
+			bits[i] = uint64(w)
+		}
+		return d.dev.ToDevice(cuda.Ptr(y.Ptr), cuda.Uint64Bytes(bits))
+	}}
+}
+
+// headProductDevice is the device kernel of HeadScores, HeadMix and their
+// gradients: per batch entry, one batched Gemm over the heads where C's
+// matrices do not interleave (C by head) and no heads are grouped, else one
+// Gemm per head, those of a group adding into one matrix of C.
+func headProductDevice(batch int, ms [3]headMatrix, transA, transB bool, k int) DeviceKernels {
+	m, n := ms[2].rows, ms[2].cols
+	heads, group := ms[2].heads, ms[2].group
+	batched := ms[2].layout == byHead && ms[0].group == 1 && ms[1].group == 1 && group == 1
+	per := 1
+	if batched {
+		per = heads
+	}
+	return DeviceKernels{Forward: func(d *DeviceCall, c DeviceOperand, in []DeviceOperand) error {
+		for bi := range batch {
+			for e := 0; e < heads; e += per {
+				oc, ldc := ms[2].at(bi, e*group)
+				for h := e * group; h < (e+1)*group; h++ {
+					oa, lda := ms[0].at(bi, h)
+					ob, ldb := ms[1].at(bi, h)
+					g := DeviceGEMM{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: 1, Beta: float32(min(h%group, 1)),
+						A: in[0].Ptr.Add(4 * oa), LDA: lda, B: in[1].Ptr.Add(4 * ob), LDB: ldb, C: c.Ptr.Add(4 * oc), LDC: ldc, Batch: per}
+					if batched {
+						g.StrideA, g.StrideB, g.StrideC = headStride(ms[0]), headStride(ms[1]), headStride(ms[2])
+					}
+					if err := d.Gemm(g); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}}
+}
+
+// headStride is the distance between two heads' matrices of m, in elements.
+func headStride(m headMatrix) int {
+	o1, _ := m.at(0, 1)
+	o0, _ := m.at(0, 0)
+	return o1 - o0
+}
+
+// batchedDevice is BatchedMatMul's device kernel, and its gradients': over
+// the batch axes full, to which a's, b's and c's (batches) broadcast, one
+// strided batched Gemm when none broadcasts, else one Gemm per entry of
+// full, those landing on one matrix of c adding up.
+func batchedDevice(full tensor.Shape, batches [3]tensor.Shape, transA, transB bool, m, k, n int) DeviceKernels {
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	g := DeviceGEMM{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: 1, LDA: lda, LDB: ldb, LDC: n, Batch: 1}
+	return DeviceKernels{Forward: func(d *DeviceCall, c DeviceOperand, in []DeviceOperand) error {
+		entries := max(full.TotalSize(), 1)
+		if batches[0].Eq(full) && batches[1].Eq(full) && batches[2].Eq(full) {
+			g := g
+			g.A, g.B, g.C, g.Batch = in[0].Ptr, in[1].Ptr, c.Ptr, entries
+			g.StrideA, g.StrideB, g.StrideC = m*k, k*n, m*n
+			return d.Gemm(g)
+		}
+		if err := d.Elems("fill_f32", c.Len(), c.Ptr, float32(0), c.Len()); err != nil {
+			return err
+		}
+		g := g
+		g.Beta = 1
+		for e := range entries {
+			ia, ib, ic := entryOf(e, full, batches[0]), entryOf(e, full, batches[1]), entryOf(e, full, batches[2])
+			g.A, g.B, g.C = in[0].Ptr.Add(4*ia*m*k), in[1].Ptr.Add(4*ib*k*n), c.Ptr.Add(4*ic*m*n)
+			if err := d.Gemm(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// entryOf is the entry of batch axes s (broadcast to full, aligned at the
+// end) under full's entry e.
+func entryOf(e int, full, s tensor.Shape) int {
+	at, stride := 0, 1
+	for i := 1; i <= len(full); i++ {
+		idx := e % full[len(full)-i]
+		e /= full[len(full)-i]
+		if i <= len(s) && s[len(s)-i] > 1 {
+			at += idx * stride
+			stride *= s[len(s)-i]
+		}
+	}
+	return at
+}

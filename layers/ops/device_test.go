@@ -1,0 +1,77 @@
+package ops
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// simRuntime is a runtime on the simulated device; without g++ it skips,
+// unless CI=true, where it fails.
+func simRuntime(t *testing.T) *graph.Runtime {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
+		}
+		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
+	}
+	rt, err := graph.NewSimulatedRuntime(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return rt
+}
+
+// TestDeviceOps runs this package's ops through their device kernels
+// (graph.Op.Device) on the simulated device and on the CPU: the outputs
+// and, for the differentiable ones, the gradients agree to 1e-5 relative.
+func TestDeviceOps(t *testing.T) {
+	dev := simRuntime(t)
+	targets := []int{2, 0, 4, 1, 0, 3}
+	setTargets := func(p *graph.Program) error { return p.Set("targets", targets) }
+	setSlot := func(p *graph.Program) error { return p.Set("slot", []int{2}) }
+	x := func(s *graph.Scope, shape ...int) *G.Node { return s.Param("x", shape, graph.Normal(1)) }
+	tests := []struct {
+		name  string
+		build func(s *graph.Scope) *G.Node
+		set   func(p *graph.Program) error
+		loss  bool
+	}{
+		{"add positions", func(s *graph.Scope) *G.Node {
+			return AddPositions(s, x(s, 2, 3, 4), s.Param("pe", tensor.Shape{5, 4}, graph.Normal(1)))
+		}, nil, true},
+		{"split heads", func(s *graph.Scope) *G.Node { return SplitHeads(s, x(s, 2, 3, 6), 3) }, nil, true},
+		{"merge heads", func(s *graph.Scope) *G.Node { return MergeHeads(s, x(s, 2, 3, 4, 2)) }, nil, true},
+		{"set slot", func(s *graph.Scope) *G.Node {
+			return SetSlot(s, x(s, 2, 3, 5, 4), s.Param("new", tensor.Shape{2, 3, 1, 4}, graph.Normal(1)), s.Input("slot", tensor.Int, 1))
+		}, setSlot, true},
+		{"smoothed cross-entropy", func(s *graph.Scope) *G.Node {
+			return SmoothedCrossEntropy(s, s.LogSoftmax(x(s, 2, 3, 5)), s.Input("targets", tensor.Int, 2, 3), 0.1, 0)
+		}, setTargets, true},
+		{"smoothed cross-entropy from logits", func(s *graph.Scope) *G.Node {
+			return SmoothedCrossEntropyLogits(s, x(s, 2, 3, 5), s.Input("targets", tensor.Int, 2, 3), 0.1, 0)
+		}, setTargets, true},
+		{"target scores", func(s *graph.Scope) *G.Node {
+			return TargetScores(s, x(s, 2, 3, 5), s.Input("targets", tensor.Int, 2, 3), 0)
+		}, setTargets, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := graph.DeviceCheck{Device: dev, Build: tc.build, Set: tc.set, Seed: 7, Loss: tc.loss}
+			if err := c.Run(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package model
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// simRuntime is a runtime on the simulated device; without g++ it skips,
+// unless CI=true, where it fails.
+func simRuntime(t *testing.T) *graph.Runtime {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
+		}
+		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
+	}
+	rt, err := graph.NewSimulatedRuntime(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return rt
+}
+
+// TestDeviceDecoding decodes with tiny's random weights on the simulated
+// device and on the CPU: greedy search and beam search give the CPU's
+// tokens, and log-probabilities within 1e-4.
+func TestDeviceDecoding(t *testing.T) {
+	dev := simRuntime(t)
+	cfg, err := Preset("tiny", 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := [][]int{{5, 9, 12, 7, EOSID}, {20, 6, EOSID}}
+	for _, s := range []Search{
+		{Method: MethodGreedy, Temperature: 1, Batch: 2, MaxLen: 6},
+		{Method: MethodBeam, Beam: 2, NBest: 1, Alpha: 0.6, Temperature: 1, Batch: 2, MaxLen: 6},
+	} {
+		want := decodeOn(t, graph.CPU(), m, params, srcs, s)
+		got := decodeOn(t, dev, m, params, srcs, s)
+		for i := range want {
+			w, g := want[i][0], got[i][0]
+			if !slices.Equal(g.Tokens, w.Tokens) || g.LogProb-w.LogProb > 1e-4 || w.LogProb-g.LogProb > 1e-4 {
+				t.Errorf("%s, source %d: %v (log-probability %g) on the device, %v (%g) on the CPU",
+					s.Method, i, g.Tokens, g.LogProb, w.Tokens, w.LogProb)
+			}
+		}
+	}
+}
+
+// decodeOn decodes srcs with s on rt.
+func decodeOn(t *testing.T, rt *graph.Runtime, m Model, params *graph.Params, srcs [][]int, s Search) [][]Hypothesis {
+	t.Helper()
+	d, err := NewDecoder(rt, m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	out, err := d.Decode(srcs, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

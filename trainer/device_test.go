@@ -44,7 +44,7 @@ func TestDeviceTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := model.Shape{Batch: 2, SrcLen: 5, TgtLen: 4}
+	sh := model.Shape{Batch: 1, SrcLen: 4, TgtLen: 3}
 	cpu, err := NewRig(cfg, sh, graph.CPU())
 	if err != nil {
 		t.Fatal(err)

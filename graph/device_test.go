@@ -22,7 +22,7 @@ func simRuntime(t *testing.T) *Runtime {
 		}
 		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
 	}
-	rt, err := NewSimulatedRuntime(t.TempDir())
+	rt, err := NewSimulatedRuntime(t.TempDir(), Float32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +211,37 @@ func TestDeviceAdamNeedsADeviceProgram(t *testing.T) {
 	step := AdamStep{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9, LR: 1e-3, Scale: 1, Step: 1}
 	if err := p.Adam(params, params, params, []string{"x"}, step); err == nil || !strings.Contains(err.Error(), "device") {
 		t.Fatalf("Adam on a CPU program: %v, want an error saying it needs a device", err)
+	}
+}
+
+// TestDeviceBF16Products: with BF16 products, the device rounds the
+// operands of the products large enough for bfloat16 to pay, as the CPU
+// does, and sums in float32: outputs and gradients agree with the CPU's
+// BF16 programs to 1e-5 relative.
+func TestDeviceBF16Products(t *testing.T) {
+	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
+	}
+	dev, err := NewSimulatedRuntime(t.TempDir(), BF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	x := func(s *Scope, shape ...int) *G.Node { return s.Param("x", shape, Normal(1)) }
+	p := func(s *Scope, name string, shape ...int) *G.Node { return s.Param(name, shape, Normal(1)) }
+	for _, tc := range []deviceCase{
+		{"matmul", func(s *Scope) *G.Node { return s.MatMul(x(s, 2, 32, 64), p(s, "w", 64, 64), false) }, nil},
+		{"affine relu transposed", func(s *Scope) *G.Node {
+			return s.AffineReLU(x(s, 64, 64), p(s, "w", 64, 64), p(s, "b", 64), true)
+		}, nil},
+		{"batched matmul", func(s *Scope) *G.Node {
+			return s.BatchedMatMul(x(s, 2, 64, 64), p(s, "v", 2, 64, 64), false, true)
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := (DeviceCheck{Device: dev, Build: tc.build, Seed: 7, Loss: true}).Run(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -12,25 +12,31 @@ import (
 )
 
 // NewSimulatedRuntime returns a runtime whose programs run on the simulated
-// CUDA device: the kernels' CUDA source built in dir with the g++ on PATH
-// and run on the CPU, its "device" memory in the host's. It is for tests and
-// CI, which check programs on a device without a GPU (DeviceCheck); no
-// command reaches it. Close it to free what it holds.
-func NewSimulatedRuntime(dir string) (*Runtime, error) {
+// CUDA device, with products in precision p: the kernels' CUDA source built
+// in dir with the g++ on PATH and run on the CPU, its "device" memory in
+// the host's. It is for tests and CI, which check programs on a device
+// without a GPU (DeviceCheck); no command reaches it. Close it to free what
+// it holds.
+func NewSimulatedRuntime(dir string, p Precision) (*Runtime, error) {
+	if err := p.valid(); err != nil {
+		return nil, err
+	}
 	sim, err := cuda.OpenSim(dir)
 	if err != nil {
 		return nil, errors.Wrap(err, "device")
 	}
-	return onDevice(sim), nil
+	return onDevice(sim, p), nil
 }
 
 // DeviceCheck compares a graph's program on a device runtime with the same
-// program on the CPU, in float32. Build adds the graph to a scope whose
+// program on the CPU, of float32 parameters, with products in the device
+// runtime's precision. Build adds the graph to a scope whose
 // parameters are drawn from Seed, alike on both, and returns its output y;
 // Set, if not nil, fills the inputs. Without Loss the outputs are compared;
 // with Loss, the program also computes L = Σ y ⊙ c for a fixed c, and L and
-// every parameter's gradient are compared too. A scalar y is the loss
-// itself, compared with its gradients. Each program runs twice, and
+// every parameter's gradient are compared too (L relative to Σ |y ⊙ c|, the
+// terms it sums). A scalar y is the loss itself, compared with its
+// gradients. Each program runs twice, and
 // the second run's values count. Every element must agree to Tol (default
 // 1e-5) relative, of itself or, for elements smaller than that, of a
 // hundredth of the largest of its tensor on the CPU.
@@ -48,7 +54,11 @@ type DeviceCheck struct {
 
 // Run runs the check, an error saying the first element that differs.
 func (c DeviceCheck) Run() error {
-	want, err := c.run(CPU())
+	cpu, err := NewRuntime(DeviceCPU, c.Device.Precision())
+	if err != nil {
+		return err
+	}
+	want, err := c.run(cpu)
 	if err != nil {
 		return errors.Wrap(err, "on the CPU")
 	}
@@ -61,17 +71,19 @@ func (c DeviceCheck) Run() error {
 		tol = 1e-5
 	}
 	for _, name := range want.names {
-		if err := near(got.values[name], want.values[name], tol); err != nil {
+		if err := near(got.values[name], want.values[name], tol, want.floor[name]); err != nil {
 			return errors.Wrap(err, name)
 		}
 	}
 	return nil
 }
 
-// checkValues are a checked program's values by name, in order.
+// checkValues are a checked program's values by name, in order, and the
+// magnitude below which each is compared absolutely (0: none).
 type checkValues struct {
 	names  []string
 	values map[string][]float64
+	floor  map[string]float64
 }
 
 // add records the values v of name.
@@ -119,9 +131,13 @@ func (c DeviceCheck) run(rt *Runtime) (*checkValues, error) {
 			return nil, err
 		}
 	}
-	v := &checkValues{values: map[string][]float64{}}
+	v := &checkValues{values: map[string][]float64{}, floor: map[string]float64{}}
 	if !scalar {
 		v.add("output", Float64s(p.Output("y")))
+		// The loss sums the terms y ⊙ c: compared to their magnitude.
+		for i, y := range v.values["output"] {
+			v.floor["loss"] += math.Abs(y * math.Sin(float64(i)+1))
+		}
 	}
 	if loss != nil {
 		v.add("loss", []float64{p.Loss()})
@@ -133,8 +149,8 @@ func (c DeviceCheck) run(rt *Runtime) (*checkValues, error) {
 }
 
 // near says which element of got differs from want by more than tol
-// relative, of the element or of a hundredth of want's largest.
-func near(got, want []float64, tol float64) error {
+// relative, of the element, of a hundredth of want's largest, or of floor.
+func near(got, want []float64, tol, floor float64) error {
 	if len(got) != len(want) {
 		return errors.Errorf("%d elements, want %d", len(got), len(want))
 	}
@@ -143,7 +159,7 @@ func near(got, want []float64, tol float64) error {
 		big = max(big, math.Abs(w))
 	}
 	for i, w := range want {
-		scale := max(math.Abs(w), big/100, 1e-30)
+		scale := max(math.Abs(w), big/100, floor, 1e-30)
 		if d := math.Abs(got[i] - w); !(d <= tol*scale) {
 			return errors.Errorf("element %d is %g, want %g (relative error %.3g, tolerance %g)", i, got[i], w, d/scale, tol)
 		}

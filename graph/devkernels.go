@@ -5,6 +5,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph/internal/cuda"
+	blas "github.com/transformer-go/transformer/graph/internal/gemm"
 )
 
 // DevicePtr is an address in a device's memory, as a device kernel passes
@@ -43,8 +44,16 @@ type DeviceKernels struct {
 // matrix products, in the order they are made, and memory of its node's own
 // that lasts from run to run (Scratch).
 type DeviceCall struct {
-	dev     cuda.Device
-	scratch *[]scratchBuf
+	dev cuda.Device
+	mem *nodeMemory
+	// bf16 says the node's program has BF16 products (see Gemm).
+	bf16 bool
+}
+
+// nodeMemory is a node's memory on the device: the scratch buffers its
+// kernels ask for, and the bfloat16 copies of its products' operands.
+type nodeMemory struct {
+	scratch, bf16 []scratchBuf
 }
 
 // scratchBuf is one buffer of a node's scratch memory.
@@ -84,38 +93,76 @@ type DeviceGEMM struct {
 	StrideA, StrideB, StrideC int
 }
 
-// Gemm runs the products g (cuBLAS on a GPU).
+// Gemm runs the products g (cuBLAS on a GPU). In a program with BF16
+// products (Precision), products large enough for bfloat16 to pay on the
+// CPU (as the CPU's kernels decide, by M, N and K) round A and B to
+// bfloat16 (to_bf16, into memory of the node's) and sum in float32, as the
+// CPU's do; the others are float32.
 func (d *DeviceCall) Gemm(g DeviceGEMM) error {
-	return d.dev.Gemm(cuda.GEMM{
+	c := cuda.GEMM{
 		TransA: g.TransA, TransB: g.TransB, M: g.M, N: g.N, K: g.K, Alpha: g.Alpha, Beta: g.Beta,
 		A: cuda.Ptr(g.A), B: cuda.Ptr(g.B), C: cuda.Ptr(g.C), LDA: g.LDA, LDB: g.LDB, LDC: g.LDC,
 		Batch: max(g.Batch, 1), StrideA: g.StrideA, StrideB: g.StrideB, StrideC: g.StrideC,
-	})
+	}
+	if d.bf16 && blas.BF16Pays(g.M, g.N, g.K) {
+		rows, cols := c.M, c.K
+		if c.TransA {
+			rows, cols = cols, rows
+		}
+		a, err := d.roundBF16(0, c.A, (c.Batch-1)*c.StrideA+(rows-1)*c.LDA+cols)
+		if err != nil {
+			return err
+		}
+		rows, cols = c.K, c.N
+		if c.TransB {
+			rows, cols = cols, rows
+		}
+		b, err := d.roundBF16(1, c.B, (c.Batch-1)*c.StrideB+(rows-1)*c.LDB+cols)
+		if err != nil {
+			return err
+		}
+		c.A, c.B, c.BF16 = a, b, true
+	}
+	return d.dev.Gemm(c)
+}
+
+// roundBF16 is x's n elements rounded to bfloat16, in the node's bfloat16
+// buffer i.
+func (d *DeviceCall) roundBF16(i int, x cuda.Ptr, n int) (cuda.Ptr, error) {
+	p, err := grow(d.dev, &d.mem.bf16, i, 2*n)
+	if err != nil {
+		return 0, err
+	}
+	return p, cuda.Elems(d.dev, "to_bf16", n, p, x, n)
 }
 
 // Scratch is buffer i of the node's scratch memory, of at least bytes: the
 // same memory at every run of the node's program, not shared with any other
 // node, and not initialized.
 func (d *DeviceCall) Scratch(i, bytes int) (DevicePtr, error) {
-	bufs := *d.scratch
-	for len(bufs) <= i {
-		bufs = append(bufs, scratchBuf{})
+	p, err := grow(d.dev, &d.mem.scratch, i, bytes)
+	return DevicePtr(p), err
+}
+
+// grow is buffer i of *bufs, made at least bytes large.
+func grow(dev cuda.Device, bufs *[]scratchBuf, i, bytes int) (cuda.Ptr, error) {
+	for len(*bufs) <= i {
+		*bufs = append(*bufs, scratchBuf{})
 	}
-	*d.scratch = bufs
-	if b := &bufs[i]; b.bytes < bytes {
+	if b := &(*bufs)[i]; b.bytes < bytes {
 		if b.p != 0 {
-			if err := d.dev.Free(b.p); err != nil {
+			if err := dev.Free(b.p); err != nil {
 				return 0, err
 			}
 			b.p, b.bytes = 0, 0
 		}
-		p, err := d.dev.Alloc(bytes)
+		p, err := dev.Alloc(bytes)
 		if err != nil {
-			return 0, errors.Wrap(err, "scratch memory")
+			return 0, errors.Wrap(err, "a node's memory on the device")
 		}
 		b.p, b.bytes = p, bytes
 	}
-	return DevicePtr(bufs[i].p), nil
+	return (*bufs)[i].p, nil
 }
 
 // Int32s is scratch buffer i holding v: the layouts that some kernels read

@@ -37,8 +37,8 @@ type deviceProgram struct {
 	uploads []*G.Node
 	params  []deviceParamUse
 	// done are Gorgonia's nodes whose device values this run has computed.
-	done    map[*G.Node]bool
-	scratch map[*kernelOp]*[]scratchBuf
+	done map[*G.Node]bool
+	mem  map[*kernelOp]*nodeMemory
 }
 
 // deviceParamUse is a parameter node of a program, by its store and name.
@@ -61,7 +61,7 @@ type deviceParam struct {
 func newDeviceProgram(p *Program, s *Scope, order G.Nodes, regs map[*G.Node]any) (_ *deviceProgram, err error) {
 	rt := p.rt
 	d := &deviceProgram{dev: rt.cuda, rt: rt, loc: map[*G.Node]cuda.Ptr{}, node: map[*kernelOp]*G.Node{},
-		done: map[*G.Node]bool{}, scratch: map[*kernelOp]*[]scratchBuf{}}
+		done: map[*G.Node]bool{}, mem: map[*kernelOp]*nodeMemory{}}
 	defer func() {
 		if err != nil {
 			_ = d.close()
@@ -108,7 +108,7 @@ func (d *deviceProgram) place(n *G.Node, s *Scope, params map[*G.Node]string, re
 			return errors.Errorf("op %s has no device kernels (Op.Device)", op.def.Name)
 		}
 		d.node[op] = n
-		d.scratch[op] = new([]scratchBuf)
+		d.mem[op] = &nodeMemory{}
 		op.dev = d
 	}
 	if _, ours := n.Op().(*kernelOp); !ours && n.Op() != nil && !isConstant(n) && !isSum(n) {
@@ -306,7 +306,7 @@ func (d *deviceProgram) forward(op *kernelOp) (G.Value, error) {
 		x[i] = DeviceOperand{Shape: c.Shape(), Ptr: DevicePtr(d.loc[c])}
 	}
 	y := DeviceOperand{Shape: op.shape, Ptr: DevicePtr(d.loc[n])}
-	if err := op.def.Device.Forward(&DeviceCall{dev: d.dev, scratch: d.scratch[op]}, y, x); err != nil {
+	if err := op.def.Device.Forward(&DeviceCall{dev: d.dev, mem: d.mem[op], bf16: op.bf16}, y, x); err != nil {
 		return nil, errors.Wrap(err, "on the device")
 	}
 	if op.shape.IsScalar() && !op.def.IntOutput {
@@ -336,8 +336,9 @@ func (d *deviceProgram) close() error {
 			first = err
 		}
 	}
-	for op, bufs := range d.scratch {
-		note(freeScratch(d.dev, *bufs))
+	for op, m := range d.mem {
+		note(freeScratch(d.dev, m.scratch))
+		note(freeScratch(d.dev, m.bf16))
 		op.dev = nil
 	}
 	for _, p := range slices.Concat(d.bufs, []cuda.Ptr{d.base}) {
@@ -345,6 +346,6 @@ func (d *deviceProgram) close() error {
 			note(d.dev.Free(p))
 		}
 	}
-	d.bufs, d.base, d.scratch = nil, 0, nil
+	d.bufs, d.base, d.mem = nil, 0, nil
 	return first
 }

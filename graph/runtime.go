@@ -43,9 +43,8 @@ type Runtime struct {
 // precision p. It opens the device before anything is compiled, so that a
 // device that cannot be used is an error here, naming what is missing:
 // DeviceAuto falls back to the CPU instead, and Fallback says why. On a GPU
-// (DeviceCUDA), programs multiply in Float32, and every op of a program
-// needs device kernels (Op.Device); Close frees what the runtime holds
-// there.
+// (DeviceCUDA), every op of a program needs device kernels (Op.Device);
+// Close frees what the runtime holds there.
 func NewRuntime(d Device, p Precision) (*Runtime, error) {
 	if err := p.valid(); err != nil {
 		return nil, err
@@ -54,25 +53,16 @@ func NewRuntime(d Device, p Precision) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if gpu != nil && p != Float32 {
-		if err := gpu.Close(); err != nil {
-			return nil, errors.Wrap(err, "device")
-		}
-		if d != DeviceAuto {
-			return nil, errors.Errorf("device: cuda: programs multiply in float32 only on the GPU so far, not %s", p)
-		}
-		dev, gpu, fallback = DeviceCPU, nil, "programs multiply in float32 only on the GPU so far, not "+string(p)
-	}
 	if gpu != nil {
-		return onDevice(gpu), nil
+		return onDevice(gpu, p), nil
 	}
 	return &Runtime{device: dev, precision: p, fallback: fallback, limit: sysmem.Process{}}, nil
 }
 
-// onDevice returns a runtime whose programs run on dev with float32
-// products: the simulated device in tests.
-func onDevice(dev cuda.Device) *Runtime {
-	return &Runtime{device: DeviceCUDA, precision: Float32, limit: sysmem.Process{}, cuda: dev, params: map[*tensor.Dense]*deviceParam{}}
+// onDevice returns a runtime whose programs run on dev with products in
+// precision p.
+func onDevice(dev cuda.Device, p Precision) *Runtime {
+	return &Runtime{device: DeviceCUDA, precision: p, limit: sysmem.Process{}, cuda: dev, params: map[*tensor.Dense]*deviceParam{}}
 }
 
 // CPU returns a runtime on the CPU with float32 products: the default, and

@@ -22,7 +22,7 @@ func simRuntime(t *testing.T) *graph.Runtime {
 		}
 		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
 	}
-	rt, err := graph.NewSimulatedRuntime(t.TempDir())
+	rt, err := graph.NewSimulatedRuntime(t.TempDir(), graph.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}

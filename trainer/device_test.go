@@ -23,7 +23,7 @@ func simRuntime(t *testing.T) *graph.Runtime {
 		}
 		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
 	}
-	rt, err := graph.NewSimulatedRuntime(t.TempDir())
+	rt, err := graph.NewSimulatedRuntime(t.TempDir(), graph.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestDeviceTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := model.Shape{Batch: 2, SrcLen: 5, TgtLen: 4}
+	sh := model.Shape{Batch: 1, SrcLen: 4, TgtLen: 3}
 	cpu, err := NewRig(cfg, sh, graph.CPU())
 	if err != nil {
 		t.Fatal(err)

@@ -245,3 +245,22 @@ func TestDeviceBF16Products(t *testing.T) {
 		})
 	}
 }
+
+// TestDeviceRefusesIDsOutsideTheVocabulary: a token id outside the
+// vocabulary stops a run on a device with the CPU's error, checked on the
+// host before the kernel launches.
+func TestDeviceRefusesIDsOutsideTheVocabulary(t *testing.T) {
+	s := NewScope(newTestParams(t, tensor.Float32))
+	y := s.Embed(s.Param("w", tensor.Shape{6, 4}, Normal(1)), s.Input("ids", tensor.Int, 2, 3), 1)
+	p, err := Compile(simRuntime(t), s, nil, map[string]*G.Node{"y": y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Set("ids", []int{3, 1, 4, 1, 6, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(); err == nil || !strings.Contains(err.Error(), "token id 6 at position 4 outside the vocabulary [0, 6)") {
+		t.Errorf("id 6 of a vocabulary of 6 on the device: error %v", err)
+	}
+}

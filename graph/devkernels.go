@@ -24,6 +24,10 @@ func (p DevicePtr) Add(bytes int) DevicePtr { return p + DevicePtr(bytes) }
 type DeviceOperand struct {
 	Shape tensor.Shape
 	Ptr   DevicePtr
+	// Ints are the host's elements of an int input that the host feeds (a
+	// program input such as token ids or targets), nil otherwise, so that a
+	// kernel checks them before it launches, as the CPU's kernels do.
+	Ints []int
 }
 
 // DeviceKernels are an op's computations on a device (DeviceCUDA), in

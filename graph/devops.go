@@ -242,6 +242,9 @@ func concatDevice(outer, n, inner int, starts, sizes []int) DeviceKernels {
 func embedDevice(vocab int, scale float64) DeviceKernels {
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
+			if err := checkIDs(in[1].Ints, vocab); err != nil {
+				return err
+			}
 			n, dim := in[1].Len(), lastDim(y.Shape)
 			return d.Elems("embed_fwd_f32", n*dim, y.Ptr, in[0].Ptr, in[1].Ptr, n, dim, vocab, float32(scale))
 		},

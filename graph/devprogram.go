@@ -294,8 +294,8 @@ func (d *deviceProgram) eval(n *G.Node) error {
 }
 
 // forward runs op's device Forward kernel on its node's device values, and
-// returns the node's host placeholder.
-func (d *deviceProgram) forward(op *kernelOp) (G.Value, error) {
+// returns the node's host placeholder; vals are the inputs' host values.
+func (d *deviceProgram) forward(op *kernelOp, vals []G.Value) (G.Value, error) {
 	n := d.node[op]
 	in := children(n)
 	x := make([]DeviceOperand, len(in))
@@ -303,7 +303,7 @@ func (d *deviceProgram) forward(op *kernelOp) (G.Value, error) {
 		if err := d.eval(c); err != nil {
 			return nil, err
 		}
-		x[i] = DeviceOperand{Shape: c.Shape(), Ptr: DevicePtr(d.loc[c])}
+		x[i] = DeviceOperand{Shape: c.Shape(), Ptr: DevicePtr(d.loc[c]), Ints: hostInts(c, vals[i])}
 	}
 	y := DeviceOperand{Shape: op.shape, Ptr: DevicePtr(d.loc[n])}
 	if err := op.def.Device.Forward(&DeviceCall{dev: d.dev, mem: d.mem[op], bf16: op.bf16}, y, x); err != nil {
@@ -316,6 +316,19 @@ func (d *deviceProgram) forward(op *kernelOp) (G.Value, error) {
 		op.out = tensor.New(tensor.Of(op.outType), tensor.WithShape(op.shape.Clone()...))
 	}
 	return op.out, nil
+}
+
+// hostInts are v's elements if it is the host value of an int input that
+// the host feeds, not an op's output (which only the device holds).
+func hostInts(n *G.Node, v G.Value) []int {
+	if _, ours := n.Op().(*kernelOp); ours {
+		return nil
+	}
+	if t, ok := v.(*tensor.Dense); ok {
+		ints, _ := t.Data().([]int)
+		return ints
+	}
+	return nil
 }
 
 // finish computes the device values of the nodes read after the run.

@@ -87,7 +87,7 @@ func (n *kernelOp) Do(vals ...G.Value) (v G.Value, err error) {
 		}
 	}()
 	if n.dev != nil {
-		v, err = n.dev.forward(n)
+		v, err = n.dev.forward(n, vals)
 		return v, errors.Wrap(err, n.def.Name)
 	}
 	in, err := n.inputs(vals)

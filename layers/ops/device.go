@@ -69,6 +69,9 @@ func rowLossDevice(eps float64, pad int, logits bool) graph.DeviceKernels {
 		Forward: func(d *graph.DeviceCall, stats graph.DeviceOperand, in []graph.DeviceOperand) error {
 			rows := in[1].Len()
 			vocab := in[0].Len() / rows
+			if err := checkTargetIDs(in[1].Ints, vocab); err != nil {
+				return err
+			}
 			return d.Rows("smoothed_ce_fwd_f32", rows, vocab, stats.Ptr, in[0].Ptr, in[1].Ptr, rows, vocab, float32(eps), pad, b2i(logits))
 		},
 		Backward: func(d *graph.DeviceCall, _ int, dx graph.DeviceOperand, in []graph.DeviceOperand, stats, dstats graph.DeviceOperand) error {
@@ -100,6 +103,9 @@ func targetScoresDevice(pad int) graph.DeviceKernels {
 	return graph.DeviceKernels{Forward: func(d *graph.DeviceCall, scores graph.DeviceOperand, in []graph.DeviceOperand) error {
 		rows := in[1].Len()
 		vocab := in[0].Len() / rows
+		if err := checkTargetIDs(in[1].Ints, vocab); err != nil {
+			return err
+		}
 		return d.Rows("target_scores_f32", rows, vocab, scores.Ptr, in[0].Ptr, in[1].Ptr, rows, vocab, pad)
 	}}
 }

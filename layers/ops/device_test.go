@@ -3,6 +3,7 @@ package ops
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -73,5 +74,32 @@ func TestDeviceOps(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestDeviceRefusesTargetsOutsideTheVocabulary: a target outside the
+// vocabulary stops the loss and the target scores on a device with the
+// CPU's error, checked on the host before the kernel launches.
+func TestDeviceRefusesTargetsOutsideTheVocabulary(t *testing.T) {
+	dev := simRuntime(t)
+	for name, op := range map[string]func(s *graph.Scope, logits, targets *G.Node) *G.Node{
+		"loss":   func(s *graph.Scope, l, t *G.Node) *G.Node { return SmoothedCrossEntropyLogits(s, l, t, 0.1, 0) },
+		"scores": func(s *graph.Scope, l, t *G.Node) *G.Node { return TargetScores(s, l, t, 0) },
+	} {
+		s := graph.NewScope(newTestParams(t, tensor.Float32))
+		y := op(s, s.Param("x", tensor.Shape{2, 3, 5}, graph.Normal(1)), s.Input("targets", tensor.Int, 2, 3))
+		p, err := graph.Compile(dev, s, nil, map[string]*G.Node{"y": y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Set("targets", []int{2, 0, 4, 1, 5, 3}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Run(); err == nil || !strings.Contains(err.Error(), "target 5 at row 4 outside the vocabulary [0, 5)") {
+			t.Errorf("%s: target 5 of a vocabulary of 5 on the device: error %v", name, err)
+		}
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -2,43 +2,20 @@ package model
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/simtest"
 )
-
-// simRuntime is a runtime on the simulated device; without g++ it skips,
-// unless CI=true, where it fails.
-func simRuntime(t *testing.T) *graph.Runtime {
-	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
-		}
-		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
-	}
-	rt, err := graph.NewSimulatedRuntime(t.TempDir(), graph.Float32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return rt
-}
 
 // TestDeviceDecoding decodes with tiny's random weights on the simulated
 // device and on the CPU: greedy search and beam search give the CPU's
 // tokens, and log-probabilities within 1e-4.
 func TestDeviceDecoding(t *testing.T) {
-	dev := simRuntime(t)
+	dev := simtest.Runtime(t)
 	cfg, err := Preset("tiny", 30)
 	if err != nil {
 		t.Fatal(err)

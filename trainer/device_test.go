@@ -2,44 +2,21 @@ package trainer
 
 import (
 	"math"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/simtest"
 	"github.com/transformer-go/transformer/model"
 )
-
-// simRuntime is a runtime on the simulated device; without g++ it skips,
-// unless CI=true, where it fails.
-func simRuntime(t *testing.T) *graph.Runtime {
-	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
-		}
-		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
-	}
-	rt, err := graph.NewSimulatedRuntime(t.TempDir(), graph.Float32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return rt
-}
 
 // TestDeviceTraining trains tiny (dropout on) for twenty steps on the
 // simulated device, Adam there too, and on the CPU from the same weights and
 // batch: every parameter ends within 1e-5 relative L2 of the CPU's.
 func TestDeviceTraining(t *testing.T) {
-	dev := simRuntime(t)
+	dev := simtest.Runtime(t)
 	cfg, err := model.Preset("tiny", 40)
 	if err != nil {
 		t.Fatal(err)

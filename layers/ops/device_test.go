@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -10,35 +8,14 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/simtest"
 )
-
-// simRuntime is a runtime on the simulated device; without g++ it skips,
-// unless CI=true, where it fails.
-func simRuntime(t *testing.T) *graph.Runtime {
-	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
-		}
-		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
-	}
-	rt, err := graph.NewSimulatedRuntime(t.TempDir(), graph.Float32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return rt
-}
 
 // TestDeviceOps runs this package's ops through their device kernels
 // (graph.Op.Device) on the simulated device and on the CPU: the outputs
 // and, for the differentiable ones, the gradients agree to 1e-5 relative.
 func TestDeviceOps(t *testing.T) {
-	dev := simRuntime(t)
+	dev := simtest.Runtime(t)
 	targets := []int{2, 0, 4, 1, 0, 3}
 	setTargets := func(p *graph.Program) error { return p.Set("targets", targets) }
 	setSlot := func(p *graph.Program) error { return p.Set("slot", []int{2}) }
@@ -81,7 +58,7 @@ func TestDeviceOps(t *testing.T) {
 // vocabulary stops the loss and the target scores on a device with the
 // CPU's error, checked on the host before the kernel launches.
 func TestDeviceRefusesTargetsOutsideTheVocabulary(t *testing.T) {
-	dev := simRuntime(t)
+	dev := simtest.Runtime(t)
 	for name, op := range map[string]func(s *graph.Scope, logits, targets *G.Node) *G.Node{
 		"loss":   func(s *graph.Scope, l, t *G.Node) *G.Node { return SmoothedCrossEntropyLogits(s, l, t, 0.1, 0) },
 		"scores": func(s *graph.Scope, l, t *G.Node) *G.Node { return TargetScores(s, l, t, 0) },

@@ -1,0 +1,34 @@
+// Package simtest gives tests a runtime on the simulated CUDA device
+// (graph.NewSimulatedRuntime): the kernels' CUDA source built with g++ and
+// run on the CPU.
+package simtest
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/transformer-go/transformer/graph"
+)
+
+// Runtime is a float32 runtime on the simulated device, closed when t ends.
+// Without g++ it skips t, or fails it under CI=true.
+func Runtime(t testing.TB) *graph.Runtime {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
+		}
+		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
+	}
+	rt, err := graph.NewSimulatedRuntime(t.TempDir(), graph.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return rt
+}

@@ -215,10 +215,8 @@ func overwrites(n *G.Node, r any, regs map[*G.Node]any) error {
 // overwritten is the input n's op overwrites, nil if none.
 func overwritten(n *G.Node) *G.Node {
 	i := n.Op().OverwritesInput()
-	for it := n.Graph().From(n.ID()); i >= 0 && it.Next(); i-- {
-		if i == 0 {
-			return it.Node().(*G.Node)
-		}
+	if in := children(n); i >= 0 && i < len(in) {
+		return in[i]
 	}
 	return nil
 }

@@ -103,15 +103,15 @@ func newDeviceProgram(p *Program, s *Scope, order G.Nodes, regs map[*G.Node]any)
 
 // place gives n its place on the device, unless it has one.
 func (d *deviceProgram) place(n *G.Node, s *Scope, params map[*G.Node]string, regs map[*G.Node]any, byReg map[any]cuda.Ptr) error {
-	if op, ok := n.Op().(*kernelOp); ok {
-		if op.def.Device.Forward == nil {
-			return errors.Errorf("op %s has no device kernels (Op.Device)", op.def.Name)
-		}
+	op, ours := n.Op().(*kernelOp)
+	switch {
+	case ours && op.def.Device.Forward == nil:
+		return errors.Errorf("op %s has no device kernels (Op.Device)", op.def.Name)
+	case ours:
 		d.node[op] = n
 		d.mem[op] = &nodeMemory{}
 		op.dev = d
-	}
-	if _, ours := n.Op().(*kernelOp); !ours && n.Op() != nil && !isConstant(n) && !isSum(n) {
+	case n.Op() != nil && !isConstant(n) && !isSum(n):
 		return errors.Errorf("node %v: Gorgonia's op %v has no device kernel", n, n.Op())
 	}
 	if _, ok := d.loc[n]; ok {

@@ -41,26 +41,18 @@ var reluGradDevice = DeviceKernels{Forward: func(d *DeviceCall, dz DeviceOperand
 func binaryDevice(k binary) DeviceKernels {
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
-			layout, n, err := cuda.BroadcastLayout(x[0].Shape, x[1].Shape)
+			lp, rank, n, err := broadcastLayout(d, x[0].Shape, x[1].Shape)
 			if err != nil {
 				return err
 			}
-			lp, err := d.Int32s(0, layout)
-			if err != nil {
-				return err
-			}
-			return d.Elems("bcast_f32", n, y.Ptr, x[0].Ptr, x[1].Ptr, lp, len(layout)/3, n, int(k))
+			return d.Elems("bcast_f32", n, y.Ptr, x[0].Ptr, x[1].Ptr, lp, rank, n, int(k))
 		},
 		Backward: func(d *DeviceCall, i int, dx DeviceOperand, x []DeviceOperand, _, dy DeviceOperand) error {
-			layout, n, err := cuda.BroadcastLayout(x[0].Shape, x[1].Shape)
+			lp, rank, n, err := broadcastLayout(d, x[0].Shape, x[1].Shape)
 			if err != nil {
 				return err
 			}
-			lp, err := d.Int32s(0, layout)
-			if err != nil {
-				return err
-			}
-			return d.Elems("bcast_bwd_f32", dx.Len(), dx.Ptr, x[0].Ptr, x[1].Ptr, dy.Ptr, lp, len(layout)/3, n, dx.Len(), int(k), i)
+			return d.Elems("bcast_bwd_f32", dx.Len(), dx.Ptr, x[0].Ptr, x[1].Ptr, dy.Ptr, lp, rank, n, dx.Len(), int(k), i)
 		},
 	}
 }
@@ -85,15 +77,23 @@ func broadcastDevice(scale float64, sum bool) DeviceKernels {
 
 // sumToDevice writes y, x summed over the axes along which y broadcasts to x.
 func sumToDevice(d *DeviceCall, y, x DeviceOperand) error {
-	layout, n, err := cuda.BroadcastLayout(x.Shape, y.Shape)
+	lp, rank, n, err := broadcastLayout(d, x.Shape, y.Shape)
 	if err != nil {
 		return err
 	}
-	lp, err := d.Int32s(0, layout)
+	return d.Elems("bcast_bwd_f32", y.Len(), y.Ptr, x.Ptr, x.Ptr, x.Ptr, lp, rank, n, y.Len(), int(add), 1)
+}
+
+// broadcastLayout is the broadcast of shapes a and b (cuda.BroadcastLayout)
+// in the node's scratch buffer 0: the layout's address, its rank and the
+// number of elements of the broadcast shape.
+func broadcastLayout(d *DeviceCall, a, b tensor.Shape) (lp DevicePtr, rank, n int, err error) {
+	layout, n, err := cuda.BroadcastLayout(a, b)
 	if err != nil {
-		return err
+		return 0, 0, 0, err
 	}
-	return d.Elems("bcast_bwd_f32", y.Len(), y.Ptr, x.Ptr, x.Ptr, x.Ptr, lp, len(layout)/3, n, y.Len(), int(add), 1)
+	lp, err = d.Int32s(0, layout)
+	return lp, len(layout) / 3, n, err
 }
 
 // broadcastToDevice writes y, x repeated along the axes along which it

@@ -14,8 +14,13 @@ import (
 // TestDeviceDecoding decodes with tiny's random weights on the simulated
 // device and on the CPU: greedy search and beam search give the CPU's
 // tokens, and log-probabilities within 1e-4.
-func TestDeviceDecoding(t *testing.T) {
-	dev := simtest.Runtime(t)
+func TestDeviceDecoding(t *testing.T) { checkDecoding(t, simtest.Runtime(t)) }
+
+// checkDecoding decodes with tiny's random weights on the device runtime dev
+// and on the CPU: greedy search and beam search give the CPU's tokens, and
+// log-probabilities within 1e-4.
+func checkDecoding(t *testing.T, dev *graph.Runtime) {
+	t.Helper()
 	cfg, err := Preset("tiny", 30)
 	if err != nil {
 		t.Fatal(err)

@@ -5,16 +5,17 @@ the training step uses the fused F.cross_entropy with label smoothing 0.1 and
 zero_grad(set_to_none=True); decoding keeps a key/value cache per layer, as the Go decoder does.
 Prints one JSON object with the measurement and the process's peak RSS.
 
-With precision bf16 everything runs under torch.autocast("cpu", dtype=torch.bfloat16) (the backward pass
-outside it, as PyTorch recommends). torch 1.13's fused attention fast path fails under autocast ("expected
-scalar type BFloat16 but found Float"), so passes without a backward (the forward row, the decoder's
-encoder pass) run with autograd enabled, which sends the modules down their generic path; the forward row
-then records a backward graph it never runs.
+With precision bf16 everything runs under torch.autocast(device, dtype=torch.bfloat16) (the backward pass
+outside it, as PyTorch recommends). On the CPU, torch 1.13's fused attention fast path fails under autocast
+("expected scalar type BFloat16 but found Float"), so passes without a backward (the forward row, the
+decoder's encoder pass) run with autograd enabled, which sends the modules down their generic path; the
+forward row then records a backward graph it never runs. On cuda, every timed run ends with
+torch.cuda.synchronize(), and TF32 is off, as on the Go side.
 
 Usage:
-  python3 bench_torch.py train  precision d_model heads d_ff layers vocab warmup runs
-  python3 bench_torch.py decode precision d_model heads d_ff layers vocab warmup runs method batch src_len max_len
-(precision: float32 or bf16; method: greedy or beam4)
+  python3 bench_torch.py train  precision device d_model heads d_ff layers vocab warmup runs batch len
+  python3 bench_torch.py decode precision device d_model heads d_ff layers vocab warmup runs method batch src_len max_len
+(precision: float32 or bf16; device: cpu or cuda; method: greedy or beam4)
 """
 import contextlib
 import json
@@ -30,16 +31,23 @@ from torch import nn
 
 PAD, BOS, EOS = 0, 1, 2
 BF16 = False  # set by main from the precision argument
+DEVICE = "cpu"  # set by main from the device argument
 
 
 def autocast():
     """torch.autocast to bfloat16 with precision bf16, else nothing."""
-    return torch.autocast("cpu", dtype=torch.bfloat16) if BF16 else contextlib.nullcontext()
+    return torch.autocast(DEVICE, dtype=torch.bfloat16) if BF16 else contextlib.nullcontext()
 
 
 def inference():
-    """No autograd, except under autocast, where only autograd avoids the fast path that fails (see above)."""
-    return torch.enable_grad() if BF16 else torch.no_grad()
+    """No autograd, except under autocast on the CPU, where only autograd avoids the fast path that fails."""
+    return torch.enable_grad() if BF16 and DEVICE == "cpu" else torch.no_grad()
+
+
+def sync():
+    """Wait for the device to finish what it was given."""
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def sinusoids(n, d):
@@ -65,7 +73,7 @@ class Model(nn.Module):
 
     def logits(self, src, tgt):
         n = tgt.shape[1]
-        causal = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        causal = torch.triu(torch.full((n, n), float("-inf"), device=DEVICE), diagonal=1)
         out = self.transformer(self.embed_at(src), self.embed_at(tgt), tgt_mask=causal)
         return out @ self.embed.weight.T
 
@@ -73,18 +81,20 @@ class Model(nn.Module):
 def median_seconds(fn, warmup, runs):
     for _ in range(warmup):
         fn()
+    sync()
     times = []
     for _ in range(runs):
         start = time.perf_counter()
         fn()
+        sync()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
-def bench_train(model, vocab, warmup, runs):
+def bench_train(model, vocab, warmup, runs, batch, length):
     opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
     g = torch.Generator().manual_seed(1)
-    src, tgt, gold = (torch.randint(4, vocab, (32, 32), generator=g) for _ in range(3))
+    src, tgt, gold = (torch.randint(4, vocab, (batch, length), generator=g).to(DEVICE) for _ in range(3))
 
     def train():
         model.train()
@@ -99,7 +109,7 @@ def bench_train(model, vocab, warmup, runs):
         with inference(), autocast():
             F.cross_entropy(model.logits(src, tgt).reshape(-1, vocab), gold.reshape(-1), label_smoothing=0.1)
 
-    tokens = 32 * 32
+    tokens = batch * length
     return {"train_tokens_per_s": tokens / median_seconds(train, warmup, runs),
             "forward_tokens_per_s": tokens / median_seconds(forward, warmup, runs)}
 
@@ -164,7 +174,7 @@ class CachedDecoder:
 def greedy(model, src, max_len):
     dec = CachedDecoder(model, src)
     rows = src.shape[0]
-    tokens, done, produced = torch.full((rows,), BOS), torch.zeros(rows, dtype=torch.bool), 0
+    tokens, done, produced = torch.full((rows,), BOS, device=DEVICE), torch.zeros(rows, dtype=torch.bool, device=DEVICE), 0
     for _ in range(max_len):
         lp = dec.step(tokens)
         lp[:, PAD], lp[:, BOS] = float("-inf"), float("-inf")
@@ -180,9 +190,9 @@ def beam4(model, src, max_len, k=4, alpha=0.6):
     dec = CachedDecoder(model, src)
     dec.repeat(k)
     n = src.shape[0]
-    scores = torch.full((n, k), float("-inf"))
+    scores = torch.full((n, k), float("-inf"), device=DEVICE)
     scores[:, 0] = 0
-    tokens, lengths = torch.full((n * k,), BOS), torch.zeros(n, k, dtype=torch.long)
+    tokens, lengths = torch.full((n * k,), BOS, device=DEVICE), torch.zeros(n, k, dtype=torch.long, device=DEVICE)
     finished = [[] for _ in range(n)]
     for t in range(max_len):
         lp = dec.step(tokens)
@@ -191,7 +201,7 @@ def beam4(model, src, max_len, k=4, alpha=0.6):
         cand = (scores.view(-1, 1) + lp).view(n, k * vocab)
         top, idx = cand.topk(k, dim=1)
         parent, tok = idx // vocab, idx % vocab
-        rows = (parent + torch.arange(n)[:, None] * k).view(-1)
+        rows = (parent + torch.arange(n, device=DEVICE)[:, None] * k).view(-1)
         lengths = lengths.gather(1, parent) + 1
         ended = tok == EOS
         for i, j in ended.nonzero().tolist():
@@ -215,6 +225,7 @@ def bench_decode(model, vocab, warmup, runs, method, batch, src_len, max_len):
     g = torch.Generator().manual_seed(3)
     src = torch.randint(4, vocab, (batch, src_len), generator=g)
     src[:, -1] = EOS
+    src = src.to(DEVICE)
     decode = greedy if method == "greedy" else beam4
     model.eval()
     with torch.no_grad():  # as the Go side: outputs never end, all run to max_len
@@ -230,18 +241,25 @@ def bench_decode(model, vocab, warmup, runs, method, batch, src_len, max_len):
 
 
 def main():
-    global BF16
-    mode, precision = sys.argv[1], sys.argv[2]
+    global BF16, DEVICE
+    mode, precision, DEVICE = sys.argv[1:4]
     if precision not in ("float32", "bf16"):
         sys.exit(f"precision {precision!r}: want float32 or bf16")
+    if DEVICE not in ("cpu", "cuda"):
+        sys.exit(f"device {DEVICE!r}: want cpu or cuda")
     BF16 = precision == "bf16"
-    d, heads, dff, layers, vocab, warmup, runs = map(int, sys.argv[3:10])
+    if DEVICE == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    d, heads, dff, layers, vocab, warmup, runs = map(int, sys.argv[4:11])
     torch.manual_seed(0)
     if mode == "train":
-        out = bench_train(Model(d, heads, dff, layers, vocab, 0.1), vocab, warmup, runs)
+        batch, length = int(sys.argv[11]), int(sys.argv[12])
+        model = Model(d, heads, dff, layers, vocab, 0.1).to(DEVICE)
+        out = bench_train(model, vocab, warmup, runs, batch, length)
     else:
-        method, batch, src_len, max_len = sys.argv[10], int(sys.argv[11]), int(sys.argv[12]), int(sys.argv[13])
-        out = bench_decode(Model(d, heads, dff, layers, vocab, 0.0), vocab, warmup, runs, method, batch, src_len, max_len)
+        method, batch, src_len, max_len = sys.argv[11], int(sys.argv[12]), int(sys.argv[13]), int(sys.argv[14])
+        model = Model(d, heads, dff, layers, vocab, 0.0).to(DEVICE)
+        out = bench_decode(model, vocab, warmup, runs, method, batch, src_len, max_len)
     out["threads"] = torch.get_num_threads()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))

@@ -14,10 +14,11 @@
 //   - train and forward, for each -presets and -vocabs: target tokens per
 //     second of a training step (forward, backward and Adam; label-smoothed
 //     cross-entropy) and of a forward pass with its loss, at batch 32, source
-//     and target length 32;
-//   - greedy decoding at batch 1 and 32 and beam search (beam 4, α 0.6) at
-//     batch 1, with -decode: output tokens per second of the tiny preset with
-//     vocabulary 8,000 and random weights, sources of 16 tokens, outputs of up
+//     and target length 32 (-shape);
+//   - greedy decoding at batch 1 and 32 (-decode-batches) and beam search
+//     (beam 4, α 0.6) at batch 1, with -decode: output tokens per second of
+//     the tiny preset (-decode-preset) with vocabulary 8,000 and random
+//     weights, sources of 16 tokens, outputs of up
 //     to 32 (the end token's embedding zeroed on both sides, so that every
 //     output runs to 32 and both decode as many tokens). PyTorch decodes
 //     with a key/value cache written in the script, as the Go decoder does.
@@ -33,6 +34,12 @@
 // dtype=torch.bfloat16):
 //
 //	go run ./cmd/bench -torch -precision bf16
+//
+// With -device cuda ours run on the GPU and PyTorch on it too (-python names
+// the Python that has a CUDA PyTorch; autocast("cuda") with bf16), timed
+// after the device has finished each run:
+//
+//	bench -device cuda -torch -python python3 -presets base -shape 64x64 -decode-preset base -decode-batches 1,64
 //
 // With -scaling it prints instead how much faster a training step of each
 // -presets and -vocabs runs at GOMAXPROCS than on one core, from -runs
@@ -75,6 +82,10 @@ type options struct {
 	isolate         bool
 	scaling         bool
 	child           string
+	shape           string
+	decodePreset    string
+	decodeBatches   string
+	python          string
 	runtime         *runtimeflag.Flags
 }
 
@@ -87,11 +98,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.warmup, "warmup", 3, "untimed runs before timing")
 	fs.IntVar(&o.runs, "runs", 10, "timed runs; the median is reported")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds of each row, ours and PyTorch's in turn; the medians are reported")
-	fs.BoolVar(&o.torch, "torch", false, "also measure PyTorch (/usr/bin/python3 with python3-torch, libopenblas0-openmp)")
+	fs.BoolVar(&o.torch, "torch", false, "also measure PyTorch (-python's, python3-torch; on the CPU with libopenblas0-openmp)")
 	fs.BoolVar(&o.decode, "decode", true, "also measure decoding (tiny, vocabulary 8,000)")
 	fs.BoolVar(&o.scaling, "scaling", false, "instead of the table, time training steps alternately on 1 core and on GOMAXPROCS, and print how much faster the latter are")
 	fs.BoolVar(&o.isolate, "isolate", true, "measure each row in a process of its own (for its peak RSS)")
 	fs.StringVar(&o.child, "child", "", "internal: measure one row and print it as JSON")
+	fs.StringVar(&o.shape, "shape", "32x32", "batch `x` length (source and target) of the train and forward rows")
+	fs.StringVar(&o.decodePreset, "decode-preset", "tiny", "preset of the decoding rows")
+	fs.StringVar(&o.decodeBatches, "decode-batches", "1,32", "comma-separated batch sizes of greedy decoding (beam search runs at batch 1)")
+	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the Python whose PyTorch -torch measures")
 	o.runtime = runtimeflag.Register(fs) // -precision bf16: PyTorch runs under torch.autocast("cpu", dtype=torch.bfloat16)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -128,7 +143,15 @@ func (o options) checkCounts() error {
 
 // rows are the measurements the flags ask for.
 func (o options) rows() ([]row, error) {
-	vs, err := ints(o.vocabs)
+	vs, err := ints("-vocabs", o.vocabs, model.MinVocab, model.MaxVocab)
+	if err != nil {
+		return nil, err
+	}
+	batch, length, err := parseShape(o.shape)
+	if err != nil {
+		return nil, err
+	}
+	greedy, err := ints("-decode-batches", o.decodeBatches, 1, maxBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -141,22 +164,53 @@ func (o options) rows() ([]row, error) {
 		for _, vocab := range vs {
 			cfg, err := model.Preset(preset, vocab)
 			if err == nil {
-				err = trainer.CheckMemory(cfg, 32*32)
+				err = checkLen(cfg, length)
+			}
+			if err == nil {
+				err = trainer.CheckMemory(cfg, batch*length)
 			}
 			if err != nil {
-				return nil, errors.Wrapf(err, "-presets %s -vocabs %d", preset, vocab)
+				return nil, errors.Wrapf(err, "-presets %s -vocabs %d -shape %s", preset, vocab, o.shape)
 			}
-			rows = append(rows, row{Kind: "train", Preset: preset, Vocab: vocab, Precision: prec, Device: dev},
-				row{Kind: "forward", Preset: preset, Vocab: vocab, Precision: prec, Device: dev})
+			r := row{Kind: "train", Preset: preset, Vocab: vocab, Batch: batch, Len: length, Precision: prec, Device: dev}
+			f := r
+			f.Kind = "forward"
+			rows = append(rows, r, f)
 		}
 	}
-	if o.decode {
-		for _, r := range []row{{Kind: "greedy", Batch: 1}, {Kind: "greedy", Batch: 32}, {Kind: "beam4", Batch: 1}} {
-			r.Preset, r.Vocab, r.Precision, r.Device = "tiny", decodeVocab, prec, dev
-			rows = append(rows, r)
-		}
+	if !o.decode {
+		return rows, nil
+	}
+	if _, err := model.Preset(o.decodePreset, decodeVocab); err != nil {
+		return nil, errors.Wrap(err, "-decode-preset")
+	}
+	for _, b := range greedy {
+		rows = append(rows, row{Kind: "greedy", Batch: b})
+	}
+	rows = append(rows, row{Kind: "beam4", Batch: 1})
+	for i := len(rows) - len(greedy) - 1; i < len(rows); i++ {
+		rows[i].Preset, rows[i].Vocab, rows[i].Precision, rows[i].Device = o.decodePreset, decodeVocab, prec, dev
 	}
 	return rows, nil
+}
+
+// parseShape parses -shape, batch x length.
+func parseShape(s string) (batch, length int, err error) {
+	b, l, ok := strings.Cut(s, "x")
+	batch, err1 := strconv.Atoi(b)
+	length, err2 := strconv.Atoi(l)
+	if !ok || err1 != nil || err2 != nil || batch < 1 || batch > maxBatch || length < 2 {
+		return 0, 0, errors.Errorf("-shape %q: want batch x length, such as 64x64 (batch 1 to %d, length 2 or more)", s, maxBatch)
+	}
+	return batch, length, nil
+}
+
+// checkLen checks that cfg's positions reach length.
+func checkLen(cfg model.Config, length int) error {
+	if length > cfg.MaxLen {
+		return errors.Errorf("length %d is longer than the preset's max_len %d", length, cfg.MaxLen)
+	}
+	return nil
 }
 
 // table measures the rows and prints them.
@@ -203,12 +257,12 @@ func mb(v float64) string {
 }
 
 // ints parses a comma-separated list of vocabulary sizes.
-func ints(s string) ([]int, error) {
+func ints(flag, s string, least, most int) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < model.MinVocab || v > model.MaxVocab {
-			return nil, errors.Errorf("-vocabs %s: vocabulary size %q: want an integer from %d to %d", s, f, model.MinVocab, model.MaxVocab)
+		if err != nil || v < least || v > most {
+			return nil, errors.Errorf("%s %s: %q: want an integer from %d to %d", flag, s, f, least, most)
 		}
 		out = append(out, v)
 	}

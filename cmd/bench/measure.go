@@ -25,15 +25,19 @@ const (
 	decodeVocab  = 8000
 	decodeSrcLen = 16
 	decodeMaxLen = 32
+	// maxBatch is the largest batch a row takes.
+	maxBatch = 1024
 )
 
 // row is one measurement: a kind (train, forward, greedy, beam4), the model
-// and batch, and each side's tokens per second and peak RSS in MB.
+// and batch (and for train and forward, the length of sources and targets),
+// and each side's tokens per second and peak RSS in MB.
 type row struct {
 	Kind   string `json:"kind"`
 	Preset string `json:"preset"`
 	Vocab  int    `json:"vocab"`
 	Batch  int    `json:"batch,omitempty"`
+	Len    int    `json:"len,omitempty"`
 	// Precision is that of both sides' products (graph.Precision; "":
 	// float32): PyTorch's bf16 runs under torch.autocast.
 	Precision string `json:"precision,omitempty"`
@@ -50,14 +54,20 @@ type row struct {
 
 // name is the row's label in the table.
 func (r row) name() string {
-	prec := ""
+	kind := r.Kind
+	if r.Device != "" && r.Device != string(graph.DeviceCPU) {
+		kind += " " + r.Device
+	}
 	if r.precision() != graph.Float32 {
-		prec = " " + string(r.precision())
+		kind += " " + string(r.precision())
 	}
-	if r.Batch > 0 {
-		return fmt.Sprintf("%s%s batch %d, %s V%d", r.Kind, prec, r.Batch, r.Preset, r.Vocab)
+	switch {
+	case r.Len > 0 && (r.Batch != 32 || r.Len != 32): // the default shape goes unsaid
+		return fmt.Sprintf("%s %dx%d, %s V%d", kind, r.Batch, r.Len, r.Preset, r.Vocab)
+	case r.Len == 0 && r.Batch > 0:
+		return fmt.Sprintf("%s batch %d, %s V%d", kind, r.Batch, r.Preset, r.Vocab)
 	}
-	return fmt.Sprintf("%s%s, %s V%d", r.Kind, prec, r.Preset, r.Vocab)
+	return fmt.Sprintf("%s, %s V%d", kind, r.Preset, r.Vocab)
 }
 
 // precision is the row's precision; rows hold only ones -precision
@@ -112,7 +122,7 @@ func (o options) measure(rows []row) error {
 		return err
 	}
 	if o.torch {
-		return measureTorch(rows, o.warmup, o.runs)
+		return measureTorch(o.python, rows, o.warmup, o.runs)
 	}
 	return nil
 }
@@ -166,12 +176,15 @@ func parseChild(spec string) ([]row, error) {
 		switch {
 		case r.Kind != "train" && r.Kind != "forward" && r.Kind != "greedy" && r.Kind != "beam4":
 			return nil, errors.Errorf("-child: unknown kind %q", r.Kind)
-		case r.Batch < 0 || r.Batch > 1024:
-			return nil, errors.Errorf("-child: batch %d: want 0 to 1024", r.Batch)
+		case r.Batch < 1 || r.Batch > maxBatch || r.Len < 0:
+			return nil, errors.Errorf("-child: batch %d, length %d: want batch 1 to %d", r.Batch, r.Len, maxBatch)
 		}
 		cfg, err := model.Preset(r.Preset, r.Vocab)
 		if err == nil {
-			err = trainer.CheckMemory(cfg, 32*32)
+			err = checkLen(cfg, r.Len)
+		}
+		if err == nil {
+			err = trainer.CheckMemory(cfg, r.Batch*max(r.Len, decodeMaxLen))
 		}
 		if err != nil {
 			return nil, errors.Wrap(err, "-child")
@@ -208,7 +221,7 @@ func oursTrain(rows []row, warmup, runs int) error {
 }
 
 // newRig builds the training and forward rig of a train row: its preset and
-// vocabulary, at batch 32, source and target length 32.
+// vocabulary, batch, and source and target length.
 func newRig(r row) (*trainer.Rig, error) {
 	cfg, err := model.Preset(r.Preset, r.Vocab)
 	if err != nil {
@@ -218,7 +231,7 @@ func newRig(r row) (*trainer.Rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	return trainer.NewRig(cfg, model.Shape{Batch: 32, SrcLen: 32, TgtLen: 32}, rt)
+	return trainer.NewRig(cfg, model.Shape{Batch: r.Batch, SrcLen: r.Len, TgtLen: r.Len}, rt)
 }
 
 // oursDecode measures a decoding row in output tokens per second.

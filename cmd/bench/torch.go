@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -28,24 +29,31 @@ type torchResult struct {
 	PeakMB  float64 `json:"peak_rss_mb"`
 }
 
-// measureTorch fills in PyTorch's side of the rows.
-func measureTorch(rows []row, warmup, runs int) error {
+// measureTorch fills in PyTorch's side of the rows, with the PyTorch of
+// python.
+func measureTorch(python string, rows []row, warmup, runs int) error {
 	r := rows[0]
 	cfg, err := model.Preset(r.Preset, r.Vocab)
 	if err != nil {
 		return err
 	}
-	args := []string{"train", string(r.precision())}
+	dev := graph.Device(r.Device)
+	if dev == "" {
+		dev = graph.DeviceCPU
+	}
+	args := []string{"train", string(r.precision()), string(dev)}
 	if r.Kind != "train" {
 		args[0] = "decode"
 	}
 	for _, v := range []int{cfg.DModel, cfg.Heads, cfg.DFF, cfg.EncoderLayers, cfg.Vocab, warmup, runs} {
 		args = append(args, strconv.Itoa(v))
 	}
-	if r.Kind != "train" {
+	if r.Kind == "train" {
+		args = append(args, strconv.Itoa(r.Batch), strconv.Itoa(r.Len))
+	} else {
 		args = append(args, r.Kind, strconv.Itoa(r.Batch), strconv.Itoa(decodeSrcLen), strconv.Itoa(decodeMaxLen))
 	}
-	res, err := runTorch(args)
+	res, err := runTorch(python, dev, args)
 	if err != nil {
 		return errors.Wrapf(err, "PyTorch, %s", r.name())
 	}
@@ -60,13 +68,18 @@ func measureTorch(rows []row, warmup, runs int) error {
 	return nil
 }
 
-// runTorch runs bench_torch.py with args and reads its result.
-func runTorch(args []string) (torchResult, error) {
+// runTorch runs bench_torch.py with python and args, for the device dev,
+// and reads its result.
+func runTorch(python string, dev graph.Device, args []string) (torchResult, error) {
 	var r torchResult
 	// Without the OpenMP build, PyTorch would run on the pthread one, which
 	// oversubscribes the cores: a slower PyTorch would flatter this project.
-	if _, err := os.Stat(openblasOpenMP); err != nil {
-		return r, errors.Errorf("no OpenMP OpenBLAS at %s, which a fair PyTorch timing needs: apt-get install libopenblas0-openmp", openblasOpenMP)
+	env := os.Environ()
+	if dev == graph.DeviceCPU {
+		if _, err := os.Stat(openblasOpenMP); err != nil {
+			return r, errors.Errorf("no OpenMP OpenBLAS at %s, which a fair PyTorch timing needs: apt-get install libopenblas0-openmp", openblasOpenMP)
+		}
+		env = append(env, "OMP_NUM_THREADS="+strconv.Itoa(runtime.GOMAXPROCS(0)), "LD_LIBRARY_PATH="+openblasOpenMP)
 	}
 	dir, err := os.MkdirTemp("", "bench")
 	if err != nil {
@@ -77,13 +90,12 @@ func runTorch(args []string) (torchResult, error) {
 	if err := os.WriteFile(script, torchScript, 0o644); err != nil {
 		return r, err
 	}
-	cmd := exec.Command("/usr/bin/python3", append([]string{script}, args...)...)
-	threads := strconv.Itoa(runtime.GOMAXPROCS(0))
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+threads, "LD_LIBRARY_PATH="+openblasOpenMP)
+	cmd := exec.Command(python, append([]string{script}, args...)...)
+	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return r, errors.Wrap(err, "running /usr/bin/python3 (apt-get install python3-torch libopenblas0-openmp)")
+		return r, errors.Wrapf(err, "running %s (apt-get install python3-torch libopenblas0-openmp)", python)
 	}
 	return r, errors.Wrap(json.Unmarshal(out, &r), "reading PyTorch's timings")
 }

@@ -3,8 +3,9 @@
 # this folder: every kernel and cuBLAS product on the GPU against the same
 # float64 references as on the simulated device (1e-4 relative, TF32 off),
 # and the checks of bad calls; every op's programs, forward and gradients,
-# on the GPU against the CPU (graph's TestDevice*, 1e-4 relative); then the
-# benchmarks BenchmarkCUDA*. The
+# on the GPU against the CPU (graph's TestDevice*, 1e-4 relative); training
+# and decoding against the CPU; then the benchmarks BenchmarkCUDA* and
+# cmd/bench beside PyTorch. The
 # output goes to cuda.log too. It exits 2 if the CUDA device could not be
 # opened (the log says why).
 set -euo pipefail
@@ -36,6 +37,21 @@ if ! grep -q -- '--- PASS: TestOpenOnGPU' cuda.log; then
 fi
 # Programs: every op of graph, forward and gradients, against the CPU.
 ./graph.test -test.v -test.count=1 -test.run '^(TestDeviceForward|TestDeviceGradients|TestDeviceDropout)$' 2>&1 | tee -a cuda.log || status=$?
+# Twenty training steps of base on the GPU against the CPU (1e-3 relative
+# L2), and greedy and beam decoding against the CPU's tokens.
+./trainer.test -test.v -test.count=1 -test.run '^TestGPUTrainingBase$' 2>&1 | tee -a cuda.log || status=$?
+./model.test -test.v -test.count=1 -test.run '^TestGPUDecoding$' 2>&1 | tee -a cuda.log || status=$?
 # Speed: cuBLAS products (TFLOP/s) and the row softmax (GB/s).
 ./cuda.test -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x 2>&1 | tee -a cuda.log || status=$?
+# Speed beside PyTorch eager on the same GPU ($PYTHON, default python3, with
+# a CUDA PyTorch): base's training step and forward pass at 64x64 and
+# 128x128, greedy decoding at batch 1 and 64, in float32 and in bf16
+# (PyTorch under torch.autocast).
+python=${PYTHON:-python3}
+for prec in float32 bf16; do
+	./bench -device cuda -precision "$prec" -torch -python "$python" -presets base -vocabs 8000 -shape 64x64 \
+		-decode-preset base -decode-batches 1,64 -rounds 3 2>&1 | tee -a cuda.log || status=$?
+	./bench -device cuda -precision "$prec" -torch -python "$python" -presets base -vocabs 8000 -shape 128x128 \
+		-decode=false -rounds 3 2>&1 | tee -a cuda.log || status=$?
+done
 exit "$status"

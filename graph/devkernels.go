@@ -178,9 +178,11 @@ func grow(dev cuda.Device, bufs *[]scratchBuf, i, bytes int) (cuda.Ptr, error) {
 
 // Layout is the node's layout buffer i (apart from its Scratch) holding v:
 // the shapes and strides that some kernels read from device memory
-// (BroadcastLayout's, say). It copies v to the device only when the buffer
-// holds other values, so that a node's launches after its first copy
-// nothing; a kernel's data, which changes from run to run, is no layout.
+// (BroadcastLayout's, say). It copies v to the device only when v differs
+// from the host's copy of what the buffer holds, so a node's launches after
+// its first copy nothing. Data that changes from run to run (a dropout
+// mask, DeviceOperand.Ints) would be compared and copied at every launch:
+// a kernel copies it itself.
 func (d *DeviceCall) Layout(i int, v []int32) (DevicePtr, error) {
 	p, err := grow(d.dev, &d.mem.layouts, i, 4*max(len(v), 1))
 	if err != nil {

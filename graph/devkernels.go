@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"slices"
+
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
@@ -46,7 +48,10 @@ type DeviceKernels struct {
 
 // DeviceCall is what a device kernel runs with: the device's launches and
 // matrix products, in the order they are made, and memory of its node's own
-// that lasts from run to run (Scratch).
+// that lasts from run to run (Scratch). Small int tables that a kernel reads
+// from device memory (a broadcast's or a permutation's layout) go through
+// Layout, which copies them to the device once, not at every launch; data
+// that changes from run to run (a dropout mask, an input's ids) does not.
 type DeviceCall struct {
 	dev cuda.Device
 	mem *nodeMemory
@@ -55,9 +60,11 @@ type DeviceCall struct {
 }
 
 // nodeMemory is a node's memory on the device: the scratch buffers its
-// kernels ask for, and the bfloat16 copies of its products' operands.
+// kernels ask for, the bfloat16 copies of its products' operands, and its
+// layouts with the host's copy of what each holds.
 type nodeMemory struct {
-	scratch, bf16 []scratchBuf
+	scratch, bf16, layouts []scratchBuf
+	held                   [][]int32
 }
 
 // scratchBuf is one buffer of a node's scratch memory.
@@ -169,14 +176,30 @@ func grow(dev cuda.Device, bufs *[]scratchBuf, i, bytes int) (cuda.Ptr, error) {
 	return (*bufs)[i].p, nil
 }
 
-// Int32s is scratch buffer i holding v: the layouts that some kernels read
-// from device memory (BroadcastLayout's, say).
-func (d *DeviceCall) Int32s(i int, v []int32) (DevicePtr, error) {
-	p, err := d.Scratch(i, 4*max(len(v), 1))
+// Layout is the node's layout buffer i (apart from its Scratch) holding v:
+// the shapes and strides that some kernels read from device memory
+// (BroadcastLayout's, say). It copies v to the device only when v differs
+// from the host's copy of what the buffer holds, so a node's launches after
+// its first copy nothing. Data that changes from run to run (a dropout
+// mask, DeviceOperand.Ints) would be compared and copied at every launch:
+// a kernel copies it itself.
+func (d *DeviceCall) Layout(i int, v []int32) (DevicePtr, error) {
+	p, err := grow(d.dev, &d.mem.layouts, i, 4*max(len(v), 1))
 	if err != nil {
 		return 0, err
 	}
-	return p, d.dev.ToDevice(cuda.Ptr(p), cuda.Int32Bytes(v))
+	for len(d.mem.held) <= i {
+		d.mem.held = append(d.mem.held, nil)
+	}
+	if slices.Equal(d.mem.held[i], v) {
+		return DevicePtr(p), nil
+	}
+	d.mem.held[i] = nil
+	if err := d.dev.ToDevice(p, cuda.Int32Bytes(v)); err != nil {
+		return 0, errors.Wrap(err, "a layout to the device")
+	}
+	d.mem.held[i] = slices.Clone(v)
+	return DevicePtr(p), nil
 }
 
 // deviceArgs turns DevicePtr arguments into the device layer's pointers.

@@ -85,14 +85,14 @@ func sumToDevice(d *DeviceCall, y, x DeviceOperand) error {
 }
 
 // broadcastLayout is the broadcast of shapes a and b (cuda.BroadcastLayout)
-// in the node's scratch buffer 0: the layout's address, its rank and the
+// in the node's layout buffer 0: the layout's address, its rank and the
 // number of elements of the broadcast shape.
 func broadcastLayout(d *DeviceCall, a, b tensor.Shape) (lp DevicePtr, rank, n int, err error) {
 	layout, n, err := cuda.BroadcastLayout(a, b)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	lp, err = d.Int32s(0, layout)
+	lp, err = d.Layout(0, layout)
 	return lp, len(layout) / 3, n, err
 }
 
@@ -104,7 +104,7 @@ func broadcastToDevice(d *DeviceCall, y, x DeviceOperand) error {
 		return err
 	}
 	rank := len(layout) / 3
-	lp, err := d.Int32s(0, layout[:2*rank])
+	lp, err := d.Layout(0, layout[:2*rank])
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func transposeDevice(perm []int) DeviceKernels {
 		if err != nil {
 			return err
 		}
-		lp, err := d.Int32s(0, layout)
+		lp, err := d.Layout(0, layout)
 		if err != nil {
 			return err
 		}

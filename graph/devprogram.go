@@ -31,9 +31,9 @@ type deviceProgram struct {
 	loc  map[*G.Node]cuda.Ptr
 	// node is the node of each of the program's ops.
 	node map[*kernelOp]*G.Node
-	// uploads are the nodes copied to the device before each run: inputs
-	// and constants; params the parameters, copied when their version
-	// changes.
+	// uploads are the nodes copied to the device before each run, the
+	// program's inputs (constants are copied once, when placed); params the
+	// parameters, copied when their version changes.
 	uploads []*G.Node
 	params  []deviceParamUse
 	// done are Gorgonia's nodes whose device values this run has computed.
@@ -125,7 +125,8 @@ func (d *deviceProgram) place(n *G.Node, s *Scope, params map[*G.Node]string, re
 	if name, ok := params[n]; ok && n.Op() == nil {
 		return d.param(n, s, name)
 	}
-	if n.Op() == nil || isConstant(n) {
+	input := n.Op() == nil && s.b.inputs[n.Name()] == n
+	if input {
 		d.uploads = append(d.uploads, n)
 	}
 	p, err := d.alloc(4 * max(n.Shape().TotalSize(), 1))
@@ -135,6 +136,12 @@ func (d *deviceProgram) place(n *G.Node, s *Scope, params map[*G.Node]string, re
 	d.loc[n] = p
 	if hasReg {
 		byReg[r] = p
+	}
+	if c, ok := n.Op().(interface{ Value() G.Value }); ok {
+		return d.toDevice(n, c.Value())
+	}
+	if n.Op() == nil && !input {
+		return d.toDevice(n, n.Value()) // the scope's constants (Scope.Constant)
 	}
 	return nil
 }
@@ -187,15 +194,11 @@ func (d *deviceProgram) alloc(bytes int) (cuda.Ptr, error) {
 	return p, nil
 }
 
-// upload copies the program's inputs and constants, and the parameters
-// whose versions the device does not hold, to the device.
+// upload copies the program's inputs, and the parameters whose versions
+// the device does not hold, to the device.
 func (d *deviceProgram) upload() error {
 	for _, n := range d.uploads {
-		v := n.Value()
-		if c, ok := n.Op().(interface{ Value() G.Value }); ok {
-			v = c.Value()
-		}
-		if err := d.toDevice(n, v); err != nil {
+		if err := d.toDevice(n, n.Value()); err != nil {
 			return err
 		}
 	}
@@ -352,6 +355,7 @@ func (d *deviceProgram) close() error {
 	for op, m := range d.mem {
 		note(freeScratch(d.dev, m.scratch))
 		note(freeScratch(d.dev, m.bf16))
+		note(freeScratch(d.dev, m.layouts))
 		op.dev = nil
 	}
 	for _, p := range slices.Concat(d.bufs, []cuda.Ptr{d.base}) {

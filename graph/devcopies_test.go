@@ -1,0 +1,109 @@
+package graph
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph/internal/cuda"
+)
+
+// countingDevice is a device that counts its copies to the device and
+// their bytes.
+type countingDevice struct {
+	cuda.Device
+	copies, bytes atomic.Int64
+}
+
+// ToDevice implements cuda.Device.
+func (c *countingDevice) ToDevice(dst cuda.Ptr, src []byte) error {
+	c.copies.Add(1)
+	c.bytes.Add(int64(len(src)))
+	return c.Device.ToDevice(dst, src)
+}
+
+// counted is rt with its device's copies to the device counted.
+func counted(rt *Runtime) *countingDevice {
+	c := &countingDevice{Device: rt.cuda}
+	rt.cuda = c
+	return c
+}
+
+// TestDeviceRunCopiesInputsOnly: once a training program has run, a run
+// copies to the device its inputs and the parameters whose versions changed,
+// not its broadcasting and transposing ops' layouts nor its constants: the
+// scope's (Scope.Scalar) and Gorgonia's 1 that seeds the loss's gradient.
+func TestDeviceRunCopiesInputsOnly(t *testing.T) {
+	rt := simRuntime(t)
+	c := counted(rt)
+	params := newTestParams(t, tensor.Float32)
+	s := NewScope(params)
+	x := s.Input("x", tensor.Float32, 2, 3, 4)
+	y := s.Mul(s.Add(x, s.Param("b", tensor.Shape{3, 1}, Normal(1))), s.Param("w", tensor.Shape{2, 1, 4}, Normal(1)))
+	loss := s.Sum(s.Reshape(s.Transpose(s.Mul(y, s.Scalar(0.5)), 2, 0, 1), 24), 0, false)
+	p, err := Compile(rt, s, loss, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	run := func(i int) (copies, bytes int64) {
+		t.Helper()
+		xs := make([]float32, 24)
+		for k := range xs {
+			xs[k] = float32(i + k)
+		}
+		if err := p.Set("x", xs); err != nil {
+			t.Fatal(err)
+		}
+		c0, b0 := c.copies.Load(), c.bytes.Load()
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return c.copies.Load() - c0, c.bytes.Load() - b0
+	}
+	run(0)
+	if copies, bytes := run(1); copies != 1 || bytes != 4*24 {
+		t.Errorf("second run: %d copies to the device of %d bytes, want x's alone: 1 of 96", copies, bytes)
+	}
+	if err := params.Set("b", tensor.New(tensor.WithShape(3, 1), tensor.WithBacking([]float32{1, 2, 3}))); err != nil {
+		t.Fatal(err)
+	}
+	if copies, bytes := run(2); copies != 2 || bytes != 4*(24+3) {
+		t.Errorf("run after b changed: %d copies to the device of %d bytes, want x's and b's: 2 of 108", copies, bytes)
+	}
+}
+
+// TestDeviceLayoutCopiedWhenItChanges: a layout goes to the device at its
+// first use and whenever its values change, and the device holds them.
+func TestDeviceLayoutCopiedWhenItChanges(t *testing.T) {
+	rt := simRuntime(t)
+	c := counted(rt)
+	d := &DeviceCall{dev: c, mem: &nodeMemory{}}
+	defer func() {
+		if err := freeScratch(c, d.mem.layouts); err != nil {
+			t.Error(err)
+		}
+	}()
+	for i, tc := range []struct {
+		v      []int32
+		copies int64
+	}{{[]int32{1, 2, 3}, 1}, {[]int32{1, 2, 3}, 0}, {[]int32{4, 5}, 1}, {[]int32{4, 5, 6, 7}, 1}, {[]int32{4, 5, 6, 7}, 0}} {
+		c0 := c.copies.Load()
+		p, err := d.Layout(0, tc.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.copies.Load() - c0; n != tc.copies {
+			t.Errorf("layout %d, %v: %d copies to the device, want %d", i, tc.v, n, tc.copies)
+		}
+		got := make([]int32, len(tc.v))
+		if err := c.ToHost(cuda.Int32Bytes(got), cuda.Ptr(p)); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, tc.v) {
+			t.Errorf("layout %d: the device holds %v, want %v", i, got, tc.v)
+		}
+	}
+}

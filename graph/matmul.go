@@ -234,7 +234,8 @@ func gemmVia[T Float](mul GemmFunc[T], transA, transB bool, m, n, k int, a, b, c
 //
 //	c = op(a)·op(b) + beta·c,  op(a) [m, k] (aᵀ for transA), op(b) [k, n] (bᵀ for transB),
 //
-// with a beta of 0 overwriting c. It multiplies in T; an op's BF16 kernel
+// with a beta of 0 overwriting c; a, b and c must hold every element the
+// sizes reach. It multiplies in T; an op's BF16 kernel
 // (Op.BF16) calls GemmBF16 instead, which the runtime picks in programs of
 // BF16 products. Which BLAS does the work depends on the build, as for gemm.
 func Gemm[T Float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int) {

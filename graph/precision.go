@@ -17,8 +17,9 @@ const (
 	// float64): the default.
 	Float32 Precision = "float32"
 	// BF16 rounds both operands of every matrix product (MatMul, Affine,
-	// AffineReLU, BatchedMatMul, the products of their gradients and of
-	// ops' BF16 kernels, GemmBF16) to bfloat16, to nearest even, and sums the products in float32, as PyTorch's autocast does on the
+	// AffineReLU, BatchedMatMul, the products of their gradients and
+	// those of ops' BF16 kernels, GemmBF16) to bfloat16, to nearest even,
+	// and sums the products in float32, as PyTorch's autocast does on the
 	// CPU. Everything else (parameters, optimizer state, norms, softmax,
 	// the loss, reductions) stays float32. With AVX512_BF16 the products
 	// run twice as many multiply-adds per instruction; without it they

@@ -10,7 +10,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 )
 
-// HeadScores is the attention logits of every head, q·kᵀ, read from the
+// HeadScores adds to s the attention logits of every head, q·kᵀ, read from the
 // queries q [batch, lenQ, heads·dk] and keys k [batch, lenK, kvHeads·dk]
 // as the projections leave them, head h in columns h·dk … (h+1)·dk. Query
 // head h reads key head g(h) = h / (heads/kvHeads), kvHeads dividing heads
@@ -36,7 +36,7 @@ func headScores(q, k *G.Node, heads int) (*G.Node, error) {
 	return headProduct(q, k, headLayouts{seq, seq, byHead}, false, true, [3]int{heads, k.Shape()[2] / dk, heads})
 }
 
-// HeadMix is the heads' outputs, each head's attention weights w [batch,
+// HeadMix adds to s the heads' outputs, each head's attention weights w [batch,
 // heads, lenQ, lenK] times its values v [batch, lenK, kvHeads·dk], head h
 // reading value head g(h) = h / (heads/kvHeads), written side by side as
 // MergeHeads would:

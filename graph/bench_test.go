@@ -80,12 +80,6 @@ func BenchmarkOps(b *testing.B) {
 		{"batched_matmul", false, func(s *Scope) *G.Node {
 			return s.BatchedMatMul(x(s, batch, heads, length, dk), s.Param("k", tensor.Shape{batch, heads, length, dk}, Normal(1)), false, true)
 		}},
-		{"head_scores", false, func(s *Scope) *G.Node {
-			return s.HeadScores(x(s, batch, length, dModel), s.Param("k", tensor.Shape{batch, length, dModel}, Normal(1)), heads)
-		}},
-		{"head_mix", false, func(s *Scope) *G.Node {
-			return s.HeadMix(x(s, batch, heads, length, length), s.Param("v", tensor.Shape{batch, length, dModel}, Normal(1)), heads)
-		}},
 		{"softmax", false, func(s *Scope) *G.Node {
 			mask := s.Constant("mask", tensor.New(tensor.Of(tensor.Float32), tensor.WithShape(batch, 1, length, length)))
 			return s.Softmax(x(s, batch, heads, length, length), mask, 0.125)

@@ -82,10 +82,6 @@ func deviceCases() []deviceCase {
 		{"slice and concat", func(s *Scope) *G.Node {
 			return s.Concat(1, s.Slice(x(s, 2, 5, 3), 1, 1, 4), p(s, "y", 2, 2, 3))
 		}, nil},
-		{"head scores", func(s *Scope) *G.Node { return s.HeadScores(x(s, 2, 3, 6), p(s, "k", 2, 4, 6), 2) }, nil},
-		{"head mix", func(s *Scope) *G.Node { return s.HeadMix(x(s, 2, 3, 5, 4), p(s, "v", 2, 4, 6), 3) }, nil},
-		{"head scores, grouped", func(s *Scope) *G.Node { return s.HeadScores(x(s, 2, 3, 8), p(s, "k", 2, 4, 4), 4) }, nil},
-		{"head mix, grouped", func(s *Scope) *G.Node { return s.HeadMix(x(s, 2, 4, 3, 5), p(s, "v", 2, 5, 4), 2) }, nil},
 		{"batched matmul 4-D, b transposed", func(s *Scope) *G.Node {
 			return s.BatchedMatMul(x(s, 2, 3, 4, 5), p(s, "k", 2, 3, 6, 5), false, true)
 		}, nil},

@@ -374,47 +374,6 @@ func maskDevice(words int, draw func(n int, mask []int)) DeviceKernels {
 	}}
 }
 
-// headProductDevice is the device kernel of HeadScores, HeadMix and their
-// gradients: per batch entry, one batched Gemm over the heads where C's
-// matrices do not interleave (C by head) and no heads are grouped, else one
-// Gemm per head, those of a group adding into one matrix of C.
-func headProductDevice(batch int, ms [3]headMatrix, transA, transB bool, k int) DeviceKernels {
-	m, n := ms[2].rows, ms[2].cols
-	heads, group := ms[2].heads, ms[2].group
-	batched := ms[2].layout == byHead && ms[0].group == 1 && ms[1].group == 1 && group == 1
-	per := 1
-	if batched {
-		per = heads
-	}
-	return DeviceKernels{Forward: func(d *DeviceCall, c DeviceOperand, in []DeviceOperand) error {
-		for bi := range batch {
-			for e := 0; e < heads; e += per {
-				oc, ldc := ms[2].at(bi, e*group)
-				for h := e * group; h < (e+1)*group; h++ {
-					oa, lda := ms[0].at(bi, h)
-					ob, ldb := ms[1].at(bi, h)
-					g := DeviceGEMM{TransA: transA, TransB: transB, M: m, N: n, K: k, Alpha: 1, Beta: float32(min(h%group, 1)),
-						A: in[0].Ptr.Add(4 * oa), LDA: lda, B: in[1].Ptr.Add(4 * ob), LDB: ldb, C: c.Ptr.Add(4 * oc), LDC: ldc, Batch: per}
-					if batched {
-						g.StrideA, g.StrideB, g.StrideC = headStride(ms[0]), headStride(ms[1]), headStride(ms[2])
-					}
-					if err := d.Gemm(g); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
-	}}
-}
-
-// headStride is the distance between two heads' matrices of m, in elements.
-func headStride(m headMatrix) int {
-	o1, _ := m.at(0, 1)
-	o0, _ := m.at(0, 0)
-	return o1 - o0
-}
-
 // batchedDevice is BatchedMatMul's device kernel, and its gradients': over
 // the batch axes full, to which a's, b's and c's (batches) broadcast, one
 // strided batched Gemm when none broadcasts, else one Gemm per entry of

@@ -28,8 +28,7 @@
 // The op methods cover the products and normalizations models are made of
 // (MatMul, Affine — a product and its bias in one op —, AffineReLU — and a
 // ReLU after them —, Softmax with masks, LogSoftmax, Normalize and LayerNorm,
-// Embed, Dropout, the attention's per-head products HeadScores and HeadMix)
-// and general tensor math: Add, Sub, Mul and Div with broadcasting; Reshape,
+// Embed, Dropout) and general tensor math: Add, Sub, Mul and Div with broadcasting; Reshape,
 // Transpose, Slice and Concat; Exp, Log, Sqrt, Tanh, Sigmoid, SiLU, GELU and
 // ReLU; Sum, Mean and Max over an axis; a BatchedMatMul whose batch axes
 // broadcast. Constants (Scalar, Constant) take the graph's element type; a
@@ -44,8 +43,10 @@
 // an SDOp. This package defines its own ops so, and a user's package defines
 // new ones the same way (see the Op example, and package layers/ops): an op
 // that checks its operands first adds its node with Scope.Record, and its
-// kernels may split their rows over the cores with ParallelFor and use the row
-// loops of this package's own kernels (ExpShift, RowMax, RowSum, AddRow). A
+// kernels may split their rows over the cores with ParallelFor, use the row
+// loops of this package's own kernels (ExpShift, RowMax, RowSum, AddRow) and
+// its matrix product (Gemm, and GemmBF16 for Op.BF16; DeviceCall.Gemm on a
+// device). A
 // value the backward pass needs from the forward pass travels as a graph input
 // (Op.Save, Op.SaveOutput), never through shared state. GradCheck checks an
 // op's gradients against finite differences, and its float32 kernels against

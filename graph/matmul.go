@@ -213,11 +213,11 @@ func AddBias(x, b *G.Node) (*G.Node, error) {
 // does the work depends on the build: this project's own (graph/internal/gemm)
 // by default, the system's OpenBLAS with the openblas tag.
 func gemm[T Float](transA, transB bool, m, n, k int, a, b, c []T, beta float64) {
-	gemmVia(gemmLD[T], transA, transB, m, n, k, a, b, c, beta)
+	gemmVia(Gemm[T], transA, transB, m, n, k, a, b, c, beta)
 }
 
-// gemmVia is gemm computed by mul, a gemmLD.
-func gemmVia[T Float](mul gemmLDFunc[T], transA, transB bool, m, n, k int, a, b, c []T, beta float64) {
+// gemmVia is gemm computed by mul, a Gemm.
+func gemmVia[T Float](mul GemmFunc[T], transA, transB bool, m, n, k int, a, b, c []T, beta float64) {
 	lda, ldb := k, n
 	if transA {
 		lda = m
@@ -228,9 +228,17 @@ func gemmVia[T Float](mul gemmLDFunc[T], transA, transB bool, m, n, k int, a, b,
 	mul(transA, transB, m, n, k, a, lda, b, ldb, beta, c, n)
 }
 
-// gemmLD is gemm with the leading dimensions (row strides) of a, b and c
-// given: matrices that are blocks of larger ones.
-func gemmLD[T Float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int) {
+// Gemm is the CPU's strided matrix product, for the kernels of ops of
+// other packages as for graph's own: row-major matrices that may be blocks of
+// larger ones, row i of a starting at a[i·lda] (likewise b and c),
+//
+//	c = op(a)·op(b) + beta·c,  op(a) [m, k] (aᵀ for transA), op(b) [k, n] (bᵀ for transB),
+//
+// with a beta of 0 overwriting c; a, b and c must hold every element the
+// sizes reach. It multiplies in T; an op's BF16 kernel
+// (Op.BF16) calls GemmBF16 instead, which the runtime picks in programs of
+// BF16 products. Which BLAS does the work depends on the build, as for gemm.
+func Gemm[T Float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int) {
 	switch c := any(c).(type) {
 	case []float32:
 		sgemm(transA, transB, m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), c, ldc)

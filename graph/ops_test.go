@@ -34,12 +34,6 @@ func TestOpGradients(t *testing.T) {
 		{"layer norm", func(s *Scope) *G.Node {
 			return s.LayerNorm(x(s, 3, 5), s.Param("g", tensor.Shape{5}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1)), 1e-5)
 		}, nil, false},
-		{"head scores", func(s *Scope) *G.Node {
-			return s.HeadScores(x(s, 2, 3, 6), s.Param("k", tensor.Shape{2, 4, 6}, Normal(1)), 2)
-		}, nil, false},
-		{"head mix", func(s *Scope) *G.Node {
-			return s.HeadMix(x(s, 2, 3, 5, 4), s.Param("v", tensor.Shape{2, 4, 6}, Normal(1)), 3)
-		}, nil, false},
 		{"matmul", func(s *Scope) *G.Node {
 			return s.MatMul(x(s, 2, 3, 4), s.Param("w", tensor.Shape{4, 5}, XavierUniform), false)
 		}, nil, false},

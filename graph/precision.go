@@ -17,8 +17,8 @@ const (
 	// float64): the default.
 	Float32 Precision = "float32"
 	// BF16 rounds both operands of every matrix product (MatMul, Affine,
-	// AffineReLU, BatchedMatMul, HeadScores, HeadMix and the products of
-	// their gradients) to bfloat16, to nearest even,
+	// AffineReLU, BatchedMatMul, the products of their gradients and
+	// those of ops' BF16 kernels, GemmBF16) to bfloat16, to nearest even,
 	// and sums the products in float32, as PyTorch's autocast does on the
 	// CPU. Everything else (parameters, optimizer state, norms, softmax,
 	// the loss, reductions) stays float32. With AVX512_BF16 the products
@@ -101,13 +101,15 @@ func affineBF16(transW bool, m, k, n int, x, w []float32, pw *blas.PackedB[float
 
 // gemmBF16 is gemm with BF16 products, for float32 only.
 func gemmBF16(transA, transB bool, m, n, k int, a, b, c []float32, beta float64) {
-	gemmVia(gemmLDBF16, transA, transB, m, n, k, a, b, c, beta)
+	gemmVia(GemmBF16, transA, transB, m, n, k, a, b, c, beta)
 }
 
-// gemmLDFunc is the signature of gemmLD.
-type gemmLDFunc[T Float] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int)
+// GemmFunc is the signature of Gemm and GemmBF16: an op's kernel takes
+// the one of its precision.
+type GemmFunc[T Float] func(transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta float64, c []T, ldc int)
 
-// gemmLDBF16 is gemmLD with BF16 products, for float32 only.
-func gemmLDBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float64, c []float32, ldc int) {
+// GemmBF16 is Gemm with BF16 products (see BF16), for float32 only:
+// products too small for bfloat16 to pay stay float32.
+func GemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float64, c []float32, ldc int) {
 	blas.SgemmBF16(transA, transB, m, n, k, a, lda, b, ldb, float32(beta), c, ldc, blas.Epilogue[float32]{})
 }

@@ -254,8 +254,7 @@ func newTestRuntime(t *testing.T, p Precision) *Runtime {
 	return rt
 }
 
-// TestBF16Batched checks the attention products (HeadScores, HeadMix,
-// BatchedMatMul) and their gradients in a BF16 program against the float32
+// TestBF16Batched checks BatchedMatMul and its gradients in a BF16 program against the float32
 // program of the same graph on operands rounded to bfloat16 beforehand:
 // equal up to the order of float32 sums. loss = Σ y⊙r with r rounded, so
 // that dy needs no rounding either. Products too small for bfloat16
@@ -264,29 +263,27 @@ func newTestRuntime(t *testing.T, p Precision) *Runtime {
 func TestBF16Batched(t *testing.T) {
 	for _, d := range []batchedDims{{1, 64, 66, 2, 64}, {2, 5, 7, 3, 4}} {
 		small := !blas.BF16Pays(d.lq, d.lk, d.dk)
-		for _, op := range []string{"head_scores", "head_mix", "batched"} {
-			var progs [2]*Program
-			for i, prec := range []Precision{BF16, Float32} {
-				progs[i] = d.program(t, op, prec, !small && prec == Float32)
-				defer progs[i].Close()
-			}
-			for _, name := range []string{"y", "a", "b"} {
-				var got [2][]float32
-				for i, p := range progs {
-					if err := p.Run(); err != nil {
-						t.Fatal(err)
-					}
-					if name == "y" {
-						got[i] = slices.Clone(p.Output("y").Float32s())
-					} else {
-						got[i] = slices.Clone(p.Grad(name).Float32s())
-					}
+		var progs [2]*Program
+		for i, prec := range []Precision{BF16, Float32} {
+			progs[i] = d.program(t, prec, !small && prec == Float32)
+			defer progs[i].Close()
+		}
+		for _, name := range []string{"y", "a", "b"} {
+			var got [2][]float32
+			for i, p := range progs {
+				if err := p.Run(); err != nil {
+					t.Fatal(err)
 				}
-				for j := range got[0] {
-					d := math.Abs(float64(got[0][j] - got[1][j]))
-					if small && d != 0 || d > 1e-5*(1+math.Abs(float64(got[1][j]))) {
-						t.Fatalf("%s (small %t): %s[%d] = %v with bf16 products, %v in float32", op, small, name, j, got[0][j], got[1][j])
-					}
+				if name == "y" {
+					got[i] = slices.Clone(p.Output("y").Float32s())
+				} else {
+					got[i] = slices.Clone(p.Grad(name).Float32s())
+				}
+			}
+			for j := range got[0] {
+				d := math.Abs(float64(got[0][j] - got[1][j]))
+				if small && d != 0 || d > 1e-5*(1+math.Abs(float64(got[1][j]))) {
+					t.Fatalf("small %t: %s[%d] = %v with bf16 products, %v in float32", small, name, j, got[0][j], got[1][j])
 				}
 			}
 		}
@@ -296,24 +293,14 @@ func TestBF16Batched(t *testing.T) {
 // batchedDims are the sizes of TestBF16Batched's products.
 type batchedDims struct{ batch, lq, lk, heads, dk int }
 
-// program compiles op on new parameters in precision prec, their values
+// program compiles the product on new parameters in precision prec, their values
 // rounded to bfloat16 when round is set, with r set.
-func (d batchedDims) program(t *testing.T, op string, prec Precision, round bool) *Program {
+func (d batchedDims) program(t *testing.T, prec Precision, round bool) *Program {
 	t.Helper()
 	params := newTestParams(t, tensor.Float32)
 	s := NewScope(params)
-	var y *G.Node
-	switch op {
-	case "head_scores":
-		q, k := s.Param("a", tensor.Shape{d.batch, d.lq, d.heads * d.dk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.lk, d.heads * d.dk}, Normal(1))
-		y = s.HeadScores(q, k, d.heads)
-	case "head_mix":
-		w, v := s.Param("a", tensor.Shape{d.batch, d.heads, d.lq, d.lk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.lk, d.heads * d.dk}, Normal(1))
-		y = s.HeadMix(w, v, d.heads)
-	default:
-		a, b := s.Param("a", tensor.Shape{d.batch, d.heads, d.lq, d.dk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.heads, d.lk, d.dk}, Normal(1))
-		y = s.BatchedMatMul(a, b, false, true)
-	}
+	a, b := s.Param("a", tensor.Shape{d.batch, d.heads, d.lq, d.dk}, Normal(1)), s.Param("b", tensor.Shape{d.batch, d.heads, d.lk, d.dk}, Normal(1))
+	y := s.BatchedMatMul(a, b, false, true)
 	r := s.Input("r", tensor.Float32, y.Shape()...)
 	loss := s.Sum(s.Reshape(s.Mul(y, r), y.Shape().TotalSize()), 0, false)
 	p, err := Compile(newTestRuntime(t, prec), s, loss, map[string]*G.Node{"y": y})

@@ -162,16 +162,6 @@ func (s *Scope) Embed(w, ids *G.Node, scale float64) *G.Node {
 	return s.do(func() (*G.Node, error) { return Embed(w, ids, scale) }, w, ids)
 }
 
-// HeadScores is HeadScores recorded in s.
-func (s *Scope) HeadScores(q, k *G.Node, heads int) *G.Node {
-	return s.do(func() (*G.Node, error) { return HeadScores(q, k, heads) }, q, k)
-}
-
-// HeadMix is HeadMix recorded in s.
-func (s *Scope) HeadMix(w, v *G.Node, kvHeads int) *G.Node {
-	return s.do(func() (*G.Node, error) { return HeadMix(w, v, kvHeads) }, w, v)
-}
-
 // Dropout applies Dropout with probability p in a training graph; in an
 // evaluation graph, or with p = 0, it returns x unchanged.
 func (s *Scope) Dropout(x *G.Node, p float64) *G.Node {

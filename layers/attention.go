@@ -121,7 +121,7 @@ func ScaledDotProductAttention(s *graph.Scope, q, k, v, mask, bias *G.Node, head
 	}
 	dk := q.Shape()[2] / heads
 	// scores = q·kᵀ: bi(hd),bj(gd) -> bhij
-	scores := s.HeadScores(q, k, heads)
+	scores := ops.HeadScores(s, q, k, heads)
 	if bias != nil {
 		scores = s.Add(scores, bias)
 	}
@@ -129,7 +129,7 @@ func ScaledDotProductAttention(s *graph.Scope, q, k, v, mask, bias *G.Node, head
 	weights := s.Softmax(scores, mask, 1/math.Sqrt(float64(dk)))
 	s.Keep("weights", weights)
 	// y = weights·v: bhij,bj(gd) -> bi(hd)
-	return s.HeadMix(s.Dropout(weights, dropout), v, v.Shape()[2]/dk)
+	return ops.HeadMix(s, s.Dropout(weights, dropout), v, v.Shape()[2]/dk)
 }
 
 // Apply attends from query [batch, lenQ, dModel] to keyValue [batch, lenK,

@@ -31,6 +31,18 @@ func TestDeviceOps(t *testing.T) {
 		}, nil, true},
 		{"split heads", func(s *graph.Scope) *G.Node { return SplitHeads(s, x(s, 2, 3, 6), 3) }, nil, true},
 		{"merge heads", func(s *graph.Scope) *G.Node { return MergeHeads(s, x(s, 2, 3, 4, 2)) }, nil, true},
+		{"head scores", func(s *graph.Scope) *G.Node {
+			return HeadScores(s, x(s, 2, 3, 6), s.Param("k", tensor.Shape{2, 4, 6}, graph.Normal(1)), 2)
+		}, nil, true},
+		{"head mix", func(s *graph.Scope) *G.Node {
+			return HeadMix(s, x(s, 2, 3, 5, 4), s.Param("v", tensor.Shape{2, 4, 6}, graph.Normal(1)), 3)
+		}, nil, true},
+		{"head scores, grouped", func(s *graph.Scope) *G.Node {
+			return HeadScores(s, x(s, 2, 3, 8), s.Param("k", tensor.Shape{2, 4, 4}, graph.Normal(1)), 4)
+		}, nil, true},
+		{"head mix, grouped", func(s *graph.Scope) *G.Node {
+			return HeadMix(s, x(s, 2, 4, 3, 5), s.Param("v", tensor.Shape{2, 5, 4}, graph.Normal(1)), 2)
+		}, nil, true},
 		{"set slot", func(s *graph.Scope) *G.Node {
 			return SetSlot(s, x(s, 2, 3, 5, 4), s.Param("new", tensor.Shape{2, 3, 1, 4}, graph.Normal(1)), s.Input("slot", tensor.Int, 1))
 		}, setSlot, true},

@@ -1,6 +1,6 @@
 // Package ops holds the Transformer's own ops, above the general ones of
 // package graph: the heads' split and merge (SplitHeads, MergeHeads),
-// positions added to a batch of sequences (AddPositions), the slot an
+// attention's per-head products (HeadScores, HeadMix), positions added to a batch of sequences (AddPositions), the slot an
 // incremental decoder writes into its key/value cache (SetSlot), the
 // label-smoothed cross-entropy (SmoothedCrossEntropy and, from logits,
 // SmoothedCrossEntropyLogits) and the targets' scores for evaluation
@@ -10,7 +10,8 @@
 // each is a graph.Op with its graph.Kernels per element type, reading and
 // writing graph.Operand values, its kernels' row loops split over the
 // cores by graph.ParallelFor and vectorized by graph.ExpShift, RowMax,
-// RowSum and AddRow. Package graph is a runtime any model could use; this
+// RowSum and AddRow, its matrix products graph.Gemm (graph.GemmBF16 in
+// programs of BF16 products) and, on a device, graph.DeviceCall.Gemm. Package graph is a runtime any model could use; this
 // package shows that its ops are open to any model.
 //
 // Every op is a function whose first argument is the scope it adds its node

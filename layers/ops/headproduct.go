@@ -1,4 +1,4 @@
-package graph
+package ops
 
 import (
 	"fmt"
@@ -6,9 +6,11 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
 )
 
-// HeadScores is the attention logits of every head, q·kᵀ, read from the
+// HeadScores adds to s the attention logits of every head, q·kᵀ, read from the
 // queries q [batch, lenQ, heads·dk] and keys k [batch, lenK, kvHeads·dk]
 // as the projections leave them, head h in columns h·dk … (h+1)·dk. Query
 // head h reads key head g(h) = h / (heads/kvHeads), kvHeads dividing heads
@@ -19,7 +21,11 @@ import (
 // giving [batch, heads, lenQ, lenK]. With kvHeads = heads it is
 // BatchedMatMul(SplitHeads(q), SplitHeads(k), false, true) without the two
 // copies that split the heads.
-func HeadScores(q, k *G.Node, heads int) (*G.Node, error) {
+func HeadScores(s *graph.Scope, q, k *G.Node, heads int) *G.Node {
+	return s.Record(func() (*G.Node, error) { return headScores(q, k, heads) }, q, k)
+}
+
+func headScores(q, k *G.Node, heads int) (*G.Node, error) {
 	if err := checkHeads(heads, q); err != nil {
 		return nil, errors.Wrap(err, "head scores")
 	}
@@ -30,7 +36,7 @@ func HeadScores(q, k *G.Node, heads int) (*G.Node, error) {
 	return headProduct(q, k, headLayouts{seq, seq, byHead}, false, true, [3]int{heads, k.Shape()[2] / dk, heads})
 }
 
-// HeadMix is the heads' outputs, each head's attention weights w [batch,
+// HeadMix adds to s the heads' outputs, each head's attention weights w [batch,
 // heads, lenQ, lenK] times its values v [batch, lenK, kvHeads·dk], head h
 // reading value head g(h) = h / (heads/kvHeads), written side by side as
 // MergeHeads would:
@@ -40,7 +46,11 @@ func HeadScores(q, k *G.Node, heads int) (*G.Node, error) {
 // giving [batch, lenQ, heads·dk]. With kvHeads = heads it is
 // MergeHeads(BatchedMatMul(w, SplitHeads(v), false, false)) without the
 // copies that split and merge the heads.
-func HeadMix(w, v *G.Node, kvHeads int) (*G.Node, error) {
+func HeadMix(s *graph.Scope, w, v *G.Node, kvHeads int) *G.Node {
+	return s.Record(func() (*G.Node, error) { return headMix(w, v, kvHeads) }, w, v)
+}
+
+func headMix(w, v *G.Node, kvHeads int) (*G.Node, error) {
 	if w == nil || w.Dims() != 4 || kvHeads < 1 || w.Shape()[1]%kvHeads != 0 {
 		return nil, errors.Errorf("head mix: the weights %v must be [batch, heads, lenQ, lenK], the heads a multiple of %d key/value heads", shapeOf(w), kvHeads)
 	}
@@ -152,13 +162,13 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads [3]int)
 	mc := headMatrix{l.c, m, n, heads[2], all / heads[2]}
 	out := mc.shape(batch)
 	ms := [3]headMatrix{ma, mb, mc}
-	return Op{
+	return graph.Op{
 		Name:   fmt.Sprintf("head_product(%s·%s→%s,transA=%t,transB=%t,heads=%v)", l.a, l.b, l.c, transA, transB, heads),
 		Arity:  2,
 		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
-		F32:    Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLD[float32])},
-		F64:    Kernels[float64]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLD[float64])},
-		BF16:   Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, gemmLDBF16)},
+		F32:    graph.Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, graph.Gemm[float32])},
+		F64:    graph.Kernels[float64]{Forward: headProductKernel(batch, ms, transA, transB, k, graph.Gemm[float64])},
+		BF16:   graph.Kernels[float32]{Forward: headProductKernel(batch, ms, transA, transB, k, graph.GemmBF16)},
 		Device: headProductDevice(batch, ms, transA, transB, k),
 		Diff:   []bool{true, true},
 		Grad: func(in G.Nodes, _, dc *G.Node) (G.Nodes, error) {
@@ -186,11 +196,11 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads [3]int)
 // several goroutines each taking some, a matrix of c of a group of heads
 // summing their products in order; ms are the matrices of a, b and c, k
 // the inner size.
-func headProductKernel[T Float](batch int, ms [3]headMatrix, transA, transB bool, k int, mul gemmLDFunc[T]) func(Operand[T], []Operand[T]) error {
+func headProductKernel[T graph.Float](batch int, ms [3]headMatrix, transA, transB bool, k int, mul graph.GemmFunc[T]) func(graph.Operand[T], []graph.Operand[T]) error {
 	m, n := ms[2].rows, ms[2].cols
 	heads, group := ms[2].heads, ms[2].group
-	return func(c Operand[T], in []Operand[T]) error {
-		forElems(batch*heads, group*m*n*k, func(lo, hi int) {
+	return func(c graph.Operand[T], in []graph.Operand[T]) error {
+		graph.ParallelFor(batch*heads, group*m*n*k, func(lo, hi int) {
 			for e := lo; e < hi; e++ {
 				bi := e / heads
 				oc, ldc := ms[2].at(bi, e%heads*group)

@@ -12,9 +12,9 @@ import (
 
 // CopyRows sets the float input named input of dst to rows of the output
 // named output of src (of one runtime if either runs on a device), over
-// their first axis: row r
-// of the input becomes row rows[r] of the output (nil rows: the output as
-// it is, of as many rows). Their other axes must agree. src may be dst.
+// their first axis: row r of the input becomes row rows[r] of the output
+// (nil rows: the output as it is, of as many rows). Their other axes must
+// agree. src may be dst.
 //
 // The output is src's from its last run, and must still be readable: on
 // the CPU, where all programs of a runtime share one arena, only until the

@@ -36,6 +36,12 @@ type deviceProgram struct {
 	// parameters, copied when their version changes.
 	uploads []*G.Node
 	params  []deviceParamUse
+	// set are the inputs the host has set since the last run (all of them
+	// before the first), the ones upload copies: an input CopyRows filled
+	// on the device keeps its device value.
+	set map[*G.Node]bool
+	// rows holds CopyRows' row indices.
+	rows cuda.Ptr
 	// done are Gorgonia's nodes whose device values this run has computed.
 	done map[*G.Node]bool
 	mem  map[*kernelOp]*nodeMemory
@@ -61,7 +67,7 @@ type deviceParam struct {
 func newDeviceProgram(p *Program, s *Scope, order G.Nodes, regs map[*G.Node]any) (_ *deviceProgram, err error) {
 	rt := p.rt
 	d := &deviceProgram{dev: rt.cuda, rt: rt, loc: map[*G.Node]cuda.Ptr{}, node: map[*kernelOp]*G.Node{},
-		done: map[*G.Node]bool{}, mem: map[*kernelOp]*nodeMemory{}}
+		done: map[*G.Node]bool{}, mem: map[*kernelOp]*nodeMemory{}, set: map[*G.Node]bool{}}
 	defer func() {
 		if err != nil {
 			_ = d.close()
@@ -128,6 +134,7 @@ func (d *deviceProgram) place(n *G.Node, s *Scope, params map[*G.Node]string, re
 	input := n.Op() == nil && s.b.inputs[n.Name()] == n
 	if input {
 		d.uploads = append(d.uploads, n)
+		d.set[n] = true
 	}
 	p, err := d.alloc(4 * max(n.Shape().TotalSize(), 1))
 	if err != nil {
@@ -194,10 +201,13 @@ func (d *deviceProgram) alloc(bytes int) (cuda.Ptr, error) {
 	return p, nil
 }
 
-// upload copies the program's inputs, and the parameters whose versions
-// the device does not hold, to the device.
+// upload copies the inputs the host has set since the last run, and the
+// parameters whose versions the device does not hold, to the device.
 func (d *deviceProgram) upload() error {
 	for _, n := range d.uploads {
+		if !d.set[n] {
+			continue
+		}
 		if err := d.toDevice(n, n.Value()); err != nil {
 			return err
 		}
@@ -208,6 +218,7 @@ func (d *deviceProgram) upload() error {
 		}
 	}
 	clear(d.done)
+	clear(d.set)
 	return nil
 }
 
@@ -252,24 +263,24 @@ func (d *deviceProgram) toHost(n *G.Node, v G.Value) error {
 	switch x := v.(type) {
 	case *G.F32:
 		one := []float32{0}
-		err := d.dev.ToHost(cuda.Float32Bytes(one), d.loc[n])
+		err := d.read(cuda.Float32Bytes(one), n)
 		*x = G.F32(one[0])
 		return err
 	case *tensor.Dense:
 		switch data := x.Data().(type) {
 		case []float32:
-			return d.dev.ToHost(cuda.Float32Bytes(data), d.loc[n])
+			return d.read(cuda.Float32Bytes(data), n)
 		case []int:
 			if _, ours := n.Op().(*kernelOp); ours {
 				words := make([]uint64, len(data))
-				err := d.dev.ToHost(cuda.Uint64Bytes(words), d.loc[n])
+				err := d.read(cuda.Uint64Bytes(words), n)
 				for i, w := range words {
 					data[i] = int(w)
 				}
 				return err
 			}
 			ids := make([]int32, len(data))
-			err := d.dev.ToHost(cuda.Int32Bytes(ids), d.loc[n])
+			err := d.read(cuda.Int32Bytes(ids), n)
 			for i, id := range ids {
 				data[i] = int(id)
 			}
@@ -277,6 +288,13 @@ func (d *deviceProgram) toHost(n *G.Node, v G.Value) error {
 		}
 	}
 	return errors.Errorf("node %v holds a %T: cannot copy its device value to it", n, v)
+}
+
+// read copies n's device value into dst, counting the bytes
+// (Runtime.CopiedToHost).
+func (d *deviceProgram) read(dst []byte, n *G.Node) error {
+	d.rt.copiedToHost += len(dst)
+	return d.dev.ToHost(dst, d.loc[n])
 }
 
 // eval computes n's device value if n is one of Gorgonia's nodes that this

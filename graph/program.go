@@ -178,7 +178,9 @@ func newOutput(g *G.ExprGraph, n *G.Node) output {
 const lossKey = "loss"
 
 // Set copies data ([]int for int inputs, []float32 or []float64 for float
-// inputs) into the named input.
+// inputs) into the named input; on a device, the input crosses there at
+// the next run (an input the host has not set since keeps its device
+// value, see CopyRows).
 func (p *Program) Set(name string, data any) error {
 	n, ok := p.inputs[name]
 	if !ok {
@@ -207,6 +209,9 @@ func (p *Program) Set(name string, data any) error {
 		copied, want = copy(dst, d), len(d)
 	default:
 		return errors.Errorf("input %s: cannot set from %T", name, data)
+	}
+	if p.dev != nil {
+		p.dev.set[n] = true
 	}
 	if copied != want || want != t.Shape().TotalSize() {
 		return errors.Errorf("input %s has shape %v (%d elements), given %d", name, t.Shape(), t.Shape().TotalSize(), want)

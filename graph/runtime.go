@@ -37,6 +37,8 @@ type Runtime struct {
 	// params the parameters' buffers there, shared by its programs.
 	cuda   cuda.Device
 	params map[*tensor.Dense]*deviceParam
+	// copiedToHost counts the bytes its programs' values read from the device.
+	copiedToHost int
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
@@ -85,6 +87,11 @@ func (rt *Runtime) Fallback() string { return rt.fallback }
 func (rt *Runtime) ArenaBytes() int {
 	return 4*len(rt.arena.f32) + 8*len(rt.arena.f64) + 8*len(rt.arena.ints)
 }
+
+// CopiedToHost is how many bytes of its programs' values (outputs, losses,
+// gradients) the runtime has copied from its device to the host as they
+// were read; 0 on the CPU.
+func (rt *Runtime) CopiedToHost() int { return rt.copiedToHost }
 
 // String describes the runtime as "cpu float32".
 func (rt *Runtime) String() string { return string(rt.device) + " " + string(rt.precision) }

@@ -23,8 +23,6 @@ type session struct {
 	steps   int // cache positions: the most steps the session can take
 	t       int
 	lp      []float64 // rows of the last step's log-probabilities (logProbs)
-	buf32   []float32
-	buf64   []float64
 }
 
 // start readies a session of beams rows per source whose caches hold steps
@@ -108,14 +106,14 @@ func (d *Decoder) encode(enc *graph.Program, ids []int, n, srcLen int) error {
 
 // setMemory copies the encode program's outputs (named in memory) and the
 // padding mask of the sources ids [n, srcLen] into the step program, each
-// source's row repeated beams times.
+// source's row repeated beams times; the outputs stay on a device.
 func (ss *session) setMemory(enc *graph.Program, memory map[string]tensor.Shape, ids []int, srcLen, beams int) error {
 	repeat := make([]int, ss.rows)
 	for r := range repeat {
 		repeat[r] = r / beams
 	}
 	for name := range memory {
-		if err := ss.setRows(name, enc.Output(name), repeat); err != nil {
+		if err := graph.CopyRows(ss.step, name, enc, name, repeat); err != nil {
 			return err
 		}
 	}
@@ -218,32 +216,14 @@ func checkRow(row []float64, step int) error {
 
 // carry copies the values the last step gave of those it carries (the
 // caches' updates) into what the next step reads, row r from row
-// parents[r].
+// parents[r] (nil: row r), on a device without leaving it.
 func (ss *session) carry(parents []int) error {
 	for _, name := range ss.carried {
-		if err := ss.setRows(name, ss.step.Output(name), parents); err != nil {
+		if err := graph.CopyRows(ss.step, name, ss.step, name, parents); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// setRows sets the step program's input name to the rows of t (its first
-// axis) in the given order; nil order copies t as it is.
-func (ss *session) setRows(name string, t *tensor.Dense, order []int) error {
-	if order == nil {
-		return ss.step.Set(name, t.Data())
-	}
-	size := t.Shape().TotalSize() / t.Shape()[0]
-	switch d := t.Data().(type) {
-	case []float32:
-		ss.buf32 = gatherRows(ss.buf32, d, size, order)
-		return ss.step.Set(name, ss.buf32)
-	case []float64:
-		ss.buf64 = gatherRows(ss.buf64, d, size, order)
-		return ss.step.Set(name, ss.buf64)
-	}
-	return errors.Errorf("%s holds %v, want floats", name, t.Dtype())
 }
 
 // gatherRows writes into buf (grown as needed) the rows of src, each of

@@ -64,3 +64,49 @@ func decodeOn(t *testing.T, rt *graph.Runtime, m Model, params *graph.Params, sr
 	}
 	return out
 }
+
+// TestDeviceDecodingKeepsCachesThere: on the simulated device, starting
+// a session (encoding, the memory copied beam by beam into the step
+// program) reads nothing back to the host, and a beam step that reorders
+// the rows' caches reads back only its log-probabilities.
+func TestDeviceDecodingKeepsCachesThere(t *testing.T) {
+	dev := simtest.Runtime(t)
+	cfg, err := Preset("tiny", 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDecoder(dev, m, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ss, err := d.start([][]int{{5, 9, 12, 7, EOSID}, {20, 6, EOSID}}, []int{0, 1}, 2, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dev.CopiedToHost(); got != 0 {
+		t.Errorf("starting a session copied %d bytes to the host, want 0", got)
+	}
+	tokens := []int{BOSID, BOSID, BOSID, BOSID}
+	for step, parents := range [][]int{nil, {1, 1, 3, 2}} {
+		before := dev.CopiedToHost()
+		if err := ss.advance(tokens, parents); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ss.logProbs(0, 4); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := dev.CopiedToHost()-before, 4*cfg.Vocab*4; got != want {
+			t.Errorf("step %d copied %d bytes to the host, want %d (the log-probabilities)", step+1, got, want)
+		}
+		tokens = []int{7, 8, 9, 10}
+	}
+}

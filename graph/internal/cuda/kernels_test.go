@@ -15,7 +15,7 @@ func kernelTests() map[string]func(*env) {
 		"elementwise": testElementwise, "dropout": testDropout, "bf16": testBF16,
 		"softmax": testSoftmax, "maskedsoftmax": testMaskedSoftmax, "layout": testLayout, "pointwise": testPointwise, "broadcast": testBroadcast,
 		"max": testMaxAxis, "slicing": testSlicing, "slot": testSlot, "targetscores": testTargetScores, "layernorm": testLayerNorm, "embedding": testEmbedding,
-		"crossentropy": testCrossEntropy, "meanloss": testMeanLoss, "adam": testAdam,
+		"crossentropy": testCrossEntropy, "meanloss": testMeanLoss, "adam": testAdam, "gatherrows": testGatherRows,
 	}
 }
 

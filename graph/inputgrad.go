@@ -60,12 +60,13 @@ func (b *builder) wrtNodes() ([]*G.Node, error) {
 
 // InputGrad is the gradient of the loss with respect to the named input or
 // differentiable node (see GradWRT) after the last run, with its shape;
-// nil if the program does not compute it, or before a run. It is
-// overwritten by the next run of any program of the parameter store.
+// nil if the program does not compute it, or before a run (or on a device,
+// if copying it to the host fails). It is overwritten by the next run of
+// any program of the runtime.
 func (p *Program) InputGrad(name string) *tensor.Dense {
 	for i, n := range p.wrt {
-		if n == name && p.ran {
-			t, _ := p.grads[len(p.params)+i].Value().(*tensor.Dense)
+		if g := p.grads[len(p.params)+i]; n == name && p.ran {
+			t, _ := p.fromDevice(g, g.Value()).(*tensor.Dense)
 			return t
 		}
 	}

@@ -21,18 +21,7 @@ func TestDeviceDecoding(t *testing.T) { checkDecoding(t, simtest.Runtime(t)) }
 // log-probabilities within 1e-4.
 func checkDecoding(t *testing.T, dev *graph.Runtime) {
 	t.Helper()
-	cfg, err := Preset("tiny", 30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := FromConfig(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, params := tinyRandom(t)
 	srcs := [][]int{{5, 9, 12, 7, EOSID}, {20, 6, EOSID}}
 	for _, s := range []Search{
 		{Method: MethodGreedy, Temperature: 1, Batch: 2, MaxLen: 6},
@@ -65,12 +54,9 @@ func decodeOn(t *testing.T, rt *graph.Runtime, m Model, params *graph.Params, sr
 	return out
 }
 
-// TestDeviceDecodingKeepsCachesThere: on the simulated device, starting
-// a session (encoding, the memory copied beam by beam into the step
-// program) reads nothing back to the host, and a beam step that reorders
-// the rows' caches reads back only its log-probabilities.
-func TestDeviceDecodingKeepsCachesThere(t *testing.T) {
-	dev := simtest.Runtime(t)
+// tinyRandom is tiny, vocabulary 30, with random float32 weights.
+func tinyRandom(t *testing.T) (Model, *graph.Params) {
+	t.Helper()
 	cfg, err := Preset("tiny", 30)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +69,16 @@ func TestDeviceDecodingKeepsCachesThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, params
+}
+
+// TestDeviceDecodingKeepsCachesThere: on the simulated device, starting
+// a session (encoding, the memory copied beam by beam into the step
+// program) reads nothing back to the host, and a beam step that reorders
+// the rows' caches reads back only its log-probabilities.
+func TestDeviceDecodingKeepsCachesThere(t *testing.T) {
+	dev := simtest.Runtime(t)
+	m, params := tinyRandom(t)
 	d, err := NewDecoder(dev, m, params)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +100,7 @@ func TestDeviceDecodingKeepsCachesThere(t *testing.T) {
 		if _, err := ss.logProbs(0, 4); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := dev.CopiedToHost()-before, 4*cfg.Vocab*4; got != want {
+		if got, want := dev.CopiedToHost()-before, 4*m.Config().Vocab*4; got != want {
 			t.Errorf("step %d copied %d bytes to the host, want %d (the log-probabilities)", step+1, got, want)
 		}
 		tokens = []int{7, 8, 9, 10}

@@ -37,6 +37,10 @@ type Runtime struct {
 	// params the parameters' buffers there, shared by its programs.
 	cuda   cuda.Device
 	params map[*tensor.Dense]*deviceParam
+	// scratch is device memory of scratchBytes for reductions (sums of
+	// squares), grown as needed.
+	scratch      cuda.Ptr
+	scratchBytes int
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
@@ -124,6 +128,9 @@ func (rt *Runtime) Close() error {
 			first = err
 		}
 		delete(rt.params, t)
+	}
+	if err := rt.freeScratch(); err != nil && first == nil {
+		first = err
 	}
 	if err := rt.cuda.Close(); err != nil && first == nil {
 		first = err

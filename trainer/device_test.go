@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -86,13 +87,22 @@ func nearCPU(t *testing.T, name string, want, got *tensor.Dense) {
 // (whose device copies hold step 4's values, which the resumed values must
 // replace), it ends within 1e-5 relative L2 of a run on the CPU, and its
 // last evaluation (scoring and decoding on the device's copies) gives the
-// CPU's validation loss.
+// CPU's validation loss. So does a run of one batch per update, from its
+// program's own gradients.
 func TestDeviceTrainerRun(t *testing.T) {
+	dev := simtest.Runtime(t)
+	for _, accumulate := range []int{2, 1} {
+		t.Run(fmt.Sprintf("accumulate %d", accumulate), func(t *testing.T) { testTrainerRun(t, dev, accumulate) })
+	}
+}
+
+// testTrainerRun is TestDeviceTrainerRun with accumulate batches per update.
+func testTrainerRun(t *testing.T, dev *graph.Runtime, accumulate int) {
 	const steps = 4
 	run := func(rt *graph.Runtime) (fixture, string) {
 		f, dir := smallFixture(t), t.TempDir()
 		o := options(dir, steps)
-		o.EvalEvery, o.SaveEvery, o.ClipNorm, o.Runtime = steps, 2, 1.5, rt
+		o.EvalEvery, o.SaveEvery, o.ClipNorm, o.Accumulate, o.Runtime = steps, 2, 1.5, accumulate, rt
 		for _, resume := range []bool{false, true} {
 			tr, err := New(f.m, f.params, f.data, o, Quiet)
 			if err != nil {
@@ -119,11 +129,11 @@ func TestDeviceTrainerRun(t *testing.T) {
 		return f, dir
 	}
 	cpu, cpuDir := run(nil)
-	dev, devDir := run(simtest.Runtime(t))
+	onDev, devDir := run(dev)
 	for _, name := range cpu.params.Names() {
 		// The key biases' gradients are rounding (TestDeviceTraining).
 		if !strings.HasSuffix(name, "attn.k_proj.bias") {
-			nearCPU(t, name, cpu.params.Value(name), dev.params.Value(name))
+			nearCPU(t, name, cpu.params.Value(name), onDev.params.Value(name))
 		}
 	}
 	var loss [2]float64

@@ -29,43 +29,62 @@ type AdamStep struct {
 // (Params.Updated), so that no program copies the host's values over them;
 // Runtime.Download brings them back to the host.
 func (p *Program) Adam(params, m, v *Params, names []string, s AdamStep) error {
+	grads, err := p.deviceGrads(names)
+	if err != nil {
+		return errors.Wrap(err, "adam")
+	}
+	return p.rt.adam(params, m, v, names, grads, s)
+}
+
+// deviceGrads are the device values of the gradients of names after the
+// program's last run.
+func (p *Program) deviceGrads(names []string) ([]cuda.Ptr, error) {
 	if p.dev == nil {
-		return errors.New("adam: the program does not run on a device")
+		return nil, errors.New("the program does not run on a device")
 	}
 	if !p.ran {
-		return errors.New("adam: the program has not run since it became active")
+		return nil, errors.New("the program has not run since it became active")
 	}
-	step := s.LR / (1 - math.Pow(s.Beta1, float64(s.Step)))
-	rc2 := 1 / math.Sqrt(1-math.Pow(s.Beta2, float64(s.Step)))
-	for _, name := range names {
+	grads := make([]cuda.Ptr, len(names))
+	for i, name := range names {
 		g := p.gradNode(name)
 		if g == nil {
-			return errors.Errorf("adam: the program has no gradient of %s", name)
+			return nil, errors.Errorf("the program has no gradient of %s", name)
 		}
+		grads[i] = p.dev.loc[g]
+	}
+	return grads, nil
+}
+
+// adam is Program.Adam from grads, the device values of the gradients of names.
+func (rt *Runtime) adam(params, m, v *Params, names []string, grads []cuda.Ptr, s AdamStep) error {
+	step := s.LR / (1 - math.Pow(s.Beta1, float64(s.Step)))
+	rc2 := 1 / math.Sqrt(1-math.Pow(s.Beta2, float64(s.Step)))
+	for i, name := range names {
 		keep := 1.0
 		if len(params.Shape(name)) >= 2 {
 			keep = 1 - s.LR*s.Decay
 		}
 		bufs := make([]*deviceParam, 3)
-		for i, store := range []*Params{params, m, v} {
-			b, err := p.rt.deviceCopy(store, name)
+		for j, store := range []*Params{params, m, v} {
+			b, err := rt.deviceCopy(store, name)
 			if err != nil {
 				return errors.Wrap(err, "adam")
 			}
-			bufs[i] = b
+			bufs[j] = b
 		}
 		n := params.Shape(name).TotalSize()
-		err := cuda.Elems(p.rt.cuda, "adam_f32", n, bufs[0].p, p.dev.loc[g], bufs[1].p, bufs[2].p, n,
+		err := cuda.Elems(rt.cuda, "adam_f32", n, bufs[0].p, grads[i], bufs[1].p, bufs[2].p, n,
 			float32(s.Beta1), float32(s.Beta2), float32(s.Eps), float32(step), float32(rc2), float32(s.Scale), float32(keep))
 		if err != nil {
 			return errors.Wrapf(err, "adam: %s", name)
 		}
-		for i, store := range []*Params{params, m, v} {
+		for j, store := range []*Params{params, m, v} {
 			store.Updated(name)
-			bufs[i].n, bufs[i].ahead = store.versions[name].n, true
+			bufs[j].n, bufs[j].ahead = store.versions[name].n, true
 		}
 	}
-	return errors.Wrap(p.rt.cuda.Sync(), "adam")
+	return errors.Wrap(rt.cuda.Sync(), "adam")
 }
 
 // gradNode is the node of the named parameter's gradient, nil if none.

@@ -39,6 +39,10 @@ type Runtime struct {
 	params map[*tensor.Dense]*deviceParam
 	// copiedToHost counts the bytes its programs' values read from the device.
 	copiedToHost int
+	// scratch is device memory of scratchBytes for reductions (sums of
+	// squares), grown as needed.
+	scratch      cuda.Ptr
+	scratchBytes int
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
@@ -131,6 +135,9 @@ func (rt *Runtime) Close() error {
 			first = err
 		}
 		delete(rt.params, t)
+	}
+	if err := rt.freeScratch(); err != nil && first == nil {
+		first = err
 	}
 	if err := rt.cuda.Close(); err != nil && first == nil {
 		first = err

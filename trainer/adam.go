@@ -119,8 +119,19 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 // the parameters and the moments stay on the device, and
 // graph.Runtime.Download brings them to the host.
 func (a *Adam) UpdateOn(p *graph.Program, params *graph.Params, lr, scale float64) error {
+	return a.updateOn(p, params, p.ParamNames(), lr, scale)
+}
+
+// deviceAdam runs Adam's step on a device from the gradients it holds: a
+// program's own (graph.Program) or sums of them (graph.GradSums).
+type deviceAdam interface {
+	Adam(params, m, v *graph.Params, names []string, s graph.AdamStep) error
+}
+
+// updateOn is UpdateOn from g's gradients of names.
+func (a *Adam) updateOn(g deviceAdam, params *graph.Params, names []string, lr, scale float64) error {
 	a.Step++
-	return p.Adam(params, a.m, a.v, p.ParamNames(), graph.AdamStep{
+	return g.Adam(params, a.m, a.v, names, graph.AdamStep{
 		Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, LR: lr, Scale: scale, Decay: a.WeightDecay, Step: a.Step,
 	})
 }

@@ -91,6 +91,9 @@ func (t *Trainer) save() (string, error) {
 	if !t.world().Root() {
 		return "", nil
 	}
+	if err := t.toHost(); err != nil {
+		return "", err
+	}
 	if err := t.checkFinite(); err != nil {
 		return "", err
 	}
@@ -405,6 +408,9 @@ func (t *Trainer) applyState(st state) error {
 func (t *Trainer) finish() error {
 	if !t.world().Root() {
 		return nil
+	}
+	if err := t.toHost(); err != nil {
+		return err
 	}
 	if err := t.checkFinite(); err != nil {
 		return err

@@ -44,20 +44,19 @@ type sums struct {
 	stop         bool
 }
 
-// reduce sums the gradients, tokens, loss and stop flags over the ranks, in
-// place in grads, and returns the totals.
-func (t *Trainer) reduce(grads map[string]*tensor.Dense, s sums) (sums, error) {
+// reduce sums the accumulated gradients (in place), tokens, loss and stop
+// flags over the ranks, and returns the totals. On a device the gradients
+// are all-reduced on the host (deviceSums.allReduce).
+func (t *Trainer) reduce(s sums) (sums, error) {
 	w := t.world()
 	if w.Size() == 1 {
 		return s, nil
 	}
-	names := t.params.Names()
 	tail := []float64{tailTokens: s.tokens, tailLoss: s.loss, tailStop: 0}
 	if s.stop {
 		tail[tailStop] = 1
 	}
-	var err error
-	if t.flat, err = elemsOf(t.params.Dtype()).allReduce(w, t.flat, names, grads, tail); err != nil {
+	if err := t.acc.allReduce(w, tail); err != nil {
 		return s, errors.Wrapf(err, "step %d", t.adam.Step+1)
 	}
 	return sums{tokens: tail[tailTokens], loss: tail[tailLoss], stop: tail[tailStop] > 0}, nil
@@ -93,6 +92,9 @@ func (t *Trainer) syncFromRoot() error {
 	if w.Size() == 1 {
 		return nil
 	}
+	if err := t.toHost(); err != nil {
+		return err
+	}
 	m, v := t.adam.Moments()
 	for _, p := range []*graph.Params{t.params, m, v} {
 		for _, name := range p.Names() {
@@ -100,8 +102,8 @@ func (t *Trainer) syncFromRoot() error {
 				return err
 			}
 		}
+		p.Updated() // rank 0's values replaced this rank's
 	}
-	t.params.Updated() // rank 0's values replaced this rank's
 	var js []byte
 	if w.Root() {
 		st, err := t.currentState()
@@ -128,6 +130,9 @@ func (t *Trainer) syncFromRoot() error {
 func (t *Trainer) checkSame() error {
 	if t.world().Size() == 1 {
 		return nil
+	}
+	if err := t.toHost(); err != nil {
+		return err
 	}
 	return errors.Wrapf(t.world().Same(paramsHash(t.params)), "step %d: ranks diverged", t.adam.Step)
 }

@@ -54,11 +54,10 @@ type Trainer struct {
 	dir os.FileInfo
 	// stepLoss is the loss of the last update.
 	stepLoss float64
-	// acc holds the gradients summed over accumulated batches, and flat
-	// the buffer of their all-reduce ([]float32 or []float64), when there
-	// is more than one batch or rank to sum.
-	acc  map[string]*tensor.Dense
-	flat any
+	// acc sums the gradients over accumulated batches, when there is more
+	// than one batch or rank to sum: on the host, or on the runtime's
+	// device (grads.go).
+	acc accumulator
 }
 
 // window sums up the steps since the last evaluation.
@@ -188,9 +187,14 @@ var ErrInterrupted = errors.New("training interrupted")
 // evaluates and checkpoints on schedule, stops with an error (leaving the
 // last good checkpoint) if the loss is not finite, and on cancellation saves
 // a checkpoint and returns ErrInterrupted.
-func (t *Trainer) Run(ctx context.Context) error {
+func (t *Trainer) Run(ctx context.Context) (err error) {
 	defer t.train.Close()
 	defer t.eval.Close()
+	defer func() {
+		if rerr := t.release(); err == nil {
+			err = rerr
+		}
+	}()
 	if err := t.syncFromRoot(); err != nil {
 		return err
 	}
@@ -276,12 +280,12 @@ func (w window) rate() float64 {
 // shares of them), with the gradient g of parallel.go, and reports whether
 // any rank asked to stop.
 func (t *Trainer) update(stop bool) (bool, error) {
-	grads, s, unit, err := t.gradients()
+	g, s, unit, err := t.gradients()
 	if err != nil {
 		return false, err
 	}
 	s.stop = stop
-	if s, err = t.reduce(grads, s); err != nil {
+	if s, err = t.reduce(s); err != nil {
 		return false, err
 	}
 	if s.tokens == 0 {
@@ -290,26 +294,35 @@ func (t *Trainer) update(stop bool) (bool, error) {
 	if l := s.loss / s.tokens; math.IsNaN(l) || math.IsInf(l, 0) {
 		return false, errors.Errorf("step %d: the loss is %v; stopping. %s", t.adam.Step+1, l, t.lastGood())
 	}
-	scale := gradScale(t.params.Names(), grads, unit/s.tokens, t.opt.ClipNorm)
+	scale, err := gradScale(g, unit/s.tokens, t.opt.ClipNorm)
+	if err != nil {
+		return false, errors.Wrapf(err, "step %d", t.adam.Step+1)
+	}
 	t.stepLoss = s.loss / s.tokens
 	t.window.loss += t.stepLoss
 	t.window.tokens += int(s.tokens)
 	t.window.steps++
-	return s.stop, t.adam.UpdateScaled(t.params, grads, t.sched.At(t.adam.Step+1), scale)
+	step := t.adam.Step + 1
+	return s.stop, errors.Wrapf(g.apply(t.adam, t.params, t.sched.At(step), scale), "step %d", step)
 }
 
 // gradients runs this rank's shares of Accumulate batches and returns the
 // token-weighted sum of their gradients, Σ_b n_b·∇L_b, divided by unit,
 // with Σ_b n_b and Σ_b n_b·L_b. unit is 1, or for a single batch on a
 // single rank n_b: its program's own gradients, ∇L_b, will do.
-func (t *Trainer) gradients() (map[string]*tensor.Dense, sums, float64, error) {
+func (t *Trainer) gradients() (stepGrads, sums, float64, error) {
 	w := t.world()
 	direct := t.opt.Accumulate == 1 && w.Size() == 1 // the program's own gradients will do
-	if !direct {
-		t.clearAcc()
-	}
 	var s sums
-	grads, unit := t.acc, 1.0
+	var g stepGrads
+	if !direct {
+		acc, err := t.accumulator()
+		if err != nil {
+			return nil, s, 0, err
+		}
+		g = acc.grads()
+	}
+	unit := 1.0
 	for range t.opt.Accumulate {
 		b := t.data.Train.Next().Shard(w.Rank(), w.Size())
 		if b.TgtTokens == 0 {
@@ -329,26 +342,12 @@ func (t *Trainer) gradients() (map[string]*tensor.Dense, sums, float64, error) {
 		s.tokens += n
 		s.loss += n * p.Loss()
 		if direct {
-			grads, unit = programGrads(p), n
-		} else {
-			addScaled(t.acc, p, n)
+			g, unit = t.own(p), n
+		} else if err := t.acc.add(p, n); err != nil {
+			return nil, s, 0, errors.Wrapf(err, "step %d", t.adam.Step+1)
 		}
 	}
-	return grads, s, unit, nil
-}
-
-// clearAcc zeroes the accumulated gradients, making them on first use.
-func (t *Trainer) clearAcc() {
-	if t.acc == nil {
-		t.acc = map[string]*tensor.Dense{}
-		for _, name := range t.params.Names() {
-			t.acc[name] = tensor.New(tensor.Of(t.params.Dtype()), tensor.WithShape(t.params.Shape(name).Clone()...))
-		}
-		return
-	}
-	for _, g := range t.acc {
-		g.Zero()
-	}
+	return g, s, unit, nil
 }
 
 // programGrads are p's gradients, by parameter name.
@@ -364,13 +363,6 @@ func setGrads(grads map[string]*tensor.Dense, p *graph.Program) map[string]*tens
 	return grads
 }
 
-// addScaled adds n times p's gradients into acc.
-func addScaled(acc map[string]*tensor.Dense, p *graph.Program, n float64) {
-	for _, name := range p.ParamNames() {
-		elemsOf(acc[name].Dtype()).addScaled(acc[name], p.Grad(name), n)
-	}
-}
-
 // trainProgram is the compiled training program for b's shape.
 func (t *Trainer) trainProgram(b data.Batch) (*graph.Program, error) {
 	sh := ModelBatch(b).Shape
@@ -379,22 +371,17 @@ func (t *Trainer) trainProgram(b data.Batch) (*graph.Program, error) {
 	})
 }
 
-// gradScale is the factor that multiplies every gradient: scale, reduced
-// so that the scaled gradients' global norm is at most clip (if clip > 0).
-// The norm is summed in the order of names, so that every run and every
-// rank gets the same bits.
-func gradScale(names []string, grads map[string]*tensor.Dense, scale, clip float64) float64 {
+// gradScale is the factor that multiplies every gradient of g: scale,
+// reduced so that the scaled gradients' global norm is at most clip (if
+// clip > 0). Every run and every rank gets the same bits of it (see
+// stepGrads.sumSquares).
+func gradScale(g stepGrads, scale, clip float64) (float64, error) {
 	if clip <= 0 {
-		return scale
+		return scale, nil
 	}
-	var sq float64
-	for _, name := range names {
-		if g, ok := grads[name]; ok {
-			sq += elemsOf(g.Dtype()).sumSquares(g)
-		}
-	}
+	sq, err := g.sumSquares()
 	if norm := scale * math.Sqrt(sq); norm > clip {
 		scale *= clip / norm
 	}
-	return scale
+	return scale, err
 }

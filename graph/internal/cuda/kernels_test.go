@@ -16,6 +16,7 @@ func kernelTests() map[string]func(*env) {
 		"softmax": testSoftmax, "maskedsoftmax": testMaskedSoftmax, "layout": testLayout, "pointwise": testPointwise, "broadcast": testBroadcast,
 		"max": testMaxAxis, "slicing": testSlicing, "slot": testSlot, "targetscores": testTargetScores, "layernorm": testLayerNorm, "embedding": testEmbedding,
 		"crossentropy": testCrossEntropy, "meanloss": testMeanLoss, "adam": testAdam, "gatherrows": testGatherRows,
+		"gradsums": testGradSums,
 	}
 }
 
@@ -385,6 +386,33 @@ func testAdam(e *env) {
 			near(e.t, what+" θ", e.download(pth, n), th, e.d.tol)
 			near(e.t, what+" m", e.download(pm, n), m, e.d.tol)
 			near(e.t, what+" v", e.download(pv, n), v, e.d.tol)
+		}
+	}
+}
+
+// testGradSums checks the gradient sums' kernels: y += a·x, the partial
+// sums of squares of each thread of the grid (which must add up to Σ x²
+// whatever the grid), and their sum in one block.
+func testGradSums(e *env) {
+	r := rand.New(rand.NewPCG(10, 1))
+	for _, n := range sizes {
+		for _, grid := range grids(n, 256) {
+			x, y := randn(r, n, 1), randn(r, n, 1)
+			px, py := e.upload(x), e.upload(y)
+			e.launch("axpy_f32", grid, 256, py, px, float32(-2.5), n)
+			want := make([]float64, n)
+			var sq float64
+			for i := range want {
+				want[i] = float64(y[i]) - 2.5*float64(x[i])
+				sq += float64(x[i]) * float64(x[i])
+			}
+			what := fmt.Sprintf("n=%d grid=%d", n, grid)
+			near(e.t, "axpy "+what, e.download(py, n), want, e.d.tol)
+			threads := grid * 256
+			parts, sum := e.alloc(threads), e.alloc(1)
+			e.launch("sum_squares_f32", grid, 256, parts, px, n)
+			e.launch("sum_f32", 1, 64, sum, parts, threads)
+			near(e.t, "sum of squares "+what, e.download(sum, 1), []float64{sq}, e.d.tol)
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package graph
 
 import (
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
 
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph/internal/cuda"
@@ -104,6 +106,45 @@ func TestDeviceLayoutCopiedWhenItChanges(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.v) {
 			t.Errorf("layout %d: the device holds %v, want %v", i, got, tc.v)
+		}
+	}
+}
+
+// TestDeviceDropoutCopiesNoMask: a program with dropout draws its masks on
+// the device, so that a run copies its input alone, and the masks of
+// successive runs are the CPU's bit for bit (213 elements: an odd count in a
+// part word).
+func TestDeviceDropoutCopiesNoMask(t *testing.T) {
+	rt := simRuntime(t)
+	c := counted(rt)
+	params := newTestParams(t, tensor.Float32)
+	compile := func(rt *Runtime) *Program {
+		s := NewScope(params, Training(rand.New(rand.NewPCG(7, 1))))
+		y := s.Dropout(s.Mul(s.Input("x", tensor.Float32, 3, 71), s.Param("w", tensor.Shape{1, 71}, Normal(1))), 0.4)
+		p, err := Compile(rt, s, s.Sum(s.Reshape(y, 213), 0, false), map[string]*G.Node{"y": y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		return p
+	}
+	cpu, dev := compile(CPU()), compile(rt)
+	for i := range 3 {
+		c0 := c.copies.Load()
+		for _, p := range []*Program{cpu, dev} {
+			if err := p.Set("x", slices.Repeat([]float32{float32(i + 1)}, 213)); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Run(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if copies := c.copies.Load() - c0; i > 0 && copies != 1 {
+			t.Errorf("run %d: %d copies to the device, want x's alone", i, copies)
+		}
+		want, got := cpu.Output("y").Data().([]float32), dev.Output("y").Data().([]float32)
+		if !slices.Equal(got, want) {
+			t.Errorf("run %d: the device's dropout %v differs from the CPU's %v", i, got, want)
 		}
 	}
 }

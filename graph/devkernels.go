@@ -76,7 +76,7 @@ type scratchBuf struct {
 // Elems launches an elementwise kernel, one whose loop runs over n elements
 // (for_each_elem), with blocks of 256 threads. The arguments are checked
 // against the kernel's parameters in its source: DevicePtr for a pointer,
-// int or int32 for int, float32 for float.
+// int or int32 for int, float32 for float, uint64 for unsigned long long.
 func (d *DeviceCall) Elems(kernel string, n int, args ...any) error {
 	return cuda.Elems(d.dev, kernel, n, deviceArgs(args)...)
 }

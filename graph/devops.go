@@ -356,21 +356,13 @@ func matMulGradWDevice(transW bool, in, out int) DeviceKernels {
 	}}
 }
 
-// maskDevice is the device kernel of a dropout mask of words 64-bit words:
-// drawn on the host by draw, as on the CPU (the same masks from the same
-// seed), and copied to the device.
-func maskDevice(words int, draw func(n int, mask []int)) DeviceKernels {
-	var mask []int
-	var bits []uint64
+// maskDevice is the device kernel of a dropout mask: drawn on the device by
+// dropout_mask from seed(), the CPU's mask of the same seed (drawMask), so
+// that no mask is copied to the device.
+func maskDevice(seed func() uint64, threshold uint64) DeviceKernels {
 	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
-		if mask == nil {
-			mask, bits = make([]int, words), make([]uint64, words)
-		}
-		draw(in[0].Len(), mask)
-		for i, w := range mask {
-			bits[i] = uint64(w)
-		}
-		return d.dev.ToDevice(cuda.Ptr(y.Ptr), cuda.Uint64Bytes(bits))
+		n := in[0].Len()
+		return d.Elems("dropout_mask", (n+64*maskBlock-1)/(64*maskBlock), y.Ptr, seed(), threshold, n)
 	}}
 }
 

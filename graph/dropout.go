@@ -44,34 +44,11 @@ func Dropout(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 // many there are.
 func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) {
 	words := (x.Shape().TotalSize() + 63) / 64
-	// One 64-bit draw gives two 32-bit uniforms u, each kept when u ≥ p·2³²:
-	// the borrow of u - threshold is 1 exactly when it is not.
 	threshold := uint64(p * (1 << 32))
-	keep := func(u uint64) uint64 { return 1 ^ (u&(1<<32-1)-threshold)>>63 }
-	block := func(g *rand.PCG, w0, n int, mask []int) {
-		for w := w0; w < min(w0+maskBlock, len(mask)); w++ {
-			var word uint64
-			for j := 0; j < 64 && w*64+j < n; j += 2 {
-				u := g.Uint64()
-				word |= keep(u) << j
-				if w*64+j+1 < n {
-					word |= keep(u>>32) << (j + 1)
-				}
-			}
-			mask[w] = int(word)
-		}
-	}
-	draw := func(n int, mask []int) {
-		seed := rng.Uint64()
-		blocks := (len(mask) + maskBlock - 1) / maskBlock
-		forElems(blocks, 64*maskBlock, func(lo, hi int) {
-			var g rand.PCG
-			for b := lo; b < hi; b++ {
-				g.Seed(seed, uint64(b))
-				block(&g, b*maskBlock, n, mask)
-			}
-		})
-	}
+	// The CPU's kernels and the device's take the seed alike, so that runs
+	// on either consume rng the same.
+	seed := rng.Uint64
+	draw := func(n int, mask []int) { drawMask(seed(), threshold, n, mask) }
 	return Op{
 		Name:      fmt.Sprintf("dropout_mask(p=%g,id=%d)", p, id),
 		Arity:     1,
@@ -85,8 +62,37 @@ func dropoutMask(x *G.Node, p float64, rng *rand.Rand, id int) (*G.Node, error) 
 			draw(len(in[0].Data), m.Ints)
 			return nil
 		}},
-		Device: maskDevice(words, draw),
+		Device: maskDevice(seed, threshold),
 	}.Apply(x)
+}
+
+// drawMask draws the mask of n elements from seed, as dropoutMask says:
+// one 64-bit draw gives two 32-bit uniforms u, each kept when u ≥ threshold
+// = p·2³². The device's dropout_mask kernel draws the same bits.
+func drawMask(seed, threshold uint64, n int, mask []int) {
+	// The borrow of u - threshold is 1 exactly when u is not kept.
+	keep := func(u uint64) uint64 { return 1 ^ (u&(1<<32-1)-threshold)>>63 }
+	block := func(g *rand.PCG, w0 int) {
+		for w := w0; w < min(w0+maskBlock, len(mask)); w++ {
+			var word uint64
+			for j := 0; j < 64 && w*64+j < n; j += 2 {
+				u := g.Uint64()
+				word |= keep(u) << j
+				if w*64+j+1 < n {
+					word |= keep(u>>32) << (j + 1)
+				}
+			}
+			mask[w] = int(word)
+		}
+	}
+	blocks := (len(mask) + maskBlock - 1) / maskBlock
+	forElems(blocks, 64*maskBlock, func(lo, hi int) {
+		var g rand.PCG
+		for b := lo; b < hi; b++ {
+			g.Seed(seed, uint64(b))
+			block(&g, b*maskBlock)
+		}
+	})
 }
 
 // maskBlock is the number of words of a dropout mask drawn from one

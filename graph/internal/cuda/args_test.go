@@ -25,6 +25,7 @@ func TestBadCalls(t *testing.T) {
 				{d.Launch("fill_f32", one, one, p, 1.0, 16), "argument 2 (v): have float64, want float (float32)"},
 				{d.Launch("fill_f32", one, one, p, float32(1), int64(16)), "argument 3 (n): have int64, want int (int32)"},
 				{d.Launch("fill_f32", one, one, p, float32(1), 1<<40), "does not fit a C int"},
+				{d.Launch("dropout_mask", one, one, p, 7, uint64(0), 16), "argument 2 (seed): have int, want unsigned long long (uint64)"},
 				{d.Launch("fill_f32", one, one, p+64, float32(1), 16), "argument 1 (y): 1 bytes at"},
 				{d.Launch("fill_f32", one, Dim3{X: 96}, p, float32(1), 16), "has 96 threads, want a power of two up to 1024"},
 				{d.Launch("fill_f32", one, Dim3{X: 2048}, p, float32(1), 16), "has 2048 threads"},

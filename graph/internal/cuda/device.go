@@ -44,7 +44,7 @@ type Device interface {
 	ToHost(dst []byte, src Ptr) error
 	// Launch runs kernel on grid × block threads with args, checked against
 	// the kernel's parameters: Ptr for a pointer, int32 (or an int that fits)
-	// for int, float32 for float.
+	// for int, float32 for float, uint64 for unsigned long long.
 	Launch(kernel string, grid, block Dim3, args ...any) error
 	// Gemm runs a matrix product (see GEMM).
 	Gemm(g GEMM) error
@@ -174,6 +174,10 @@ func (p param) pack(v any) (uint64, error) {
 	case float32:
 		if p.kind == kindFloat {
 			return uint64(math.Float32bits(x)), nil
+		}
+	case uint64:
+		if p.kind == kindU64 {
+			return x, nil
 		}
 	}
 	return 0, errors.Errorf("have %T, want %s", v, p.kind)

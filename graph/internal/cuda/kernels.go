@@ -25,6 +25,7 @@ const (
 	kindPtr   kind = "pointer (Ptr)"
 	kindInt   kind = "int (int32)"
 	kindFloat kind = "float (float32)"
+	kindU64   kind = "unsigned long long (uint64)"
 )
 
 // param is one parameter of a kernel.
@@ -38,7 +39,7 @@ var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)
 
 // parseKernels returns the parameters of each kernel declared in src, CUDA C
 // whose kernels are declared `extern "C" __global__ void name(params)` with
-// one or more parameters, each a pointer, int or float.
+// one or more parameters, each a pointer, int, float or unsigned long long.
 func parseKernels(file, src string) (map[string][]param, error) {
 	out := map[string][]param{}
 	for _, m := range kernelDecl.FindAllStringSubmatch(src, -1) {
@@ -72,8 +73,10 @@ func parseParam(p string) (param, error) {
 		return param{name, kindInt}, nil
 	case typ == "float":
 		return param{name, kindFloat}, nil
+	case typ == "unsigned long long":
+		return param{name, kindU64}, nil
 	}
-	return param{}, errors.Errorf("parameter %q: type %q is not a pointer, int or float", name, typ)
+	return param{}, errors.Errorf("parameter %q: type %q is not a pointer, int, float or unsigned long long", name, typ)
 }
 
 // sharedKernels returns the kernels of src whose body declares __shared__

@@ -12,7 +12,7 @@ import (
 // and grids smaller than the work (so that the grid-stride loops turn).
 func kernelTests() map[string]func(*env) {
 	return map[string]func(*env){
-		"elementwise": testElementwise, "dropout": testDropout, "bf16": testBF16,
+		"elementwise": testElementwise, "dropout": testDropout, "dropoutmask": testDropoutMask, "bf16": testBF16,
 		"softmax": testSoftmax, "maskedsoftmax": testMaskedSoftmax, "layout": testLayout, "pointwise": testPointwise, "broadcast": testBroadcast,
 		"max": testMaxAxis, "slicing": testSlicing, "slot": testSlot, "targetscores": testTargetScores, "layernorm": testLayerNorm, "embedding": testEmbedding,
 		"crossentropy": testCrossEntropy, "meanloss": testMeanLoss, "adam": testAdam, "gatherrows": testGatherRows,
@@ -103,6 +103,54 @@ func testDropout(e *env) {
 		}
 		near(e.t, fmt.Sprintf("dropout n=%d", n), e.download(py, n), want, e.d.tol)
 	}
+}
+
+// testDropoutMask checks dropout_mask bit for bit against maskRef, on
+// sizes with a part word, an odd count and a part block of words, from one
+// thread for all blocks and from one thread per block.
+func testDropoutMask(e *env) {
+	r := rand.New(rand.NewPCG(9, 1))
+	for _, n := range []int{1, 63, 64, 65, 4095, 4096, 4097, 3*64*64 + 129, 12345} {
+		for _, p := range []float64{0, 0.1, 0.5, 0.9} {
+			seed, threshold, words := r.Uint64(), uint64(p*(1<<32)), (n+63)/64
+			want := maskRef(seed, threshold, n)
+			for _, grid := range []int{1, (words + 63) / 64} {
+				pm := e.alloc(2 * words)
+				e.launch("dropout_mask", grid, 1, pm, seed, threshold, n)
+				got := make([]uint64, words)
+				if err := e.d.ToHost(Uint64Bytes(got), pm); err != nil {
+					e.t.Fatal(err)
+				}
+				for w := range got {
+					if got[w] != want[w] {
+						e.t.Errorf("dropout_mask n=%d p=%g grid=%d: word %d = %#x, want %#x", n, p, grid, w, got[w], want[w])
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// maskRef is graph's dropout mask of n elements, element by element: the
+// elements 4096b... of block b draw from a PCG seeded (seed, b), elements
+// 2k and 2k+1 from the low and high halves of one draw, kept (bit set) when
+// the half is ≥ threshold.
+func maskRef(seed, threshold uint64, n int) []uint64 {
+	mask := make([]uint64, (n+63)/64)
+	var g rand.PCG
+	for i := 0; i < n; i += 2 {
+		if i%(64*64) == 0 {
+			g.Seed(seed, uint64(i/(64*64)))
+		}
+		u := g.Uint64()
+		for k, half := range []uint64{u & (1<<32 - 1), u >> 32} {
+			if i+k < n && half >= threshold {
+				mask[(i+k)/64] |= 1 << ((i + k) % 64)
+			}
+		}
+	}
+	return mask
 }
 
 // bf16Nearest is x rounded to the nearest bfloat16, ties to the even one,

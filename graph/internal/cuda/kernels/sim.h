@@ -53,6 +53,9 @@ static float __uint_as_float(unsigned u) {
     memcpy(&f, &u, sizeof f);
     return f;
 }
+static unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)((unsigned __int128)a * b >> 64);
+}
 static float atomicAdd(float* p, float v) { return std::atomic_ref<float>(*p).fetch_add(v); }
 
 namespace sim {

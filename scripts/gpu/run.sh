@@ -4,7 +4,8 @@
 # float64 references as on the simulated device (1e-4 relative, TF32 off),
 # and the checks of bad calls; every op's programs, forward and gradients,
 # on the GPU against the CPU (graph's TestDevice*, 1e-4 relative); training
-# and decoding against the CPU; then the benchmarks BenchmarkCUDA* and
+# and decoding against the CPU; cmd/train and cmd/translate with -device
+# cuda; then the benchmarks BenchmarkCUDA* and
 # cmd/bench beside PyTorch. The
 # output goes to cuda.log too. It exits 2 if the CUDA device could not be
 # opened (the log says why).
@@ -41,6 +42,14 @@ fi
 # L2), and greedy and beam decoding against the CPU's tokens.
 ./trainer.test -test.v -test.count=1 -test.run '^TestGPUTrainingBase$' 2>&1 | tee -a cuda.log || status=$?
 ./model.test -test.v -test.count=1 -test.run '^TestGPUDecoding$' 2>&1 | tee -a cuda.log || status=$?
+# The commands: base on the built-in copy task, 20 updates on the GPU and on
+# the CPU (their metrics.jsonl lines should agree), then the GPU's model
+# translates on the GPU.
+for dev in cuda cpu; do
+	./train -device "$dev" -preset base -steps 20 -eval-every 10 -out "run-$dev" 2>&1 | tee -a cuda.log || status=$?
+done
+tail -n 1 run-cuda/metrics.jsonl run-cpu/metrics.jsonl | tee -a cuda.log || status=$?
+echo "4 5 6 7 8" | ./translate -device cuda -model run-cuda -checkpoint final 2>&1 | tee -a cuda.log || status=$?
 # Speed: cuBLAS products (TFLOP/s) and the row softmax (GB/s).
 ./cuda.test -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x 2>&1 | tee -a cuda.log || status=$?
 # Speed beside PyTorch eager on the same GPU ($PYTHON, default python3, with

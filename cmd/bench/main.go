@@ -143,7 +143,7 @@ func (o options) checkCounts() error {
 
 // rows are the measurements the flags ask for.
 func (o options) rows() ([]row, error) {
-	vs, err := ints("-vocabs", o.vocabs, model.MinVocab, model.MaxVocab)
+	vs, err := ints("-vocabs", "vocabulary size", o.vocabs, model.MinVocab, model.MaxVocab)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func (o options) rows() ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	greedy, err := ints("-decode-batches", o.decodeBatches, 1, maxBatch)
+	greedy, err := ints("-decode-batches", "batch size", o.decodeBatches, 1, maxBatch)
 	if err != nil {
 		return nil, err
 	}
@@ -257,12 +257,12 @@ func mb(v float64) string {
 }
 
 // ints parses a comma-separated list of vocabulary sizes.
-func ints(flag, s string, least, most int) ([]int, error) {
+func ints(flag, what, s string, least, most int) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < least || v > most {
-			return nil, errors.Errorf("%s %s: %q: want an integer from %d to %d", flag, s, f, least, most)
+			return nil, errors.Errorf("%s %s: %s %q: want an integer from %d to %d", flag, s, what, f, least, most)
 		}
 		out = append(out, v)
 	}

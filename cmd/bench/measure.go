@@ -176,7 +176,7 @@ func parseChild(spec string) ([]row, error) {
 		switch {
 		case r.Kind != "train" && r.Kind != "forward" && r.Kind != "greedy" && r.Kind != "beam4":
 			return nil, errors.Errorf("-child: unknown kind %q", r.Kind)
-		case r.Batch < 1 || r.Batch > maxBatch || r.Len < 0:
+		case r.Batch > maxBatch || r.Len < 0:
 			return nil, errors.Errorf("-child: batch %d, length %d: want batch 1 to %d", r.Batch, r.Len, maxBatch)
 		}
 		cfg, err := model.Preset(r.Preset, r.Vocab)
@@ -184,10 +184,13 @@ func parseChild(spec string) ([]row, error) {
 			err = checkLen(cfg, r.Len)
 		}
 		if err == nil {
-			err = trainer.CheckMemory(cfg, r.Batch*max(r.Len, decodeMaxLen))
+			err = trainer.CheckMemory(cfg, max(r.Batch, 1)*max(r.Len, decodeMaxLen))
 		}
 		if err != nil {
 			return nil, errors.Wrap(err, "-child")
+		}
+		if r.Batch < 1 {
+			return nil, errors.Errorf("-child: batch %d: want batch 1 to %d", r.Batch, maxBatch)
 		}
 	}
 	return rows, nil

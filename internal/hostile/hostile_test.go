@@ -279,6 +279,9 @@ func TestHostileInputs(t *testing.T) {
 		{name: "bench with a stray argument", script: `$BIN/bench tiny`, code: 1, stderr: `unexpected arguments ["tiny"]`},
 		{name: "bench -vocabs with a word", script: `$BIN/bench -vocabs 1000,abc`, code: 1, stderr: `-vocabs 1000,abc: vocabulary size "abc"`},
 		{name: "bench -scaling -rounds 0", script: `$BIN/bench -scaling -rounds 0`, code: 1, stderr: "-rounds 0: want 1 to 1000"},
+		{name: "bench -shape without a length", script: `$BIN/bench -shape 64`, code: 1, stderr: `-shape "64": want batch x length`},
+		{name: "bench -shape past max_len", script: `$BIN/bench -presets tiny -shape 2x5000`, code: 1, stderr: "length 5000 is longer than the preset's max_len"},
+		{name: "bench -decode-batches 0", script: `$BIN/bench -decode-batches 0`, code: 1, stderr: `-decode-batches 0: batch size "0"`},
 		{name: "bench -child of a huge vocabulary", script: `$BIN/bench -child '[{"kind":"train","preset":"base","vocab":16000000}]'`,
 			code: 1, stderr: "model too large"},
 

@@ -156,47 +156,21 @@ func (p *Program) SumSquares() (float64, error) {
 // in the runtime's scratch memory (grown as needed).
 func (rt *Runtime) sumSquares(xs []cuda.Ptr, sizes []int) (float64, error) {
 	parts := len(xs) * sqThreads
-	if err := rt.growScratch(4 * (parts + 1)); err != nil {
-		return 0, err
+	scratch, err := grow(rt.cuda, &rt.scratch, 0, 4*(parts+1))
+	if err != nil {
+		return 0, errors.Wrap(err, "sum of squares")
 	}
 	for i, x := range xs {
-		err := rt.cuda.Launch("sum_squares_f32", cuda.Dim3{X: sqBlocks}, cuda.Dim3{X: sqBlock}, rt.scratch.Add(4*i*sqThreads), x, sizes[i])
+		err := rt.cuda.Launch("sum_squares_f32", cuda.Dim3{X: sqBlocks}, cuda.Dim3{X: sqBlock}, scratch.Add(4*i*sqThreads), x, sizes[i])
 		if err != nil {
 			return 0, errors.Wrap(err, "sum of squares")
 		}
 	}
-	sum := rt.scratch.Add(4 * parts)
-	if err := cuda.Rows(rt.cuda, "sum_f32", 1, parts, sum, rt.scratch, parts); err != nil {
+	sum := scratch.Add(4 * parts)
+	if err := cuda.Rows(rt.cuda, "sum_f32", 1, parts, sum, scratch, parts); err != nil {
 		return 0, errors.Wrap(err, "sum of squares")
 	}
 	one := []float32{0}
-	err := rt.cuda.ToHost(cuda.Float32Bytes(one), sum)
+	err = rt.cuda.ToHost(cuda.Float32Bytes(one), sum)
 	return float64(one[0]), errors.Wrap(err, "copying the sum of squares to the host")
-}
-
-// growScratch makes the runtime's scratch memory on its device at least
-// bytes long.
-func (rt *Runtime) growScratch(bytes int) error {
-	if bytes <= rt.scratchBytes {
-		return nil
-	}
-	if err := rt.freeScratch(); err != nil {
-		return err
-	}
-	p, err := rt.cuda.Alloc(bytes)
-	if err != nil {
-		return errors.Wrap(err, "scratch memory on the device")
-	}
-	rt.scratch, rt.scratchBytes = p, bytes
-	return nil
-}
-
-// freeScratch frees the runtime's scratch memory, if any.
-func (rt *Runtime) freeScratch() error {
-	if rt.scratch == 0 {
-		return nil
-	}
-	err := rt.cuda.Free(rt.scratch)
-	rt.scratch, rt.scratchBytes = 0, 0
-	return errors.Wrap(err, "freeing scratch memory on the device")
 }

@@ -169,7 +169,7 @@ func grow(dev cuda.Device, bufs *[]scratchBuf, i, bytes int) (cuda.Ptr, error) {
 		}
 		p, err := dev.Alloc(bytes)
 		if err != nil {
-			return 0, errors.Wrap(err, "a node's memory on the device")
+			return 0, errors.Wrap(err, "scratch memory on the device")
 		}
 		b.p, b.bytes = p, bytes
 	}
@@ -214,7 +214,8 @@ func deviceArgs(args []any) []any {
 	return out
 }
 
-// freeScratch releases the scratch buffers bufs on dev.
+// freeScratch releases the scratch buffers bufs on dev (a node's, or the
+// runtime's).
 func freeScratch(dev cuda.Device, bufs []scratchBuf) error {
 	var first error
 	for _, b := range bufs {

@@ -39,10 +39,9 @@ type Runtime struct {
 	params map[*tensor.Dense]*deviceParam
 	// copiedToHost counts the bytes its programs' values read from the device.
 	copiedToHost int
-	// scratch is device memory of scratchBytes for reductions (sums of
-	// squares), grown as needed.
-	scratch      cuda.Ptr
-	scratchBytes int
+	// scratch is device memory for reductions (sums of squares), grown as
+	// needed.
+	scratch []scratchBuf
 }
 
 // NewRuntime returns a runtime on device d whose programs multiply in
@@ -136,12 +135,12 @@ func (rt *Runtime) Close() error {
 		}
 		delete(rt.params, t)
 	}
-	if err := rt.freeScratch(); err != nil && first == nil {
+	if err := freeScratch(rt.cuda, rt.scratch); err != nil && first == nil {
 		first = err
 	}
 	if err := rt.cuda.Close(); err != nil && first == nil {
 		first = err
 	}
-	rt.cuda = nil
+	rt.cuda, rt.scratch = nil, nil
 	return errors.Wrap(first, "closing the device")
 }

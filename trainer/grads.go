@@ -186,15 +186,8 @@ func (d *deviceSums) allReduce(w *dist.World, tail []float64) error {
 	if d.flat, err = d.s.AppendHost(d.flat[:0]); err != nil {
 		return err
 	}
-	n := len(d.flat)
-	for _, v := range tail {
-		d.flat = append(d.flat, float32(v))
-	}
-	if err := w.SumF32(d.flat); err != nil {
+	if d.flat, err = sumWithTail(w.SumF32, d.flat, tail); err != nil {
 		return err
-	}
-	for i := range tail {
-		tail[i] = float64(d.flat[n+i])
 	}
 	return d.s.SetHost(d.flat)
 }

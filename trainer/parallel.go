@@ -69,18 +69,29 @@ func allReduce[T float32 | float64](sum func([]T) error, buf []T, names []string
 	for _, name := range names {
 		buf = append(buf, grads[name].Data().([]T)...)
 	}
-	for _, v := range tail {
-		buf = append(buf, T(v))
-	}
-	if err := sum(buf); err != nil {
+	buf, err := sumWithTail(sum, buf, tail)
+	if err != nil {
 		return buf, err
 	}
 	off := 0
 	for _, name := range names {
 		off += copy(grads[name].Data().([]T), buf[off:])
 	}
+	return buf, nil
+}
+
+// sumWithTail appends tail to buf, sums buf over the ranks with sum in
+// place, and reads the tail's sums back into tail.
+func sumWithTail[T float32 | float64](sum func([]T) error, buf []T, tail []float64) ([]T, error) {
+	n := len(buf)
+	for _, v := range tail {
+		buf = append(buf, T(v))
+	}
+	if err := sum(buf); err != nil {
+		return buf, err
+	}
 	for i := range tail {
-		tail[i] = float64(buf[off+i])
+		tail[i] = float64(buf[n+i])
 	}
 	return buf, nil
 }

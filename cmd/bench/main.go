@@ -184,14 +184,13 @@ func (o options) rows() ([]row, error) {
 	if _, err := model.Preset(o.decodePreset, decodeVocab); err != nil {
 		return nil, errors.Wrap(err, "-decode-preset")
 	}
+	decode := row{Preset: o.decodePreset, Vocab: decodeVocab, Precision: prec, Device: dev}
 	for _, b := range greedy {
-		rows = append(rows, row{Kind: "greedy", Batch: b})
+		decode.Kind, decode.Batch = "greedy", b
+		rows = append(rows, decode)
 	}
-	rows = append(rows, row{Kind: "beam4", Batch: 1})
-	for i := len(rows) - len(greedy) - 1; i < len(rows); i++ {
-		rows[i].Preset, rows[i].Vocab, rows[i].Precision, rows[i].Device = o.decodePreset, decodeVocab, prec, dev
-	}
-	return rows, nil
+	decode.Kind, decode.Batch = "beam4", 1
+	return append(rows, decode), nil
 }
 
 // parseShape parses -shape, batch x length.

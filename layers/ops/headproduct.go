@@ -64,12 +64,10 @@ func headMix(w, v *G.Node, kvHeads int) (*G.Node, error) {
 	return headProduct(w, v, headLayouts{byHead, seq, seq}, false, false, [3]int{heads, kvHeads, heads})
 }
 
-// checkHeads checks that every x is [batch, len, heads·dk].
-func checkHeads(heads int, xs ...*G.Node) error {
-	for _, x := range xs {
-		if x == nil || x.Dims() != 3 || heads < 1 || x.Shape()[2]%heads != 0 {
-			return errors.Errorf("want [batch, len, heads·dk] with %d heads, have %v", heads, shapeOf(x))
-		}
+// checkHeads checks that x is [batch, len, heads·dk].
+func checkHeads(heads int, x *G.Node) error {
+	if x == nil || x.Dims() != 3 || heads < 1 || x.Shape()[2]%heads != 0 {
+		return errors.Errorf("want [batch, len, heads·dk] with %d heads, have %v", heads, shapeOf(x))
 	}
 	return nil
 }
@@ -83,16 +81,16 @@ func shapeOf(x *G.Node) tensor.Shape {
 }
 
 // headLayout is how a stack of per-head matrices, one per batch entry b and
-// head h, lies in a tensor.
-type headLayout bool
+// head h, lies in a tensor; it names itself in an op's name.
+type headLayout string
 
 const (
 	// seq is [batch, rows, heads·cols]: head h's matrix is columns
 	// h·cols … (h+1)·cols of entry b, with a leading dimension heads·cols.
-	seq headLayout = false
+	seq headLayout = "seq"
 	// byHead is [batch, heads, rows, cols]: one contiguous matrix per
 	// (b, h).
-	byHead headLayout = true
+	byHead headLayout = "head"
 )
 
 // headLayouts are the layouts of a product's operands a and b and its
@@ -214,12 +212,4 @@ func headProductKernel[T graph.Float](batch int, ms [3]headMatrix, transA, trans
 		})
 		return nil
 	}
-}
-
-// String names a layout in an op's name.
-func (l headLayout) String() string {
-	if l == byHead {
-		return "head"
-	}
-	return "seq"
 }

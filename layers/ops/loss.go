@@ -82,14 +82,38 @@ func rowLosses(x, targets *G.Node, eps float64, pad int, logits bool) (*G.Node, 
 	}.Apply(x, targets)
 }
 
+// rowLossKernels write each row's normalizer and loss (smoothedRows) and
+// their gradient; the gradient reads x and stats only for logits.
 func rowLossKernels[T graph.Float](eps float64, pad int, logits bool) graph.Kernels[T] {
 	return graph.Kernels[T]{
 		Forward: func(stats graph.Operand[T], in []graph.Operand[T]) error {
 			return smoothedRows(stats.Data, in[0].Data, in[1].Ints, eps, pad, logits)
 		},
 		Backward: func(_ int, dx graph.Operand[T], in []graph.Operand[T], stats, dstats graph.Operand[T]) error {
-			smoothedRowsBackward(dx.Data, in[0].Data, in[1].Ints, stats.Data, dstats.Data, eps, pad, logits)
-			return nil
+			q := T(eps / float64(len(dx.Data)/len(in[1].Ints)))
+			return forRows(dx.Data, in[1].Ints, func(i, t int, dr []T) {
+				dz, dl := dstats.Data[2*i], dstats.Data[2*i+1]
+				switch {
+				case t == pad:
+					clear(dr)
+					return
+				case logits:
+					// dr = (dl + dz)·softmax(row) - dl·q, the softmax being e^(row - lse)
+					// divided by its sum: lse as stored in T is rounded at the logits'
+					// magnitude (by up to 1e-3 in float32 near 1e4), and the sum
+					// cancels that rounding.
+					sum := graph.ExpShift(dr, in[0].Data[i*len(dr):(i+1)*len(dr)], stats.Data[2*i])
+					s, c := (dl+dz)/T(sum), dl*q
+					for v, p := range dr {
+						dr[v] = s*p - c
+					}
+				default:
+					for v := range dr {
+						dr[v] = -dl * q
+					}
+				}
+				dr[t] -= dl * T(1-eps)
+			})
 		},
 	}
 }
@@ -122,8 +146,7 @@ func meanLossKernels[T graph.Float](pad int) graph.Kernels[T] {
 		Backward: func(_ int, d graph.Operand[T], in []graph.Operand[T], _, dl graph.Operand[T]) error {
 			g := T(float64(dl.Data[0]) / float64(max(countTargets(in[1].Ints, pad), 1)))
 			for i, t := range in[1].Ints {
-				d.Data[2*i] = 0
-				d.Data[2*i+1] = g
+				d.Data[2*i], d.Data[2*i+1] = 0, g
 				if t == pad {
 					d.Data[2*i+1] = 0
 				}
@@ -159,24 +182,31 @@ func checkTargetIDs(targets []int, vocab int) error {
 
 // smoothedRows writes each row's normalizer and loss (see rowLosses) into stats.
 func smoothedRows[T graph.Float](stats, x []T, targets []int, eps float64, pad int, logits bool) error {
+	return forRows(x, targets, func(i, t int, row []T) {
+		stats[2*i], stats[2*i+1] = 0, 0
+		if t == pad {
+			return
+		}
+		var z float64
+		if logits {
+			z, _ = logSumExp(row)
+		}
+		stats[2*i] = T(z)
+		stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(len(row))*graph.RowSum(row))
+	})
+}
+
+// forRows checks that every target is in [0, vocab), vocab the length of
+// x's rows, and calls f with each row of x, its index and its target,
+// several goroutines each taking some rows.
+func forRows[T graph.Float](x []T, targets []int, f func(i, t int, row []T)) error {
 	vocab := len(x) / len(targets)
 	if err := checkTargetIDs(targets, vocab); err != nil {
 		return err
 	}
 	graph.ParallelFor(len(targets), vocab, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			t := targets[i]
-			stats[2*i], stats[2*i+1] = 0, 0
-			if t == pad {
-				continue
-			}
-			row := x[i*vocab : (i+1)*vocab]
-			var z float64
-			if logits {
-				z, _ = logSumExp(row)
-			}
-			stats[2*i] = T(z)
-			stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(vocab)*graph.RowSum(row))
+			f(i, targets[i], x[i*vocab:(i+1)*vocab])
 		}
 	})
 	return nil
@@ -191,46 +221,6 @@ func countTargets(targets []int, pad int) int {
 		}
 	}
 	return n
-}
-
-// smoothedRowsBackward is rowLosses' gradient; x and stats are read only
-// for logits.
-func smoothedRowsBackward[T graph.Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool) {
-	vocab := len(d) / len(targets)
-	graph.ParallelFor(len(targets), vocab, func(lo, hi int) {
-		smoothedRowsBackwardIn(d, x, targets, stats, dstats, eps, pad, logits, vocab, lo, hi)
-	})
-}
-
-// smoothedRowsBackwardIn is smoothedRowsBackward for the rows [lo, hi).
-func smoothedRowsBackwardIn[T graph.Float](d, x []T, targets []int, stats, dstats []T, eps float64, pad int, logits bool, vocab, lo, hi int) {
-	q := T(eps / float64(vocab))
-	for i := lo; i < hi; i++ {
-		t := targets[i]
-		dr := d[i*vocab : (i+1)*vocab]
-		dz, dl := dstats[2*i], dstats[2*i+1]
-		if t == pad {
-			clear(dr)
-			continue
-		}
-		if !logits {
-			for v := range dr {
-				dr[v] = -dl * q
-			}
-			dr[t] -= dl * T(1-eps)
-			continue
-		}
-		// dr = (dl + dz)·softmax(row) - dl·q, the softmax being e^(row - lse)
-		// divided by its sum: lse as stored in T is rounded at the logits'
-		// magnitude (by up to 1e-3 in float32 near 1e4), and the sum
-		// cancels that rounding.
-		sum := graph.ExpShift(dr, x[i*vocab:(i+1)*vocab], stats[2*i])
-		s, c := (dl+dz)/T(sum), dl*q
-		for v, p := range dr {
-			dr[v] = s*p - c
-		}
-		dr[t] -= dl * T(1-eps)
-	}
 }
 
 // logSumExp is log Σ exp(x_j), computed from the row's maximum, which it

@@ -39,8 +39,16 @@ func addPositions(x, pe *G.Node) (*G.Node, error) {
 	}.Apply(x, pe)
 }
 
+// addPositionsKernel adds the rows of pe in[1], one sequence long, to
+// every sequence of x in[0], several goroutines each taking some sequences.
 func addPositionsKernel[T graph.Float](y graph.Operand[T], in []graph.Operand[T]) error {
-	addPositionRows(y.Data, in[0].Data, in[1].Data[:len(y.Data)/y.Shape[0]])
+	n := len(y.Data) / y.Shape[0]
+	pe := in[1].Data[:n]
+	graph.ParallelFor(y.Shape[0], n, func(lo, hi int) {
+		for b := lo * n; b < hi*n; b += n {
+			graph.AddRow(y.Data[b:b+n], in[0].Data[b:b+n], pe)
+		}
+	})
 	return nil
 }
 
@@ -58,33 +66,17 @@ func positionsGrad(dy *G.Node, maxLen int) (*G.Node, error) {
 	}.Apply(dy)
 }
 
+// positionsGradKernel sums the sequences of dy in[0] into the rows of dpe
+// below their length and zeroes the rest.
 func positionsGradKernel[T graph.Float](dpe graph.Operand[T], in []graph.Operand[T]) error {
 	n := len(in[0].Data) / in[0].Shape[0]
-	sumRows(dpe.Data[:n], in[0].Data)
-	clear(dpe.Data[n:])
-	return nil
-}
-
-// sumRows sums the rows of x, each as long as y, into y.
-func sumRows[T graph.Float](y, x []T) {
-	n := len(y)
-	clear(y)
-	for r := 0; r < len(x); r += n {
-		for j, v := range x[r : r+n] {
-			y[j] += v
+	clear(dpe.Data)
+	for r := 0; r < len(in[0].Data); r += n {
+		for j, v := range in[0].Data[r : r+n] {
+			dpe.Data[j] += v
 		}
 	}
-}
-
-// addPositionRows adds pe, one sequence long, to every sequence of x,
-// several goroutines each taking some sequences.
-func addPositionRows[T graph.Float](y, x, pe []T) {
-	n := len(pe)
-	graph.ParallelFor(len(x)/n, n, func(lo, hi int) {
-		for b := lo * n; b < hi*n; b += n {
-			graph.AddRow(y[b:b+n], x[b:b+n], pe)
-		}
-	})
+	return nil
 }
 
 // firstShape is the shape rule of ops whose output has their first input's

@@ -44,17 +44,9 @@ func targetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
 
 func targetScoresKernel[T graph.Float](pad int) func(graph.Operand[T], []graph.Operand[T]) error {
 	return func(scores graph.Operand[T], in []graph.Operand[T]) error {
-		x, targets := in[0].Data, in[1].Ints
-		vocab := len(x) / len(targets)
-		if err := checkTargetIDs(targets, vocab); err != nil {
-			return err
-		}
-		graph.ParallelFor(len(targets), vocab, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				scores.Data[2*i], scores.Data[2*i+1] = targetScore(x[i*vocab:(i+1)*vocab], targets[i], pad)
-			}
+		return forRows(in[0].Data, in[1].Ints, func(i, t int, row []T) {
+			scores.Data[2*i], scores.Data[2*i+1] = targetScore(row, t, pad)
 		})
-		return nil
 	}
 }
 

@@ -25,8 +25,12 @@ func SetSlot(s *graph.Scope, cache, x, slot *G.Node) *G.Node {
 }
 
 func setSlot(cache, x, slot *G.Node) (*G.Node, error) {
-	if err := checkSlotShapes(cache.Shape(), x.Shape(), slot); err != nil {
-		return nil, err
+	cs, xs, n := cache.Shape(), x.Shape(), cache.Dims()
+	if n < 2 || len(xs) != n || xs[n-2] != 1 || xs[n-1] != cs[n-1] || !xs[:n-2].Eq(cs[:n-2]) {
+		return nil, errors.Errorf("set slot: x %v must be cache %v with one position on the next-to-last axis", xs, cs)
+	}
+	if slot.Dtype() != tensor.Int || !slot.Shape().Eq(tensor.Shape{1}) {
+		return nil, errors.Errorf("set slot: slot is %v of shape %v, want int of shape [1]", slot.Dtype(), slot.Shape())
 	}
 	return graph.Op{
 		Name:   "set_slot",
@@ -47,25 +51,16 @@ func setSlot(cache, x, slot *G.Node) (*G.Node, error) {
 	}.Apply(cache, x, slot)
 }
 
+// setSlotKernel copies the cache in[0] into y and the rows of x in[1]
+// [..., 1, d] into slot t of y [..., maxLen, d].
 func setSlotKernel[T graph.Float](y graph.Operand[T], in []graph.Operand[T]) error {
-	t, err := slotIndex(in[2].Ints, y.Shape)
+	t, n, d, err := slotIndex(in[2].Ints, y.Shape)
 	if err != nil {
 		return err
 	}
 	copy(y.Data, in[0].Data)
-	writeSlot(y.Data, in[1].Data, t, y.Shape)
-	return nil
-}
-
-// checkSlotShapes checks SetSlot's operands: cache [..., maxLen, d], x
-// [..., 1, d] and slot an int [1].
-func checkSlotShapes(cs, xs tensor.Shape, slot *G.Node) error {
-	n := len(cs)
-	if n < 2 || len(xs) != n || xs[n-2] != 1 || xs[n-1] != cs[n-1] || !xs[:n-2].Eq(cs[:n-2]) {
-		return errors.Errorf("set slot: x %v must be cache %v with one position on the next-to-last axis", xs, cs)
-	}
-	if slot.Dtype() != tensor.Int || !slot.Shape().Eq(tensor.Shape{1}) {
-		return errors.Errorf("set slot: slot is %v of shape %v, want int of shape [1]", slot.Dtype(), slot.Shape())
+	for i := range len(in[1].Data) / d {
+		copy(y.Data[(i*n+t)*d:(i*n+t+1)*d], in[1].Data[i*d:(i+1)*d])
 	}
 	return nil
 }
@@ -90,45 +85,32 @@ func slotGrad(dy, slot *G.Node, cacheGrad bool) (*G.Node, error) {
 
 func slotGradKernel[T graph.Float](cacheGrad bool) func(graph.Operand[T], []graph.Operand[T]) error {
 	return func(out graph.Operand[T], in []graph.Operand[T]) error {
-		t, err := slotIndex(in[1].Ints, in[0].Shape)
+		dy := in[0].Data
+		t, n, d, err := slotIndex(in[1].Ints, in[0].Shape)
 		if err != nil {
 			return err
 		}
-		slotBackward(out.Data, in[0].Data, t, in[0].Shape, cacheGrad)
+		if cacheGrad {
+			copy(out.Data, dy)
+		}
+		for i := range len(dy) / (n * d) {
+			at := (i*n + t) * d
+			if cacheGrad {
+				clear(out.Data[at : at+d])
+			} else {
+				copy(out.Data[i*d:(i+1)*d], dy[at:at+d])
+			}
+		}
 		return nil
 	}
 }
 
-// slotIndex reads the slot and checks it against the cache shape s.
-func slotIndex(slot []int, s tensor.Shape) (int, error) {
-	t := slot[0]
-	if n := s[len(s)-2]; t < 0 || t >= n {
-		return 0, errors.Errorf("slot %d outside the cache's [0, %d)", t, n)
+// slotIndex reads the slot t and checks it against the cache shape s
+// [..., maxLen, d], returning maxLen and d too.
+func slotIndex(slot []int, s tensor.Shape) (t, maxLen, d int, err error) {
+	t, maxLen, d = slot[0], s[len(s)-2], s[len(s)-1]
+	if t < 0 || t >= maxLen {
+		return 0, 0, 0, errors.Errorf("slot %d outside the cache's [0, %d)", t, maxLen)
 	}
-	return t, nil
-}
-
-// writeSlot copies the rows of x [..., 1, d] into slot t of y [..., maxLen, d].
-func writeSlot[T graph.Float](y, x []T, t int, s tensor.Shape) {
-	n, d := s[len(s)-2], s[len(s)-1]
-	for i := range len(x) / d {
-		copy(y[(i*n+t)*d:(i*n+t+1)*d], x[i*d:(i+1)*d])
-	}
-}
-
-// slotBackward writes dy with slot t zeroed into out (cacheGrad), or dy's rows
-// at slot t into out [..., 1, d].
-func slotBackward[T graph.Float](out, dy []T, t int, s tensor.Shape, cacheGrad bool) {
-	n, d := s[len(s)-2], s[len(s)-1]
-	if cacheGrad {
-		copy(out, dy)
-	}
-	for i := range len(dy) / (n * d) {
-		at := (i*n + t) * d
-		if cacheGrad {
-			clear(out[at : at+d])
-		} else {
-			copy(out[i*d:(i+1)*d], dy[at:at+d])
-		}
-	}
+	return t, maxLen, d, nil
 }

@@ -21,16 +21,6 @@ const (
 // alibiMaxBias declares the option alibi_max_bias.
 var alibiMaxBias = Option{Name: OptionALiBiMaxBias, Default: 8, Valid: positive, Want: "> 0"}
 
-// newALiBi builds the attention registered as AttentionALiBi; its
-// cross-attention has no bias.
-func newALiBi(z Sizes) Attention {
-	a := attentionOf(z)
-	if !z.Cross {
-		a.Bias = ALiBi{MaxBias: z.Options[OptionALiBiMaxBias]}
-	}
-	return a
-}
-
 // ALiBi is attention with linear biases (Press et al., 2022), a
 // PositionBias: instead of position encodings added to the embeddings,
 // head h's score of a query at position i for a key at position j is

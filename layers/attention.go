@@ -143,8 +143,7 @@ func ScaledDotProductAttention(s *graph.Scope, q, k, v, mask, bias *G.Node, head
 // the slot's mask (mask is not read); without one, the encoder output's
 // (Memory's; keyValue is not read).
 func (a MultiHeadAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node, cache *Cache) *G.Node {
-	if err := a.check(); err != nil {
-		s.Fail(err)
+	if !a.check(s) {
 		return nil
 	}
 	var at *Slot
@@ -153,7 +152,7 @@ func (a MultiHeadAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node,
 	}
 	// q: [batch, lenQ, heads·dk]; k, v: [batch, lenK, kvHeads·dk]
 	q := a.project(s, "q_proj", query, a.Heads, at)
-	k, v := a.keysValues(s, keyValue, cache)
+	k, v := a.keysValues(s, keyValue, cache, at)
 	var bias *G.Node
 	if a.Bias != nil && q != nil && k != nil {
 		bias = a.positionBias(s, q.Shape()[1], k.Shape()[1], at)
@@ -163,16 +162,12 @@ func (a MultiHeadAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node,
 }
 
 // keysValues are the keys and values attended to, [batch, lenK,
-// kvHeads·dk] each: keyValue's; with a cache of a step, the cache with
-// keyValue's written into its slot, which its Carrier carries to the next
-// step; with a cache of memory, the cache's.
-func (a MultiHeadAttention) keysValues(s *graph.Scope, keyValue *G.Node, cache *Cache) (k, v *G.Node) {
-	if cache != nil && cache.At == nil {
+// kvHeads·dk] each: keyValue's; with a cache of a step (at its slot), the
+// cache with keyValue's written into the slot, which its Carrier carries
+// to the next step; with a cache of memory, the cache's.
+func (a MultiHeadAttention) keysValues(s *graph.Scope, keyValue *G.Node, cache *Cache, at *Slot) (k, v *G.Node) {
+	if cache != nil && at == nil {
 		return cache.K, cache.V
-	}
-	var at *Slot
-	if cache != nil {
-		at = cache.At
 	}
 	k, v = a.project(s, "k_proj", keyValue, a.KeyValueHeads(), at), a.project(s, "v_proj", keyValue, a.KeyValueHeads(), at)
 	if cache == nil {
@@ -203,8 +198,7 @@ func (a MultiHeadAttention) project(s *graph.Scope, proj string, x *G.Node, n in
 // decoding step at: keys and values [rows, maxLen, kvHeads·dk] (maxLen
 // the positions of at.Mask), which c carries from step to step.
 func (a MultiHeadAttention) Cache(s *graph.Scope, c Carrier, at *Slot, rows int) *Cache {
-	if err := a.check(); err != nil {
-		s.Fail(err)
+	if !a.check(s) {
 		return &Cache{}
 	}
 	shape := []int{rows, at.Mask.Shape()[3], a.KeyValueHeads() * a.DModel / a.Heads}
@@ -215,11 +209,10 @@ func (a MultiHeadAttention) Cache(s *graph.Scope, c Carrier, at *Slot, rows int)
 // [batch, lenS, kvHeads·dk] that its cross-attention reads at every
 // decoding step.
 func (a MultiHeadAttention) Memory(s *graph.Scope, memory *G.Node) *Cache {
-	if err := a.check(); err != nil {
-		s.Fail(err)
+	if !a.check(s) {
 		return &Cache{}
 	}
-	k, v := a.keysValues(s, memory, nil)
+	k, v := a.keysValues(s, memory, nil, nil)
 	return &Cache{K: k, V: v}
 }
 
@@ -238,12 +231,15 @@ func (a MultiHeadAttention) KeyValueHeads() int {
 	return a.KVHeads
 }
 
-func (a MultiHeadAttention) check() error {
+// check reports whether heads divide dModel and key/value heads the heads,
+// failing s if not.
+func (a MultiHeadAttention) check(s *graph.Scope) bool {
 	if a.Heads < 1 || a.KeyValueHeads() < 1 || a.DModel%a.Heads != 0 || a.Heads%a.KeyValueHeads() != 0 {
-		return errors.Errorf("attention: dModel %d, %d heads, %d key/value heads: heads must divide dModel, key/value heads the heads",
-			a.DModel, a.Heads, a.KVHeads)
+		s.Fail(errors.Errorf("attention: dModel %d, %d heads, %d key/value heads: heads must divide dModel, key/value heads the heads",
+			a.DModel, a.Heads, a.KVHeads))
+		return false
 	}
-	return nil
+	return true
 }
 
 // positionBias is a.Bias's bias of lenQ queries and lenK keys, refused

@@ -56,8 +56,10 @@ func NewRegistry() *Registry {
 			a.Rotary, a.RotaryBase = !z.Cross, z.Options[OptionRotaryBase]
 			return a
 		}, NoBias, Option{Name: OptionRotaryBase, Default: 10000, Valid: positive, Want: "> 0"}),
-		r.Attention.Register(AttentionALiBi, newALiBi, NoBias, alibiMaxBias),
-		r.Attention.Register(AttentionSlidingWindow, newSlidingWindow, NoBias, windowOption),
+		r.Attention.Register(AttentionALiBi, func(z Sizes) Attention { return biased(z, ALiBi{MaxBias: z.Options[OptionALiBiMaxBias]}) },
+			NoBias, alibiMaxBias),
+		r.Attention.Register(AttentionSlidingWindow, func(z Sizes) Attention { return biased(z, SlidingWindow{Window: int(z.Options[OptionWindow])}) },
+			NoBias, windowOption),
 		r.FFN.Register(FFNReLU, func(z Sizes) FFN { return NewFeedForward(z.DModel, z.DFF) }),
 		r.FFN.Register(FFNSwiGLU, func(z Sizes) FFN { return SwiGLU{DModel: z.DModel, DFF: z.DFF} }),
 		r.Norm.Register(NormLayer, func(z Sizes) Norm { return LayerNorm{DModel: z.DModel, Eps: z.Eps} }),
@@ -83,6 +85,16 @@ const (
 // z.KVHeads, without biases with option no_bias.
 func attentionOf(z Sizes) MultiHeadAttention {
 	return MultiHeadAttention{DModel: z.DModel, Heads: z.Heads, KVHeads: z.KVHeads, Dropout: z.AttnDropout, NoBias: z.Options[OptionNoBias] == 1}
+}
+
+// biased is the attention of the sizes z whose self-attention has the
+// position bias b; cross-attention, between two sequences, has none.
+func biased(z Sizes, b PositionBias) Attention {
+	a := attentionOf(z)
+	if !z.Cross {
+		a.Bias = b
+	}
+	return a
 }
 
 // NoBias is the option no_bias of the built-in attentions: 1 makes their

@@ -22,16 +22,6 @@ const (
 // windowOption declares the option window: a whole number of positions.
 var windowOption = Option{Name: OptionWindow, Default: 256, Valid: func(v float64) bool { return v >= 1 && v == math.Trunc(v) }, Want: "a whole number ≥ 1"}
 
-// newSlidingWindow builds the attention registered as
-// AttentionSlidingWindow; its cross-attention sees every source position.
-func newSlidingWindow(z Sizes) Attention {
-	a := attentionOf(z)
-	if !z.Cross {
-		a.Bias = SlidingWindow{Window: int(z.Options[OptionWindow])}
-	}
-	return a
-}
-
 // SlidingWindow is local attention (Longformer's, Mistral's) as a
 // PositionBias: a query at position i sees the keys at positions j with
 // i - j ≤ Window, and those farther behind are masked,

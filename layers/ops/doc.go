@@ -1,18 +1,18 @@
 // Package ops holds the Transformer's own ops, above the general ones of
 // package graph: the heads' split and merge (SplitHeads, MergeHeads),
-// attention's per-head products (HeadScores, HeadMix), positions added to a batch of sequences (AddPositions), the slot an
-// incremental decoder writes into its key/value cache (SetSlot), the
-// label-smoothed cross-entropy (SmoothedCrossEntropy and, from logits,
+// attention's per-head products (HeadScores, HeadMix), positions added to
+// a batch of sequences (AddPositions), the slot an incremental decoder
+// writes into its key/value cache (SetSlot), the label-smoothed
+// cross-entropy (SmoothedCrossEntropy and, from logits,
 // SmoothedCrossEntropyLogits) and the targets' scores for evaluation
 // (TargetScores).
 //
-// They use graph's public API alone, as an op of a user's module would:
+// They use graph's public API alone, as an op of any model's module would:
 // each is a graph.Op with its graph.Kernels per element type, reading and
 // writing graph.Operand values, its kernels' row loops split over the
 // cores by graph.ParallelFor and vectorized by graph.ExpShift, RowMax,
 // RowSum and AddRow, its matrix products graph.Gemm (graph.GemmBF16 in
-// programs of BF16 products) and, on a device, graph.DeviceCall.Gemm. Package graph is a runtime any model could use; this
-// package shows that its ops are open to any model.
+// programs of BF16 products) and, on a device, graph.DeviceCall.Gemm.
 //
 // Every op is a function whose first argument is the scope it adds its node
 // to, and which records its error there as the Scope's own op methods do

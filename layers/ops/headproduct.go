@@ -30,8 +30,8 @@ func headScores(q, k *G.Node, heads int) (*G.Node, error) {
 		return nil, errors.Wrap(err, "head scores")
 	}
 	dk := q.Shape()[2] / heads
-	if k == nil || k.Dims() != 3 || q.Shape()[0] != k.Shape()[0] || k.Shape()[2]%dk != 0 || heads%(k.Shape()[2]/dk) != 0 {
-		return nil, errors.Errorf("head scores: keys %v do not match queries %v of %d heads: want [batch, lenK, kvHeads·dk], kvHeads dividing the heads", shapeOf(k), q.Shape(), heads)
+	if k.Dims() != 3 || q.Shape()[0] != k.Shape()[0] || k.Shape()[2]%dk != 0 || heads%(k.Shape()[2]/dk) != 0 {
+		return nil, errors.Errorf("head scores: keys %v do not match queries %v of %d heads: want [batch, lenK, kvHeads·dk], kvHeads dividing the heads", k.Shape(), q.Shape(), heads)
 	}
 	return headProduct(q, k, headLayouts{seq, seq, byHead}, false, true, [3]int{heads, k.Shape()[2] / dk, heads})
 }
@@ -51,8 +51,8 @@ func HeadMix(s *graph.Scope, w, v *G.Node, kvHeads int) *G.Node {
 }
 
 func headMix(w, v *G.Node, kvHeads int) (*G.Node, error) {
-	if w == nil || w.Dims() != 4 || kvHeads < 1 || w.Shape()[1]%kvHeads != 0 {
-		return nil, errors.Errorf("head mix: the weights %v must be [batch, heads, lenQ, lenK], the heads a multiple of %d key/value heads", shapeOf(w), kvHeads)
+	if w.Dims() != 4 || kvHeads < 1 || w.Shape()[1]%kvHeads != 0 {
+		return nil, errors.Errorf("head mix: the weights %v must be [batch, heads, lenQ, lenK], the heads a multiple of %d key/value heads", w.Shape(), kvHeads)
 	}
 	if err := checkHeads(kvHeads, v); err != nil {
 		return nil, errors.Wrap(err, "head mix")
@@ -66,18 +66,10 @@ func headMix(w, v *G.Node, kvHeads int) (*G.Node, error) {
 
 // checkHeads checks that x is [batch, len, heads·dk].
 func checkHeads(heads int, x *G.Node) error {
-	if x == nil || x.Dims() != 3 || heads < 1 || x.Shape()[2]%heads != 0 {
-		return errors.Errorf("want [batch, len, heads·dk] with %d heads, have %v", heads, shapeOf(x))
+	if x.Dims() != 3 || heads < 1 || x.Shape()[2]%heads != 0 {
+		return errors.Errorf("want [batch, len, heads·dk] with %d heads, have %v", heads, x.Shape())
 	}
 	return nil
-}
-
-// shapeOf is x's shape, or nil for no node.
-func shapeOf(x *G.Node) tensor.Shape {
-	if x == nil {
-		return nil
-	}
-	return x.Shape()
 }
 
 // headLayout is how a stack of per-head matrices, one per batch entry b and
@@ -125,14 +117,6 @@ func (m headMatrix) at(b, h int) (off, ld int) {
 	return b*m.rows*m.heads*m.cols + h*m.cols, m.heads * m.cols
 }
 
-// shape is the shape of a tensor holding batch stacks of these matrices.
-func (m headMatrix) shape(batch int) tensor.Shape {
-	if m.layout == byHead {
-		return tensor.Shape{batch, m.heads, m.rows, m.cols}
-	}
-	return tensor.Shape{batch, m.rows, m.heads * m.cols}
-}
-
 // headProduct is c[b, h] = op(a[b, h])·op(b[b, h]) for every batch entry and
 // head h of the product, each operand in its layout with its number of
 // heads (heads: of a, b and c), which reads its head h/group (group its
@@ -157,9 +141,11 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads [3]int)
 		return nil, errors.Errorf("head product: %v by %v: sizes differ", a.Shape(), b.Shape())
 	}
 	batch := a.Shape()[0]
-	mc := headMatrix{l.c, m, n, heads[2], all / heads[2]}
-	out := mc.shape(batch)
-	ms := [3]headMatrix{ma, mb, mc}
+	ms := [3]headMatrix{ma, mb, {l.c, m, n, heads[2], all / heads[2]}}
+	out := tensor.Shape{batch, m, heads[2] * n}
+	if l.c == byHead {
+		out = tensor.Shape{batch, heads[2], m, n}
+	}
 	return graph.Op{
 		Name:   fmt.Sprintf("head_product(%s·%s→%s,transA=%t,transB=%t,heads=%v)", l.a, l.b, l.c, transA, transB, heads),
 		Arity:  2,

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -118,6 +119,22 @@ func rowLossKernels[T graph.Float](eps float64, pad int, logits bool) graph.Kern
 	}
 }
 
+// smoothedRows writes each row's normalizer and loss (see rowLosses) into stats.
+func smoothedRows[T graph.Float](stats, x []T, targets []int, eps float64, pad int, logits bool) error {
+	return forRows(x, targets, func(i, t int, row []T) {
+		stats[2*i], stats[2*i+1] = 0, 0
+		if t == pad {
+			return
+		}
+		var z float64
+		if logits {
+			z, _ = logSumExp(row)
+		}
+		stats[2*i] = T(z)
+		stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(len(row))*graph.RowSum(row))
+	})
+}
+
 // meanLoss is the mean of the rows' losses (stats[:, 1]) over the N rows whose
 // target is not pad, 0 if there are none; its gradient is dl/N on those rows.
 func meanLoss(stats, targets *G.Node, pad int) (*G.Node, error) {
@@ -156,6 +173,72 @@ func meanLossKernels[T graph.Float](pad int) graph.Kernels[T] {
 	}
 }
 
+// countTargets is the number of targets that are not pad.
+func countTargets(targets []int, pad int) int {
+	n := 0
+	for _, t := range targets {
+		if t != pad {
+			n++
+		}
+	}
+	return n
+}
+
+// TargetScores scores integer targets [...] against logits [..., vocab] for
+// evaluation, without making the log-probabilities: for every row i with
+// target t_i,
+//
+//	scores[i, 0] = log softmax(logits_i)[t_i] = logits[i, t_i] - log Σ_v exp(logits[i, v])
+//	scores[i, 1] = 1 if t_i is the row's most probable token (the first of
+//	               equal largest logits), else 0
+//
+// both 0 for rows whose target is pad. It reads the [rows, vocab] logits
+// twice (their largest element, then the sum of exponentials), where
+// LogSoftmax and a loss over its output take four passes and write a
+// tensor as large. It has no gradient. A target outside [0, vocab) is an
+// error when the program runs.
+func TargetScores(s *graph.Scope, logits, targets *G.Node, pad int) *G.Node {
+	return s.Record(func() (*G.Node, error) { return targetScores(logits, targets, pad) }, logits, targets)
+}
+
+func targetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
+	if err := checkTargets(logits, targets); err != nil {
+		return nil, err
+	}
+	rows := targets.Shape().TotalSize()
+	return graph.Op{
+		Name:   fmt.Sprintf("target_scores(pad=%d)", pad),
+		Arity:  2,
+		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
+		F32:    graph.Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
+		F64:    graph.Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
+		Device: targetScoresDevice(pad),
+	}.Apply(logits, targets)
+}
+
+func targetScoresKernel[T graph.Float](pad int) func(graph.Operand[T], []graph.Operand[T]) error {
+	return func(scores graph.Operand[T], in []graph.Operand[T]) error {
+		return forRows(in[0].Data, in[1].Ints, func(i, t int, row []T) {
+			scores.Data[2*i], scores.Data[2*i+1] = targetScore(row, t, pad)
+		})
+	}
+}
+
+// targetScore is the log-probability of target t in the row of logits x,
+// and 1 if t is the first index of x's largest element (else 0); 0, 0 when
+// t is pad.
+func targetScore[T graph.Float](x []T, t, pad int) (logp, best T) {
+	if t == pad {
+		return 0, 0
+	}
+	lse, m := logSumExp(x)
+	logp = T(float64(x[t]) - lse)
+	if x[t] == m && !slices.Contains(x[:t], m) {
+		best = 1
+	}
+	return logp, best
+}
+
 // checkTargets checks, when the graph is built, that targets are ints, one
 // per row of logp [..., vocab].
 func checkTargets(logp, targets *G.Node) error {
@@ -180,22 +263,6 @@ func checkTargetIDs(targets []int, vocab int) error {
 	return nil
 }
 
-// smoothedRows writes each row's normalizer and loss (see rowLosses) into stats.
-func smoothedRows[T graph.Float](stats, x []T, targets []int, eps float64, pad int, logits bool) error {
-	return forRows(x, targets, func(i, t int, row []T) {
-		stats[2*i], stats[2*i+1] = 0, 0
-		if t == pad {
-			return
-		}
-		var z float64
-		if logits {
-			z, _ = logSumExp(row)
-		}
-		stats[2*i] = T(z)
-		stats[2*i+1] = T(z - (1-eps)*float64(row[t]) - eps/float64(len(row))*graph.RowSum(row))
-	})
-}
-
 // forRows checks that every target is in [0, vocab), vocab the length of
 // x's rows, and calls f with each row of x, its index and its target,
 // several goroutines each taking some rows.
@@ -210,17 +277,6 @@ func forRows[T graph.Float](x []T, targets []int, f func(i, t int, row []T)) err
 		}
 	})
 	return nil
-}
-
-// countTargets is the number of targets that are not pad.
-func countTargets(targets []int, pad int) int {
-	n := 0
-	for _, t := range targets {
-		if t != pad {
-			n++
-		}
-	}
-	return n
 }
 
 // logSumExp is log Σ exp(x_j), computed from the row's maximum, which it

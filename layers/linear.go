@@ -19,21 +19,19 @@ func NewLinear(in, out int) Linear { return Linear{In: in, Out: out} }
 
 // Apply adds the layer to s. x: [..., In] → [..., Out].
 func (l Linear) Apply(s *graph.Scope, x *G.Node) *G.Node {
-	w := l.weight(s)
 	if l.NoBias {
-		return s.MatMul(x, w, true)
+		return s.MatMul(x, l.weight(s), true)
 	}
-	return s.Affine(x, w, l.bias(s), true)
+	return s.Affine(x, l.weight(s), l.bias(s), true)
 }
 
 // ApplyReLU adds max(0, x·Wᵀ + b) to s: the layer and a ReLU after it, in
 // one op (graph.AffineReLU) when the layer has a bias.
 func (l Linear) ApplyReLU(s *graph.Scope, x *G.Node) *G.Node {
-	w := l.weight(s)
 	if l.NoBias {
-		return s.ReLU(s.MatMul(x, w, true))
+		return s.ReLU(l.Apply(s, x))
 	}
-	return s.AffineReLU(x, w, l.bias(s), true)
+	return s.AffineReLU(x, l.weight(s), l.bias(s), true)
 }
 
 func (l Linear) weight(s *graph.Scope) *G.Node {

@@ -161,14 +161,13 @@ func (t *Table[T]) New(name string, z Sizes) (T, error) {
 		var zero T
 		return zero, err
 	}
-	f := t.byName[name]
 	opts := map[string]float64{}
 	for _, o := range t.options[name] {
 		opts[o.Name] = o.Default
 	}
 	maps.Copy(opts, z.Options)
 	z.Options = opts
-	return f(z), nil
+	return t.byName[name](z), nil
 }
 
 // Known returns nil if a variant is registered under name, and otherwise

@@ -30,8 +30,7 @@ var windowOption = Option{Name: OptionWindow, Default: 256, Valid: func(v float6
 //
 // (keys ahead are the causal mask's to hide). A stack of N such layers
 // reaches N·Window positions back, and an incremental decoder's step
-// attends to the cache's last Window + 1 positions alone. It says nothing of where
-// positions are: a model of it adds them to its embeddings.
+// attends to the cache's last Window + 1 positions alone.
 type SlidingWindow struct{ Window int }
 
 // Bias is 0 for the keys within the window and -Inf for those behind it,

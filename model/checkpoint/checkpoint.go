@@ -14,7 +14,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -82,26 +81,35 @@ func Read(path string) (*File, error) {
 // refuse a checkpoint before allocating its model. The error names each
 // tensor that is missing, misshapen or unexpected.
 func (c *File) Fits(shapes *graph.Params) error {
-	var problems []string
-	seen := map[string]bool{}
+	want := map[string]tensor.Shape{}
 	for _, name := range shapes.Names() {
-		seen[name] = true
-		t, ok := c.file.Tensors[name]
+		want[name] = shapes.Shape(name)
+	}
+	return checkTensors(c.file, want, fmt.Sprintf("checkpoint %s does not fit the model", c.Path))
+}
+
+// checkTensors refuses, before anything is allocated, a file whose tensors
+// are not want's names with their shapes: the error, headed head, lists
+// every tensor that is missing, misshapen or unexpected.
+func checkTensors(f *safetensors.File, want map[string]tensor.Shape, head string) error {
+	var problems []string
+	for name, shape := range want {
+		t, ok := f.Tensors[name]
 		switch {
 		case !ok:
-			problems = append(problems, "missing tensor "+name)
-		case !slices.Equal(shapes.Shape(name), tensor.Shape(t.Shape)): // Eq takes [n, 1] for [n]
-			problems = append(problems, fmt.Sprintf("tensor %s has shape %v, the model's is %v", name, t.Shape, shapes.Shape(name)))
+			problems = append(problems, name+": missing")
+		case !slices.Equal(shape, tensor.Shape(t.Shape)): // Eq takes [n, 1] for [n]
+			problems = append(problems, fmt.Sprintf("tensor %s has shape %v, the model's is %v", name, t.Shape, shape))
 		}
 	}
-	for _, name := range c.file.Names() {
-		if !seen[name] {
-			problems = append(problems, "unexpected tensor "+name)
+	for _, name := range f.Names() {
+		if _, ok := want[name]; !ok {
+			problems = append(problems, name+": unexpected, no parameter of the model takes it")
 		}
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
-		return errors.Errorf("checkpoint %s does not fit the model:\n  %s", c.Path, strings.Join(problems, "\n  "))
+		slices.Sort(problems)
+		return errors.Errorf("%s:\n  %s", head, strings.Join(problems, "\n  "))
 	}
 	return nil
 }

@@ -18,10 +18,9 @@ import (
 // Config describes a Transformer. The zero value is not valid: start from a
 // preset (Preset) and change what you need, then Validate.
 type Config struct {
-	// Kind is the model kind: KindEncoderDecoder (the paper's),
-	// KindDecoderOnly or KindEncoderOnly. FromConfig builds the model of
-	// its kind; empty means KindEncoderDecoder, as in configs written
-	// before kinds were recorded.
+	// Kind is the model kind FromConfig builds: KindEncoderDecoder (the
+	// paper's, also when empty, as in older configs), KindDecoderOnly or
+	// KindEncoderOnly.
 	Kind string `json:"kind"`
 	// Vocab is the size of the shared source and target vocabulary.
 	Vocab int `json:"vocab"`
@@ -52,17 +51,14 @@ type Config struct {
 // Equal reports whether c and o describe the same model. An option of a
 // built-in variant that one leaves out stands for its default.
 func (c Config) Equal(o Config) bool {
-	return reflect.DeepEqual(c.withOptions(), o.withOptions())
-}
-
-// withOptions is c withDefaults and the options of its built-in variants
-// that it leaves out at their defaults.
-func (c Config) withOptions() Config {
-	c = c.withDefaults()
-	if opts, err := options(c, layers.NewRegistry()); err == nil {
-		c.Options = opts
+	full := func(c Config) Config {
+		c = c.withDefaults()
+		if opts, err := options(c, layers.NewRegistry()); err == nil {
+			c.Options = opts
+		}
+		return c
 	}
-	return c
+	return reflect.DeepEqual(full(c), full(o))
 }
 
 // The model kinds a Config can describe.
@@ -110,9 +106,7 @@ var presets = map[string]Config{
 }
 
 // PresetNames lists the presets: base, big, small, tiny.
-func PresetNames() []string {
-	return slices.Sorted(maps.Keys(presets))
-}
+func PresetNames() []string { return slices.Sorted(maps.Keys(presets)) }
 
 // Preset returns the named configuration for a vocabulary of the given size,
 // with the paper's other settings: label smoothing 0.1, post-norm LayerNorm

@@ -117,13 +117,8 @@ func (c Config) CheckMemory(rt *graph.Runtime, f Footprint, training bool) error
 	if training {
 		need, what = f.Training, fmt.Sprintf("training on batches of %d tokens", f.BatchTokens)
 	}
-	return rt.CheckMemory(fmt.Sprintf("model too large: %s = %s gives %d parameters; %s", f.Largest, c.fieldValue(f.Largest), f.Params, what), float64(need))
-}
-
-// fieldValue is the value of the named size field of c, as text.
-func (c Config) fieldValue(field string) string {
-	v := map[string]int{"vocab": c.Vocab, "encoder_layers": c.EncoderLayers, "decoder_layers": c.DecoderLayers, "max_len": c.MaxLen}[field]
-	return fmt.Sprintf("%d (d_model %d, d_ff %d)", v, c.DModel, c.DFF)
+	v := map[string]int{"vocab": c.Vocab, "encoder_layers": c.EncoderLayers, "decoder_layers": c.DecoderLayers, "max_len": c.MaxLen}[f.Largest]
+	return rt.CheckMemory(fmt.Sprintf("model too large: %s = %d (d_model %d, d_ff %d) gives %d parameters; %s", f.Largest, v, c.DModel, c.DFF, f.Params, what), float64(need))
 }
 
 // forwardBytes is the least memory that one forward pass without gradients

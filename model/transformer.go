@@ -23,11 +23,8 @@ const (
 // optional: a shared embedding, positional encodings, an encoder stack
 // ("encoder"), a decoder stack ("decoder") whose layers attend to the
 // encoder's output when there is one, and the pre-softmax projection tied
-// to the embedding. The kinds of Config.Kind are its shapes:
-//
-//	encoder-decoder  encoder and decoder: targets given sources (translation)
-//	decoder-only     decoder alone, under a causal mask: a language model (GPT-style)
-//	encoder-only     encoder alone: a target token at every source position (a tagger)
+// to the embedding. Config.Kind says which stacks it has (see the package
+// doc's table of kinds).
 type Transformer struct {
 	cfg     Config
 	embed   layers.Embedding

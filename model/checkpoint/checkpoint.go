@@ -147,9 +147,10 @@ func checkFinite(name string, t *tensor.Dense) error {
 }
 
 // Load reads the checkpoint at path and rebuilds its model, of whatever
-// kind, with its weights of element type dt: Read, then File.Model. The variants the checkpoint's config names are looked
-// up in reg (nil: the built-in ones), so a program that registered its
-// own variants to train a model passes the same registry here.
+// kind, with its weights of element type dt: Read, then File.Model. The
+// variants the checkpoint's config names are looked up in reg (nil: the
+// built-in ones), so a program that registered its own variants to train
+// a model passes the same registry here.
 func Load(path string, dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph.Params, error) {
 	c, err := Read(path)
 	if err != nil {
@@ -172,14 +173,11 @@ func (c *File) Model(dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHolds(c.file, int64(shapes.Count()), c.Config, true); err != nil {
+	if err := checkSize(c.file, shapes, c.Config, true); err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	if err := c.Fits(shapes); err != nil {
 		return nil, nil, err
-	}
-	if err := c.Config.CheckMemory(nil, c.Config.FootprintOf(shapes, 4, 0), false); err != nil {
-		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	params, err := model.NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
@@ -207,10 +205,10 @@ func (c *File) Params(dt tensor.Dtype) (*graph.Params, error) {
 	return params, nil
 }
 
-// checkHolds refuses, before anything is allocated, a file whose values
-// are fewer than need, the parameters of the model of cfg (different, if
-// exact).
-func checkHolds(f *safetensors.File, need int64, cfg model.Config, exact bool) error {
+// checkSize refuses, before anything is allocated, a file whose values are
+// fewer than the parameters shapes of the model of cfg (different, if
+// exact), or whose weights take more memory than this process is given.
+func checkSize(f *safetensors.File, shapes *graph.Params, cfg model.Config, exact bool) error {
 	var held int64
 	for _, t := range f.Tensors {
 		n, err := t.NumElements()
@@ -219,9 +217,9 @@ func checkHolds(f *safetensors.File, need int64, cfg model.Config, exact bool) e
 		}
 		held += int64(n)
 	}
-	if held < need || exact && held != need {
+	if need := int64(shapes.Count()); held < need || exact && held != need {
 		return errors.Errorf("the file holds %d values, but its config (vocab %d, d_model %d, d_ff %d, %d+%d layers) makes %d parameters",
 			held, cfg.Vocab, cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, need)
 	}
-	return nil
+	return cfg.CheckMemory(nil, cfg.FootprintOf(shapes, 4, 0), false)
 }

@@ -50,10 +50,7 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (model.Config, *graph.
 		err = checkTorch(f, shapes, cfg)
 	}
 	if err == nil {
-		err = checkHolds(f, int64(shapes.Count()), cfg, false)
-	}
-	if err == nil {
-		err = cfg.CheckMemory(nil, cfg.FootprintOf(shapes, 4, 0), false)
+		err = checkSize(f, shapes, cfg, false)
 	}
 	if err != nil {
 		return model.Config{}, nil, errors.Wrapf(err, "importing %s", path)

@@ -23,12 +23,10 @@ func Attention(rt *graph.Runtime, m Model, params *graph.Params, src, out []int,
 	if err != nil {
 		return nil, err
 	}
-	p, err := CompileEval(rt, m, params, b.Shape)
+	progs := graph.NewPrograms()
+	defer progs.Close()
+	p, err := runBatch(rt, progs, m, params, b, CompileEval)
 	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	if err := runBatch(p, m, params.Dtype(), b); err != nil {
 		return nil, err
 	}
 	w := p.Output(name + ".weights") // [1, heads, lenQ, lenK]

@@ -35,10 +35,7 @@ func Tag(rt *graph.Runtime, m Model, params *graph.Params, srcs [][]int, batch i
 		if err := rt.CheckMemory(fmt.Sprintf("tagging sources %d to %d", start+1, start+b.Batch), need); err != nil {
 			return nil, errors.Errorf("%v; tag fewer sources at once, or shorter ones", err)
 		}
-		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(rt, m, params, b.Shape) })
-		if err == nil {
-			err = runBatch(p, m, params.Dtype(), b)
-		}
+		p, err := runBatch(rt, progs, m, params, b, CompileEval)
 		if err != nil {
 			return nil, err
 		}

@@ -77,9 +77,9 @@ func Read(path string) (*File, error) {
 }
 
 // Fits checks, from shapes alone, that the checkpoint holds exactly the
-// parameters of shapes (see model.ParamShapes) with their shapes, so a loader can
-// refuse a checkpoint before allocating its model. The error names each
-// tensor that is missing, misshapen or unexpected.
+// parameters of shapes (see model.ParamShapes), so a loader can refuse it
+// before allocating its model. The error names each tensor that is
+// missing, misshapen or unexpected.
 func (c *File) Fits(shapes *graph.Params) error {
 	want := map[string]tensor.Shape{}
 	for _, name := range shapes.Names() {
@@ -122,10 +122,7 @@ func (c *File) Restore(params *graph.Params) error {
 		return err
 	}
 	for _, name := range params.Names() {
-		t, err := c.file.Dense(name, params.Dtype())
-		if err == nil {
-			err = checkFinite(name, t)
-		}
+		t, err := readFinite(c.file, name, params.Dtype())
 		if err == nil {
 			err = params.Set(name, t)
 		}
@@ -136,14 +133,19 @@ func (c *File) Restore(params *graph.Params) error {
 	return nil
 }
 
-// checkFinite reports the first NaN or infinite element of t.
-func checkFinite(name string, t *tensor.Dense) error {
+// readFinite reads the tensor name of f in element type dt; the error
+// names its first NaN or infinite element.
+func readFinite(f *safetensors.File, name string, dt tensor.Dtype) (*tensor.Dense, error) {
+	t, err := f.Dense(name, dt)
+	if err != nil {
+		return nil, err
+	}
 	for i, v := range graph.Float64s(t) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return errors.Errorf("tensor %s holds %v at element %d: the weights are not finite", name, v, i)
+			return nil, errors.Errorf("tensor %s holds %v at element %d: the weights are not finite", name, v, i)
 		}
 	}
-	return nil
+	return t, nil
 }
 
 // Load reads the checkpoint at path and rebuilds its model, of whatever
@@ -162,8 +164,7 @@ func Load(path string, dt tensor.Dtype, reg *layers.Registry) (model.Model, *gra
 // Model builds the model the checkpoint's config describes (model.Rebuild:
 // its kind, its variants from reg, nil meaning the built-in ones) with the
 // checkpoint's weights, of element type dt. It checks the tensors' names
-// and shapes and the memory the weights take (against what the operating
-// system gives this process) before allocating them.
+// and shapes and the memory the weights take before allocating them.
 func (c *File) Model(dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph.Params, error) {
 	m, err := model.Rebuild(c.Config, reg)
 	if err != nil {
@@ -173,7 +174,7 @@ func (c *File) Model(dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkSize(c.file, shapes, c.Config, true); err != nil {
+	if err := checkSize(c.file, shapes, c.Config); err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	if err := c.Fits(shapes); err != nil {
@@ -199,16 +200,13 @@ func (c *File) Params(dt tensor.Dtype) (*graph.Params, error) {
 			return nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 		}
 	}
-	if err := c.Restore(params); err != nil {
-		return nil, err
-	}
-	return params, nil
+	return params, c.Restore(params)
 }
 
 // checkSize refuses, before anything is allocated, a file whose values are
-// fewer than the parameters shapes of the model of cfg (different, if
-// exact), or whose weights take more memory than this process is given.
-func checkSize(f *safetensors.File, shapes *graph.Params, cfg model.Config, exact bool) error {
+// not as many as the parameters shapes of the model of cfg, or whose
+// weights take more memory than this process is given.
+func checkSize(f *safetensors.File, shapes *graph.Params, cfg model.Config) error {
 	var held int64
 	for _, t := range f.Tensors {
 		n, err := t.NumElements()
@@ -217,7 +215,7 @@ func checkSize(f *safetensors.File, shapes *graph.Params, cfg model.Config, exac
 		}
 		held += int64(n)
 	}
-	if need := int64(shapes.Count()); held < need || exact && held != need {
+	if need := int64(shapes.Count()); held != need {
 		return errors.Errorf("the file holds %d values, but its config (vocab %d, d_model %d, d_ff %d, %d+%d layers) makes %d parameters",
 			held, cfg.Vocab, cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, need)
 	}

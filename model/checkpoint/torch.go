@@ -50,7 +50,7 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (model.Config, *graph.
 		err = checkTorch(f, shapes, cfg)
 	}
 	if err == nil {
-		err = checkSize(f, shapes, cfg, false)
+		err = cfg.CheckMemory(nil, cfg.FootprintOf(shapes, 4, 0), false)
 	}
 	if err != nil {
 		return model.Config{}, nil, errors.Wrapf(err, "importing %s", path)
@@ -98,10 +98,9 @@ func countLayers(f *safetensors.File, stack string) int {
 }
 
 // checkTorch refuses, before anything is allocated, a file whose tensors
-// are not those of the parameters shapes of the model of cfg, with the q, k
-// and v projections packed: the import is complete or refused (a layer whose
-// norm1.weight is missing is not counted, and its other tensors would
-// otherwise be left out silently).
+// are not those of the parameters shapes of the model of cfg, q, k and v
+// packed: the import is complete or refused (a layer without norm1.weight
+// is not counted, and its other tensors are not left out silently).
 func checkTorch(f *safetensors.File, shapes *graph.Params, cfg model.Config) error {
 	want := map[string]tensor.Shape{}
 	for _, name := range shapes.Names() {
@@ -119,10 +118,7 @@ func checkTorch(f *safetensors.File, shapes *graph.Params, cfg model.Config) err
 func copyTorch(f *safetensors.File, params *graph.Params) error {
 	for _, name := range params.Names() {
 		src, block := torchSource(name)
-		t, err := f.Dense(src, tensor.Float64)
-		if err == nil {
-			err = checkFinite(src, t)
-		}
+		t, err := readFinite(f, src, tensor.Float64)
 		if err != nil {
 			return errors.Wrapf(err, "%s (from %s)", name, src)
 		}
@@ -142,8 +138,7 @@ func copyTorch(f *safetensors.File, params *graph.Params) error {
 // q, k and v projections packed in one tensor, which third of it (0, 1, 2;
 // -1 for a tensor that is not packed).
 func torchSource(name string) (src string, block int) {
-	r := strings.NewReplacer(".cross_attn.", ".multihead_attn.", ".feed_forward.", ".")
-	src = r.Replace(name)
+	src = strings.NewReplacer(".cross_attn.", ".multihead_attn.", ".feed_forward.", ".").Replace(name)
 	for i, proj := range []string{"q_proj", "k_proj", "v_proj"} {
 		for _, kind := range []string{"weight", "bias"} {
 			if suffix := "." + proj + "." + kind; strings.HasSuffix(src, suffix) {

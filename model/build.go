@@ -10,11 +10,9 @@ import (
 	"github.com/transformer-go/transformer/layers"
 )
 
-// FromConfig returns the model of cfg.Kind, its sublayers built from the
-// variants cfg names in reg (nil: layers.NewRegistry(), the built-in
-// variants). It is how a model is rebuilt from its recorded config, the
-// variants a program registered in reg included: a *Transformer with the
-// parts of its kind.
+// FromConfig returns the model of cfg.Kind, a *Transformer with the parts
+// of its kind, its sublayers built from the variants cfg names in reg, a
+// program's own registered ones included (nil: layers.NewRegistry()).
 //
 // A setting that contradicts the model built, or that it does not read, is
 // an error naming the field: positions added to the embeddings of a model
@@ -58,11 +56,8 @@ func (m *Transformer) checkSettings() error {
 	return nil
 }
 
-// newTransformer builds the model of cfg.Kind, its sublayers from the
-// variants cfg names in reg (nil: the built-in ones): the encoder stack
-// for a kind that reads sources, the decoder stack for one that
-// generates. If strict, it refuses what checkSettings refuses (FromConfig,
-// not Rebuild).
+// newTransformer builds the model of cfg.Kind (FromConfig), refusing what
+// checkSettings refuses if strict (not for Rebuild).
 func newTransformer(cfg Config, reg *layers.Registry, strict bool) (*Transformer, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -105,9 +100,8 @@ func newTransformer(cfg Config, reg *layers.Registry, strict bool) (*Transformer
 	return m, nil
 }
 
-// stack is a stack of n layers of the config's variants (decoder layers,
-// attending to an encoder, if cross), with a final norm if the config is
-// pre-norm.
+// stack is n layers of the config's variants (decoder layers attending to
+// an encoder if cross), with a final norm if the config is pre-norm.
 func stack(cfg Config, reg *layers.Registry, n int, cross bool) (*layers.Stack, error) {
 	l, err := reg.Layer(cfg.Sizes, cfg.Variants(), cross)
 	if err != nil {

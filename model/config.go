@@ -25,11 +25,10 @@ type Config struct {
 	// Vocab is the size of the shared source and target vocabulary.
 	Vocab int `json:"vocab"`
 	// Sizes are what every layer is built from: d_model, heads, d_ff,
-	// dropout, attn_dropout, norm_eps, pre_norm, max_len (which bounds
-	// every sequence, sources, prompts and outputs included), kv_heads and
-	// the variants' options ("rotary_base" and "no_bias" of attention
-	// "rotary", "alibi_max_bias" of "alibi", …; one that no variant of
-	// the config declares is an error).
+	// dropout, attn_dropout, norm_eps, pre_norm, max_len (bounding every
+	// sequence: sources, prompts and outputs), kv_heads and the variants'
+	// options ("rotary_base" and "no_bias" of attention "rotary", …; one
+	// that no variant of the config declares is an error).
 	layers.Sizes
 	// EncoderLayers and DecoderLayers are N for each stack.
 	EncoderLayers int `json:"encoder_layers"`
@@ -124,9 +123,8 @@ func Preset(name string, vocab int) (Config, error) {
 
 // Validate reports the first thing wrong with c, naming the field and its
 // value: sizes out of range (see MaxVocab and the other limits), heads that
-// do not divide d_model, rates outside [0, 1) or NaN, an unknown kind,
-// variant names that are empty or hold spaces. Whether the variants are
-// registered is for FromConfig to check, in the registry it is given.
+// do not divide d_model, rates outside [0, 1) or NaN, a kind or variant name
+// that is empty or holds spaces. FromConfig checks the names in its registry.
 func (c Config) Validate() error {
 	checks := []struct {
 		bad   bool

@@ -75,11 +75,10 @@
 //
 // # Checkpoints
 //
-// Package model/checkpoint writes the parameters and the config, kind,
-// variant names and options included, to a safetensors file
-// (checkpoint.Save) and rebuilds the model of whatever kind from it
-// (checkpoint.Load, with Rebuild), looking its variants up in the registry
-// it is given, so that a program's own registered variants come back too.
+// Package model/checkpoint writes the parameters and the config (kind,
+// variants, options) to a safetensors file (checkpoint.Save) and rebuilds
+// the model of whatever kind from it (checkpoint.Load, with Rebuild), its
+// variants looked up in the registry it is given, a program's own included.
 //
 // # Memory
 //

@@ -39,11 +39,10 @@ func CompileEval(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*g
 	return graph.Compile(rt, s, nil, outputs)
 }
 
-// CompileScore builds m for scoring batches of shape sh, to run on rt, as
-// evaluation and ScorePairs do, with graph.Scoring. A model that ends with
-// Output scores its targets straight from the logits (TargetScores), without
-// [batch, lenT, vocab] log-probabilities; the output of one that does not is
-// its log-probabilities (LogProbs). ScoreRun reads either.
+// CompileScore builds m for scoring batches of shape sh (graph.Scoring), to
+// run on rt, as evaluation and ScorePairs do. A model that ends with Output
+// outputs TargetScores, from the logits, without [batch, lenT, vocab]
+// log-probabilities; one that does not outputs LogProbs. ScoreRun reads either.
 func CompileScore(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
 	s := graph.NewScope(params, graph.Scoring())
 	_, logp := m.Build(s, sh)

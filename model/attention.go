@@ -1,6 +1,8 @@
 package model
 
 import (
+	"slices"
+
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/graph"
@@ -21,28 +23,17 @@ func Attention(rt *graph.Runtime, m Model, params *graph.Params, src, out []int,
 	if err != nil {
 		return nil, err
 	}
-	p, err := CompileEval(rt, m, params, b.Shape)
+	progs := graph.NewPrograms()
+	defer progs.Close()
+	p, err := runBatch(rt, progs, m, params, b, CompileEval)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	if err := runBatch(p, m, params.Dtype(), b); err != nil {
-		return nil, err
-	}
-	w := p.Output(name + ".weights")
+	w := p.Output(name + ".weights") // [1, heads, lenQ, lenK]
 	if w == nil {
 		return nil, errors.Errorf("the model has no attention %s", name)
 	}
-	// w: [1, heads, lenQ, lenK]
-	s, vals := w.Shape(), graph.Float64s(w)
-	heads, lenQ, lenK := s[1], s[2], s[3]
-	maps := make([][][]float64, heads)
-	for h := range maps {
-		maps[h] = make([][]float64, lenQ)
-		for i := range maps[h] {
-			at := (h*lenQ + i) * lenK
-			maps[h][i] = vals[at : at+lenK]
-		}
-	}
-	return maps, nil
+	sh := w.Shape()
+	rows := slices.Collect(slices.Chunk(graph.Float64s(w), sh[3]))
+	return slices.Collect(slices.Chunk(rows, sh[2])), nil
 }

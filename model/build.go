@@ -10,29 +10,27 @@ import (
 	"github.com/transformer-go/transformer/layers"
 )
 
-// FromConfig returns the model of cfg.Kind, its sublayers built from the
-// variants cfg names in reg (nil: layers.NewRegistry(), the built-in
-// variants). It is how a model is rebuilt from its recorded config, the
-// variants a program registered in reg included: a *Transformer with the
-// parts of its kind.
+// FromConfig returns the model of cfg.Kind, a *Transformer with the parts
+// of its kind, its sublayers built from the variants cfg names in reg, a
+// program's own registered ones included (nil: layers.NewRegistry()).
 //
 // A setting that contradicts the model built, or that it does not read, is
 // an error naming the field: positions added to the embeddings of a model
 // whose attention places positions itself (rotary, ALiBi), kv_heads that
 // the attention does not have.
 func FromConfig(cfg Config, reg *layers.Registry) (Model, error) {
-	m, err := newTransformer(cfg, reg, true)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return asModel(newTransformer(cfg, reg, true))
 }
 
 // Rebuild is FromConfig for a config that a checkpoint recorded: it does
 // not refuse the settings that FromConfig's checks refuse, so that a
 // checkpoint written before those checks rebuilds the model it holds.
 func Rebuild(cfg Config, reg *layers.Registry) (Model, error) {
-	m, err := newTransformer(cfg, reg, false)
+	return asModel(newTransformer(cfg, reg, false))
+}
+
+// asModel is m as a Model, nil (not a nil *Transformer) with an error.
+func asModel(m *Transformer, err error) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +56,8 @@ func (m *Transformer) checkSettings() error {
 	return nil
 }
 
-// newTransformer builds the model of cfg.Kind, its sublayers from the
-// variants cfg names in reg (nil: the built-in ones): the encoder stack
-// for a kind that reads sources, the decoder stack for one that
-// generates. If strict, it refuses the settings that the model contradicts
-// or does not read (checkSettings); a checkpoint's config is not checked,
-// so that one written before these checks rebuilds the model it holds.
+// newTransformer builds the model of cfg.Kind (FromConfig), refusing what
+// checkSettings refuses if strict (not for Rebuild).
 func newTransformer(cfg Config, reg *layers.Registry, strict bool) (*Transformer, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -84,8 +78,6 @@ func newTransformer(cfg Config, reg *layers.Registry, strict bool) (*Transformer
 		return nil, errors.Wrap(err, "model config")
 	}
 	m := &Transformer{cfg: cfg, embed: layers.NewEmbedding(cfg.Vocab, cfg.DModel), pos: pos}
-	// An encoder-only model has an encoder, a decoder-only model a
-	// decoder, the paper's both, its decoder attending to the encoder.
 	l := KindLayout(cfg.Kind)
 	switch {
 	case l.Aligned && cfg.EncoderLayers == 0:
@@ -108,9 +100,8 @@ func newTransformer(cfg Config, reg *layers.Registry, strict bool) (*Transformer
 	return m, nil
 }
 
-// stack is a stack of n layers of the config's variants (decoder layers,
-// attending to an encoder, if cross), with a final norm if the config is
-// pre-norm.
+// stack is n layers of the config's variants (decoder layers attending to
+// an encoder if cross), with a final norm if the config is pre-norm.
 func stack(cfg Config, reg *layers.Registry, n int, cross bool) (*layers.Stack, error) {
 	l, err := reg.Layer(cfg.Sizes, cfg.Variants(), cross)
 	if err != nil {
@@ -123,12 +114,10 @@ func stack(cfg Config, reg *layers.Registry, n int, cross bool) (*layers.Stack, 
 	return st, errors.Wrap(err, "model config")
 }
 
-// options checks the config's options against those its variants declare
-// in reg and returns them all, those it leaves out at their defaults, so
-// that the model's config, and the checkpoints that record it, say what
-// the model was built with. A variant that reg lacks is an error naming it,
-// before any option is checked; an option that no variant declares, or
-// that the one declaring it does not take, is an error naming it.
+// options returns every option the config's variants declare in reg, those
+// it leaves out at their defaults, so that the model's config (and the
+// checkpoints that record it) say what it was built with. A variant reg
+// lacks, then an option no variant declares or takes, is an error naming it.
 func options(cfg Config, reg *layers.Registry) (map[string]float64, error) {
 	for _, err := range []error{reg.Attention.Known(cfg.Attention), reg.FFN.Known(cfg.FFN),
 		reg.Norm.Known(cfg.Norm), reg.Positions.Known(cfg.Positions)} {

@@ -18,19 +18,17 @@ import (
 // Config describes a Transformer. The zero value is not valid: start from a
 // preset (Preset) and change what you need, then Validate.
 type Config struct {
-	// Kind is the model kind: KindEncoderDecoder (the paper's),
-	// KindDecoderOnly or KindEncoderOnly. FromConfig builds the model of
-	// its kind; empty means KindEncoderDecoder, as in configs written
-	// before kinds were recorded.
+	// Kind is the model kind FromConfig builds: KindEncoderDecoder (the
+	// paper's, also when empty, as in older configs), KindDecoderOnly or
+	// KindEncoderOnly.
 	Kind string `json:"kind"`
 	// Vocab is the size of the shared source and target vocabulary.
 	Vocab int `json:"vocab"`
 	// Sizes are what every layer is built from: d_model, heads, d_ff,
-	// dropout, attn_dropout, norm_eps, pre_norm, max_len (which bounds
-	// every sequence, sources, prompts and outputs included), kv_heads and
-	// the variants' options ("rotary_base" and "no_bias" of attention
-	// "rotary", "alibi_max_bias" of "alibi", …; one that no variant of
-	// the config declares is an error).
+	// dropout, attn_dropout, norm_eps, pre_norm, max_len (bounding every
+	// sequence: sources, prompts and outputs), kv_heads and the variants'
+	// options ("rotary_base" and "no_bias" of attention "rotary", …; one
+	// that no variant of the config declares is an error).
 	layers.Sizes
 	// EncoderLayers and DecoderLayers are N for each stack.
 	EncoderLayers int `json:"encoder_layers"`
@@ -52,17 +50,14 @@ type Config struct {
 // Equal reports whether c and o describe the same model. An option of a
 // built-in variant that one leaves out stands for its default.
 func (c Config) Equal(o Config) bool {
-	return reflect.DeepEqual(c.withOptions(), o.withOptions())
-}
-
-// withOptions is c withDefaults and the options of its built-in variants
-// that it leaves out at their defaults.
-func (c Config) withOptions() Config {
-	c = c.withDefaults()
-	if opts, err := options(c, layers.NewRegistry()); err == nil {
-		c.Options = opts
+	full := func(c Config) Config {
+		c = c.withDefaults()
+		if opts, err := options(c, layers.NewRegistry()); err == nil {
+			c.Options = opts
+		}
+		return c
 	}
-	return c
+	return reflect.DeepEqual(full(c), full(o))
 }
 
 // The model kinds a Config can describe.
@@ -110,9 +105,7 @@ var presets = map[string]Config{
 }
 
 // PresetNames lists the presets: base, big, small, tiny.
-func PresetNames() []string {
-	return slices.Sorted(maps.Keys(presets))
-}
+func PresetNames() []string { return slices.Sorted(maps.Keys(presets)) }
 
 // Preset returns the named configuration for a vocabulary of the given size,
 // with the paper's other settings: label smoothing 0.1, post-norm LayerNorm
@@ -130,9 +123,8 @@ func Preset(name string, vocab int) (Config, error) {
 
 // Validate reports the first thing wrong with c, naming the field and its
 // value: sizes out of range (see MaxVocab and the other limits), heads that
-// do not divide d_model, rates outside [0, 1) or NaN, an unknown kind,
-// variant names that are empty or hold spaces. Whether the variants are
-// registered is for FromConfig to check, in the registry it is given.
+// do not divide d_model, rates outside [0, 1) or NaN, a kind or variant name
+// that is empty or holds spaces. FromConfig checks the names in its registry.
 func (c Config) Validate() error {
 	checks := []struct {
 		bad   bool

@@ -50,19 +50,12 @@
 // An encoder-only model needs S = T: it predicts tgt_out[b, j] at source
 // position j. Padding is PadID; targets equal to PadID count in no loss.
 //
-// Build returns two nodes. The loss is a float scalar []: the
-// label-smoothed cross-entropy (Config.LabelSmoothing) of the targets,
-// averaged over the targets that are not padding (see Output). The
-// log-probabilities are float [B, T, vocab], log p(tgt_out[b, t] = v | …),
-// in an evaluation graph only (nil in a training graph). CompileTrain
-// compiles the loss and its gradients; CompileEval names its outputs
-// LogProbs ("logp") and the attention weights of every attention sublayer,
-// by the sublayer's name plus ".weights" ("decoder.layers.0.cross_attn.weights"),
-// float [B, heads, lenQ, lenK]. CompileScore compiles what evaluation reads:
-// a scoring graph (graph.Scoring) in which Output returns neither and keeps
-// TargetScores ("scores"), float [B·T, 2], each target's log-probability
-// and whether it is the most probable token, computed from the logits
-// without the [B, T, vocab] log-probabilities; ScoreRun sums them up.
+// Build returns the loss, a float scalar: the label-smoothed
+// cross-entropy (Config.LabelSmoothing) averaged over the targets that are
+// not padding; and, in an evaluation graph only, the log-probabilities
+// float [B, T, vocab], log p(tgt_out[b, t] = v | …) (see Output).
+// CompileTrain, CompileEval and CompileScore compile the programs of
+// training, evaluation and scoring, and name their outputs.
 //
 // # Generating
 //
@@ -82,11 +75,10 @@
 //
 // # Checkpoints
 //
-// Package model/checkpoint writes the parameters and the config, kind,
-// variant names and options included, to a safetensors file
-// (checkpoint.Save) and rebuilds the model of whatever kind from it
-// (checkpoint.Load, with Rebuild), looking its variants up in the registry
-// it is given, so that a program's own registered variants come back too.
+// Package model/checkpoint writes the parameters and the config (kind,
+// variants, options) to a safetensors file (checkpoint.Save) and rebuilds
+// the model of whatever kind from it (checkpoint.Load, with Rebuild), its
+// variants looked up in the registry it is given, a program's own included.
 //
 // # Memory
 //

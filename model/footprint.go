@@ -12,10 +12,9 @@ import (
 	"github.com/transformer-go/transformer/layers"
 )
 
-// Limits on the sizes of a Config. They are far beyond any model this
-// package trains on a machine, and small enough that sizes multiplied
-// together cannot overflow an int64, so Validate can estimate memory
-// before anything is allocated.
+// Limits on the sizes of a Config: far beyond any model this package trains
+// on a machine, and small enough that the products of sizes in Footprint's
+// estimates, made before anything is allocated, cannot overflow an int64.
 const (
 	MinVocab  = 5       // the 4 reserved tokens and one more
 	MaxVocab  = 1 << 24 // 16.7M tokens
@@ -72,10 +71,9 @@ func (c Config) FootprintOf(shapes *graph.Params, elemBytes, batchTokens int) Fo
 		f.Params += n
 		byField[paramField(name)] += n
 	}
-	var most int64 = -1
 	for _, field := range []string{"vocab", "encoder_layers", "decoder_layers", "max_len"} {
-		if byField[field] > most {
-			most, f.Largest = byField[field], field
+		if f.Largest == "" || byField[field] > byField[f.Largest] {
+			f.Largest = field
 		}
 	}
 	d, dff := int64(c.DModel), int64(c.DFF)
@@ -108,8 +106,7 @@ func paramField(name string) string {
 
 // CheckMemory returns an error if the need of the footprint f of c
 // (training on batches of f.BatchTokens tokens, or decoding with weights
-// alone) is more than rt may allocate (nil: a CPU runtime, which may
-// allocate what the operating system gives this process; see
+// alone) is more than rt may allocate (nil: a CPU runtime; see
 // graph.MemoryLimit). The error names the largest field, its value, the
 // estimate and the limit that applied.
 func (c Config) CheckMemory(rt *graph.Runtime, f Footprint, training bool) error {
@@ -117,13 +114,8 @@ func (c Config) CheckMemory(rt *graph.Runtime, f Footprint, training bool) error
 	if training {
 		need, what = f.Training, fmt.Sprintf("training on batches of %d tokens", f.BatchTokens)
 	}
-	return rt.CheckMemory(fmt.Sprintf("model too large: %s = %s gives %d parameters; %s", f.Largest, c.fieldValue(f.Largest), f.Params, what), float64(need))
-}
-
-// fieldValue is the value of the named size field of c, as text.
-func (c Config) fieldValue(field string) string {
-	v := map[string]int{"vocab": c.Vocab, "encoder_layers": c.EncoderLayers, "decoder_layers": c.DecoderLayers, "max_len": c.MaxLen}[field]
-	return fmt.Sprintf("%d (d_model %d, d_ff %d)", v, c.DModel, c.DFF)
+	v := map[string]int{"vocab": c.Vocab, "encoder_layers": c.EncoderLayers, "decoder_layers": c.DecoderLayers, "max_len": c.MaxLen}[f.Largest]
+	return rt.CheckMemory(fmt.Sprintf("model too large: %s = %d (d_model %d, d_ff %d) gives %d parameters; %s", f.Largest, v, c.DModel, c.DFF, f.Params, what), float64(need))
 }
 
 // forwardBytes is the least memory that one forward pass without gradients

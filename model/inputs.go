@@ -69,9 +69,8 @@ const (
 )
 
 // checkShape reports a batch shape a model of kind with layout l cannot be
-// built for: every kind needs rows and target positions, a kind that
-// reads sources source positions, and one aligned with its sources as
-// many as target positions.
+// built for: no rows, target positions or (if it reads sources) source
+// positions, or aligned lengths that differ.
 func checkShape(sh Shape, kind string, l Layout) error {
 	if sh.Batch < 1 || sh.TgtLen < 1 || l.Sources && sh.SrcLen < 1 {
 		what := "rows and target positions"
@@ -104,13 +103,13 @@ func newInputs(s *graph.Scope, sh Shape, src, tgt bool) inputs {
 }
 
 // Feed sets whichever of the inputs InputSrc … InputTgtOut the program p
-// has from b, with the masks made from the ids, in element type dt: every
-// kind's Feed, and the Feed of a model of one's own that names its inputs
-// the same way.
+// has from b, the masks made from the ids in element type dt: the Feed of
+// every kind, and of a model of one's own that names its inputs alike.
 func Feed(p *graph.Program, dt tensor.Dtype, b Batch) error {
 	src, tgt := p.HasInput(InputSrc), p.HasInput(InputTgtIn)
-	if err := b.check(src, tgt); err != nil {
-		return err
+	if n := b.Batch * b.TgtLen; len(b.TgtOut) != n || (tgt && len(b.TgtIn) != n) || (src && len(b.Src) != b.Batch*b.SrcLen) {
+		return errors.Errorf("batch of shape %v has %d source, %d target-in and %d target-out ids",
+			b.Shape, len(b.Src), len(b.TgtIn), len(b.TgtOut))
 	}
 	values := map[string]any{InputTgtOut: b.TgtOut}
 	if tgt {
@@ -155,14 +154,4 @@ func NewBatch(src, tgtIn, tgtOut [][]int, aligned bool) Batch {
 		copy(b.TgtOut[i*sh.TgtLen:], tgtOut[i])
 	}
 	return b
-}
-
-// check reports a batch whose slices do not match its shape.
-func (b Batch) check(src, tgt bool) error {
-	n := b.Batch * b.TgtLen
-	if len(b.TgtOut) != n || (tgt && len(b.TgtIn) != n) || (src && len(b.Src) != b.Batch*b.SrcLen) {
-		return errors.Errorf("batch of shape %v has %d source, %d target-in and %d target-out ids",
-			b.Shape, len(b.Src), len(b.TgtIn), len(b.TgtOut))
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"maps"
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
@@ -17,35 +18,31 @@ const LogProbs = "logp"
 const TargetScores = "scores"
 
 // CompileTrain builds m for training batches of shape sh and compiles it to
-// run on rt (nil: a CPU runtime of its own, graph.CPU): dropout
-// draws from rng, and each run computes the label-smoothed loss and its gradient
-// with respect to every parameter.
+// run on rt (nil: a CPU runtime of its own, graph.CPU): dropout draws from
+// rng, and each run computes the label-smoothed loss and its gradient with
+// respect to every parameter.
 func CompileTrain(rt *graph.Runtime, m Model, params *graph.Params, sh Shape, rng *rand.Rand) (*graph.Program, error) {
 	s := graph.NewScope(params, graph.Training(rng))
 	loss, _ := m.Build(s, sh)
 	return graph.Compile(rt, s, loss, nil)
 }
 
-// CompileEval builds m for evaluation (no dropout, no gradients) on batches of
-// shape sh, to run on rt. Its outputs are the log-probabilities (LogProbs) and, by their full
-// names, the attention weights of every layer
+// CompileEval builds m for evaluation (no dropout, no gradients) on batches
+// of shape sh, to run on rt. Its outputs are the log-probabilities (LogProbs)
+// and, by their full names, the attention weights of every layer
 // ("decoder.layers.0.cross_attn.weights", [batch, heads, lenQ, lenK]).
 func CompileEval(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
 	s := graph.NewScope(params)
 	_, logp := m.Build(s, sh)
 	outputs := map[string]*G.Node{LogProbs: logp}
-	for name, n := range s.Kept() {
-		outputs[name] = n
-	}
+	maps.Copy(outputs, s.Kept())
 	return graph.Compile(rt, s, nil, outputs)
 }
 
-// CompileScore builds m for scoring batches of shape sh, to run on rt, as evaluation and
-// ScorePairs do: an evaluation graph built with graph.Scoring. A model that
-// ends with Output scores its targets straight from the logits (output
-// TargetScores) and makes no [batch, lenT, vocab] log-probabilities; the
-// output of one that does not is its log-probabilities (LogProbs). ScoreRun
-// reads either.
+// CompileScore builds m for scoring batches of shape sh (graph.Scoring), to
+// run on rt, as evaluation and ScorePairs do. A model that ends with Output
+// outputs TargetScores, from the logits, without [batch, lenT, vocab]
+// log-probabilities; one that does not outputs LogProbs. ScoreRun reads either.
 func CompileScore(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
 	s := graph.NewScope(params, graph.Scoring())
 	_, logp := m.Build(s, sh)

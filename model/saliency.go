@@ -8,10 +8,9 @@ import (
 	"github.com/transformer-go/transformer/layers/ops"
 )
 
-// SrcEmbeddings names an encoder-decoder's source embeddings
-// [batch, lenS, dModel] (the embedding of each source token, before the
-// positions are added), which a graph built with graph.GradWRT(SrcEmbeddings)
-// differentiates its loss by (graph.Program.InputGrad).
+// SrcEmbeddings names an encoder-decoder's source embeddings [batch, lenS,
+// dModel], before the positions are added: graph.GradWRT(SrcEmbeddings)
+// differentiates a graph's loss by them (graph.Program.InputGrad).
 const SrcEmbeddings = "src_embed"
 
 // saliencyTarget names the input that picks the scored target token.
@@ -51,10 +50,14 @@ func Saliency(rt *graph.Runtime, m Model, params *graph.Params, src, tgt []int, 
 	b := Batch{Shape: sh, Src: src, TgtIn: append([]int{BOSID}, tgt...), TgtOut: append(append([]int(nil), tgt...), EOSID)}
 	picked := make([]int, sh.TgtLen)
 	picked[t] = b.TgtOut[t]
-	if err := p.Set(saliencyTarget, picked); err != nil {
-		return nil, err
+	err = p.Set(saliencyTarget, picked)
+	if err == nil {
+		err = m.Feed(p, params.Dtype(), b)
 	}
-	if err := runBatch(p, m, params.Dtype(), b); err != nil {
+	if err == nil {
+		err = p.Run()
+	}
+	if err != nil {
 		return nil, err
 	}
 	g := graph.Float64s(p.InputGrad(SrcEmbeddings))

@@ -3,9 +3,9 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
-
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
@@ -61,10 +61,7 @@ func scoreLogProbs[T float32 | float64](lp []T, b Batch) Scores {
 // scoreTargets sums up b's targets that are not padding, given for target
 // i its log-probability and whether it is the most probable token.
 func scoreTargets(b Batch, target func(i int) (logp float64, best bool)) Scores {
-	sc := Scores{Rows: make([]float64, b.Batch), Exact: make([]bool, b.Batch)}
-	for r := range sc.Exact {
-		sc.Exact[r] = true
-	}
+	sc := Scores{Rows: make([]float64, b.Batch), Exact: slices.Repeat([]bool{true}, b.Batch)}
 	for i, t := range b.TgtOut {
 		if t == PadID {
 			continue
@@ -103,13 +100,10 @@ func (s Scores) Accuracy() float64 { return float64(s.Correct) / float64(max(s.T
 // indexOfMax is the index of the largest element of v, the first of equal
 // ones (0 for an empty v).
 func indexOfMax[T float32 | float64](v []T) int {
-	if len(v) == 0 {
-		return 0
-	}
-	best, top := 0, v[0]
+	best := 0
 	for i, x := range v {
-		if x > top {
-			best, top = i, x
+		if x > v[best] {
+			best = i
 		}
 	}
 	return best
@@ -118,12 +112,11 @@ func indexOfMax[T float32 | float64](v []T) int {
 // ScorePairs scores each pair by teacher forcing: the sum over t ≥ 1 of
 // log p(tgt[t] | tgt[<t], src), padding masked. Every target starts with the
 // start token and has at least one token after it. A decoder-only model
-// reads the source as its prompt (Decoder.Decode): it scores the target's
-// tokens after BOSID src; a model aligned with its sources (an encoder-only
-// model) predicts tgt[j+1] at source position j. Pairs are run in batches of up to batch rows,
-// padded to the longest source and target of each batch; a batch whose
-// attention or log-probabilities alone would take more memory than the
-// machine has available is an error, before anything is allocated.
+// reads the source as its prompt (Decoder.Decode), scoring the target's
+// tokens after BOSID src; an aligned (encoder-only) model predicts tgt[j+1]
+// at source position j. Pairs run in batches of up to batch rows, padded
+// to the longest of each batch; a batch whose attention or log-probabilities
+// alone would not fit in memory is an error, before anything is allocated.
 func ScorePairs(rt *graph.Runtime, m Model, params *graph.Params, src, tgt [][]int, batch int) ([]float64, error) {
 	if len(src) != len(tgt) {
 		return nil, errors.Errorf("%d sources but %d targets", len(src), len(tgt))
@@ -151,34 +144,34 @@ func ScorePairs(rt *graph.Runtime, m Model, params *graph.Params, src, tgt [][]i
 	return scores, nil
 }
 
-// ScoreBatch runs the scoring program of b's shape (CompileScore), taken
-// from progs or compiled into it the first time, on b and scores it
-// (ScoreRun).
+// ScoreBatch runs on b the scoring program of its shape (CompileScore),
+// taken from progs or compiled into it, and scores the run (ScoreRun).
 func ScoreBatch(rt *graph.Runtime, progs *graph.Programs, m Model, params *graph.Params, b Batch) (Scores, error) {
-	p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileScore(rt, m, params, b.Shape) })
+	p, err := runBatch(rt, progs, m, params, b, CompileScore)
 	if err != nil {
-		return Scores{}, err
-	}
-	if err := runBatch(p, m, params.Dtype(), b); err != nil {
 		return Scores{}, err
 	}
 	return ScoreRun(p, b), nil
 }
 
-// runBatch feeds b, of element type dt, to the program p built by m, and
-// runs it.
-func runBatch(p *graph.Program, m Model, dt tensor.Dtype, b Batch) error {
-	if err := m.Feed(p, dt, b); err != nil {
-		return err
+// runBatch runs b on the program of its shape that compile (CompileEval,
+// CompileScore) builds, taken from progs or compiled into it the first time.
+func runBatch(rt *graph.Runtime, progs *graph.Programs, m Model, params *graph.Params, b Batch,
+	compile func(*graph.Runtime, Model, *graph.Params, Shape) (*graph.Program, error)) (*graph.Program, error) {
+	p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return compile(rt, m, params, b.Shape) })
+	if err == nil {
+		err = m.Feed(p, params.Dtype(), b)
 	}
-	return p.Run()
+	if err == nil {
+		err = p.Run()
+	}
+	return p, err
 }
 
 // teacherForced pads pairs into a batch whose decoder input is tgt[:-1] and
 // whose targets are tgt[1:]; first is the index of the first pair, for
-// errors. For a decoder-only model the decoder input starts with BOSID src
-// (its prefix) instead of tgt[0], and the prefix's positions but the last
-// have no target (PadID).
+// errors. A Generator's decoder input starts with its Prefix(src) instead of
+// tgt[0], the prefix's positions but the last without a target (PadID).
 func teacherForced(m Model, src, tgt [][]int, first int) (Batch, error) {
 	ins := make([][]int, len(src))
 	outs := make([][]int, len(src))

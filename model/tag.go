@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -34,21 +35,16 @@ func Tag(rt *graph.Runtime, m Model, params *graph.Params, srcs [][]int, batch i
 		if err := rt.CheckMemory(fmt.Sprintf("tagging sources %d to %d", start+1, start+b.Batch), need); err != nil {
 			return nil, errors.Errorf("%v; tag fewer sources at once, or shorter ones", err)
 		}
-		p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return CompileEval(rt, m, params, b.Shape) })
-		if err == nil {
-			err = runBatch(p, m, params.Dtype(), b)
-		}
+		p, err := runBatch(rt, progs, m, params, b, CompileEval)
 		if err != nil {
 			return nil, err
 		}
-		// lp: [rows, len, vocab]
 		lp := graph.Float64s(p.Output(LogProbs))
-		vocab := len(lp) / len(b.Src)
+		dists := slices.Collect(slices.Chunk(lp, len(lp)/len(b.Src))) // [rows·len][vocab]
 		for i, src := range srcs[start : start+b.Batch] {
 			row := make([]int, len(src))
 			for j := range row {
-				at := (i*b.SrcLen + j) * vocab
-				row[j] = indexOfMax(lp[at : at+vocab])
+				row[j] = indexOfMax(dists[i*b.SrcLen+j])
 			}
 			tags = append(tags, row)
 		}

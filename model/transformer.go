@@ -23,11 +23,8 @@ const (
 // optional: a shared embedding, positional encodings, an encoder stack
 // ("encoder"), a decoder stack ("decoder") whose layers attend to the
 // encoder's output when there is one, and the pre-softmax projection tied
-// to the embedding. The kinds of Config.Kind are its shapes:
-//
-//	encoder-decoder  encoder and decoder: targets given sources (translation)
-//	decoder-only     decoder alone, under a causal mask: a language model (GPT-style)
-//	encoder-only     encoder alone: a target token at every source position (a tagger)
+// to the embedding. Config.Kind says which stacks it has (see the package
+// doc's table of kinds).
 type Transformer struct {
 	cfg     Config
 	embed   layers.Embedding
@@ -62,8 +59,8 @@ func NewEncoderOnly(cfg Config) (*Transformer, error) {
 // declare (those its config left out at their defaults).
 func (m *Transformer) Config() Config { return m.cfg }
 
-// Layout says which parts of a batch the model reads: sources if it has an
-// encoder, and targets aligned with them if it has no decoder.
+// Layout says the model reads sources if it has an encoder, and aligns
+// targets with them if it has no decoder.
 func (m *Transformer) Layout() Layout {
 	return Layout{Sources: m.encoder != nil, Aligned: m.decoder == nil}
 }
@@ -114,10 +111,9 @@ func (m *Transformer) Build(s *graph.Scope, sh Shape) (loss, logp *G.Node) {
 // Output turns logits [batch, len, vocab] into the label-smoothed loss
 // against targets (an int [batch, len], PadID ignored) and, in an
 // evaluation graph, the log-probabilities. A training graph computes the
-// loss straight from the logits in one op and has no log-probabilities
-// (nil): they would cost two passes over [rows, vocab] that training does
-// not read. A scoring graph (graph.Scoring) has neither: it keeps the
-// targets' scores, computed from the logits in one op, as TargetScores.
+// loss from the logits in one op, without the log-probabilities (nil), two
+// passes over [rows, vocab] it would not read. A scoring graph has neither:
+// it keeps the targets' scores, from the logits in one op, as TargetScores.
 // Every model kind ends with it, in the scope its Build was given.
 func Output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G.Node) {
 	switch {

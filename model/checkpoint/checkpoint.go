@@ -14,7 +14,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -78,30 +77,39 @@ func Read(path string) (*File, error) {
 }
 
 // Fits checks, from shapes alone, that the checkpoint holds exactly the
-// parameters of shapes (see model.ParamShapes) with their shapes, so a loader can
-// refuse a checkpoint before allocating its model. The error names each
-// tensor that is missing, misshapen or unexpected.
+// parameters of shapes (see model.ParamShapes), so a loader can refuse it
+// before allocating its model. The error names each tensor that is
+// missing, misshapen or unexpected.
 func (c *File) Fits(shapes *graph.Params) error {
-	var problems []string
-	seen := map[string]bool{}
+	want := map[string]tensor.Shape{}
 	for _, name := range shapes.Names() {
-		seen[name] = true
-		t, ok := c.file.Tensors[name]
+		want[name] = shapes.Shape(name)
+	}
+	return checkTensors(c.file, want, fmt.Sprintf("checkpoint %s does not fit the model", c.Path))
+}
+
+// checkTensors refuses, before anything is allocated, a file whose tensors
+// are not want's names with their shapes: the error, headed head, lists
+// every tensor that is missing, misshapen or unexpected.
+func checkTensors(f *safetensors.File, want map[string]tensor.Shape, head string) error {
+	var problems []string
+	for name, shape := range want {
+		t, ok := f.Tensors[name]
 		switch {
 		case !ok:
-			problems = append(problems, "missing tensor "+name)
-		case !slices.Equal(shapes.Shape(name), tensor.Shape(t.Shape)): // Eq takes [n, 1] for [n]
-			problems = append(problems, fmt.Sprintf("tensor %s has shape %v, the model's is %v", name, t.Shape, shapes.Shape(name)))
+			problems = append(problems, name+": missing")
+		case !slices.Equal(shape, tensor.Shape(t.Shape)): // Eq takes [n, 1] for [n]
+			problems = append(problems, fmt.Sprintf("tensor %s has shape %v, the model's is %v", name, t.Shape, shape))
 		}
 	}
-	for _, name := range c.file.Names() {
-		if !seen[name] {
-			problems = append(problems, "unexpected tensor "+name)
+	for _, name := range f.Names() {
+		if _, ok := want[name]; !ok {
+			problems = append(problems, name+": unexpected, no parameter of the model takes it")
 		}
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
-		return errors.Errorf("checkpoint %s does not fit the model:\n  %s", c.Path, strings.Join(problems, "\n  "))
+		slices.Sort(problems)
+		return errors.Errorf("%s:\n  %s", head, strings.Join(problems, "\n  "))
 	}
 	return nil
 }
@@ -114,10 +122,7 @@ func (c *File) Restore(params *graph.Params) error {
 		return err
 	}
 	for _, name := range params.Names() {
-		t, err := c.file.Dense(name, params.Dtype())
-		if err == nil {
-			err = checkFinite(name, t)
-		}
+		t, err := readFinite(c.file, name, params.Dtype())
 		if err == nil {
 			err = params.Set(name, t)
 		}
@@ -128,20 +133,26 @@ func (c *File) Restore(params *graph.Params) error {
 	return nil
 }
 
-// checkFinite reports the first NaN or infinite element of t.
-func checkFinite(name string, t *tensor.Dense) error {
+// readFinite reads the tensor name of f in element type dt; the error
+// names its first NaN or infinite element.
+func readFinite(f *safetensors.File, name string, dt tensor.Dtype) (*tensor.Dense, error) {
+	t, err := f.Dense(name, dt)
+	if err != nil {
+		return nil, err
+	}
 	for i, v := range graph.Float64s(t) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return errors.Errorf("tensor %s holds %v at element %d: the weights are not finite", name, v, i)
+			return nil, errors.Errorf("tensor %s holds %v at element %d: the weights are not finite", name, v, i)
 		}
 	}
-	return nil
+	return t, nil
 }
 
 // Load reads the checkpoint at path and rebuilds its model, of whatever
-// kind, with its weights of element type dt: Read, then File.Model. The variants the checkpoint's config names are looked
-// up in reg (nil: the built-in ones), so a program that registered its
-// own variants to train a model passes the same registry here.
+// kind, with its weights of element type dt: Read, then File.Model. The
+// variants the checkpoint's config names are looked up in reg (nil: the
+// built-in ones), so a program that registered its own variants to train
+// a model passes the same registry here.
 func Load(path string, dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph.Params, error) {
 	c, err := Read(path)
 	if err != nil {
@@ -153,8 +164,7 @@ func Load(path string, dt tensor.Dtype, reg *layers.Registry) (model.Model, *gra
 // Model builds the model the checkpoint's config describes (model.Rebuild:
 // its kind, its variants from reg, nil meaning the built-in ones) with the
 // checkpoint's weights, of element type dt. It checks the tensors' names
-// and shapes and the memory the weights take (against what the operating
-// system gives this process) before allocating them.
+// and shapes and the memory the weights take before allocating them.
 func (c *File) Model(dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph.Params, error) {
 	m, err := model.Rebuild(c.Config, reg)
 	if err != nil {
@@ -164,14 +174,11 @@ func (c *File) Model(dt tensor.Dtype, reg *layers.Registry) (model.Model, *graph
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkHolds(c.file, int64(shapes.Count()), c.Config, true); err != nil {
+	if err := checkSize(c.file, shapes, c.Config); err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	if err := c.Fits(shapes); err != nil {
 		return nil, nil, err
-	}
-	if err := c.Config.CheckMemory(nil, c.Config.FootprintOf(shapes, 4, 0), false); err != nil {
-		return nil, nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 	}
 	params, err := model.NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
@@ -193,16 +200,13 @@ func (c *File) Params(dt tensor.Dtype) (*graph.Params, error) {
 			return nil, errors.Wrapf(err, "checkpoint %s", c.Path)
 		}
 	}
-	if err := c.Restore(params); err != nil {
-		return nil, err
-	}
-	return params, nil
+	return params, c.Restore(params)
 }
 
-// checkHolds refuses, before anything is allocated, a file whose values
-// are fewer than need, the parameters of the model of cfg (different, if
-// exact).
-func checkHolds(f *safetensors.File, need int64, cfg model.Config, exact bool) error {
+// checkSize refuses, before anything is allocated, a file whose values are
+// not as many as the parameters shapes of the model of cfg, or whose
+// weights take more memory than this process is given.
+func checkSize(f *safetensors.File, shapes *graph.Params, cfg model.Config) error {
 	var held int64
 	for _, t := range f.Tensors {
 		n, err := t.NumElements()
@@ -211,9 +215,9 @@ func checkHolds(f *safetensors.File, need int64, cfg model.Config, exact bool) e
 		}
 		held += int64(n)
 	}
-	if held < need || exact && held != need {
+	if need := int64(shapes.Count()); held != need {
 		return errors.Errorf("the file holds %d values, but its config (vocab %d, d_model %d, d_ff %d, %d+%d layers) makes %d parameters",
 			held, cfg.Vocab, cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers, need)
 	}
-	return nil
+	return cfg.CheckMemory(nil, cfg.FootprintOf(shapes, 4, 0), false)
 }

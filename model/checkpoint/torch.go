@@ -2,9 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -49,10 +47,7 @@ func ImportTorch(path string, heads int, dt tensor.Dtype) (model.Config, *graph.
 		shapes, err = model.ParamShapes(m)
 	}
 	if err == nil {
-		err = checkTorchNames(f, shapes, cfg)
-	}
-	if err == nil {
-		err = checkHolds(f, int64(shapes.Count()), cfg, false)
+		err = checkTorch(f, shapes, cfg)
 	}
 	if err == nil {
 		err = cfg.CheckMemory(nil, cfg.FootprintOf(shapes, 4, 0), false)
@@ -102,47 +97,39 @@ func countLayers(f *safetensors.File, stack string) int {
 	}
 }
 
-// checkTorchNames refuses, before anything is allocated, a file whose
-// tensor names are not those of the parameters shapes of the model of cfg:
-// the import is complete or refused, listing every missing and every
-// unexpected tensor (a layer whose norm1.weight is missing is not counted,
-// and its other tensors would otherwise be left out silently).
-func checkTorchNames(f *safetensors.File, shapes *graph.Params, cfg model.Config) error {
-	want := map[string]bool{}
-	var problems []string
+// checkTorch refuses, before anything is allocated, a file whose tensors
+// are not those of the parameters shapes of the model of cfg, q, k and v
+// packed: the import is complete or refused (a layer without norm1.weight
+// is not counted, and its other tensors are not left out silently).
+func checkTorch(f *safetensors.File, shapes *graph.Params, cfg model.Config) error {
+	want := map[string]tensor.Shape{}
 	for _, name := range shapes.Names() {
-		src, _ := torchSource(name)
-		want[src] = true
-	}
-	for _, src := range slices.Sorted(maps.Keys(want)) {
-		if _, ok := f.Tensors[src]; !ok {
-			problems = append(problems, src+": missing")
+		src, block := torchSource(name)
+		want[src] = shapes.Shape(name).Clone()
+		if block >= 0 {
+			want[src][0] *= 3
 		}
 	}
-	for _, name := range f.Names() {
-		if !want[name] {
-			problems = append(problems, name+": unexpected, no parameter of the model takes it")
-		}
-	}
-	if len(problems) > 0 {
-		return errors.Errorf("the tensors are not those of a model of %d encoder and %d decoder layers:\n  %s",
-			cfg.EncoderLayers, cfg.DecoderLayers, strings.Join(problems, "\n  "))
-	}
-	return nil
+	return checkTensors(f, want, fmt.Sprintf("the tensors are not those of a model of %d encoder and %d decoder layers", cfg.EncoderLayers, cfg.DecoderLayers))
 }
 
-// copyTorch sets every parameter from its PyTorch tensor, splitting the packed
-// q, k, v projections; each misshapen tensor is reported.
+// copyTorch sets every parameter from its PyTorch tensor (checkTorch checked
+// their shapes), taking its third of the packed q, k, v projections.
 func copyTorch(f *safetensors.File, params *graph.Params) error {
-	var problems []string
 	for _, name := range params.Names() {
 		src, block := torchSource(name)
-		if err := copyTensor(f, params, name, src, block); err != nil {
-			problems = append(problems, err.Error())
+		t, err := readFinite(f, src, tensor.Float64)
+		if err != nil {
+			return errors.Wrapf(err, "%s (from %s)", name, src)
 		}
-	}
-	if len(problems) > 0 {
-		return errors.Errorf("tensors that do not fit:\n  %s", strings.Join(problems, "\n  "))
+		shape, vals := params.Shape(name), graph.Float64s(t)
+		if block >= 0 {
+			n := shape.TotalSize()
+			vals = vals[block*n : (block+1)*n]
+		}
+		if err := params.Set(name, graph.FromFloat64s(tensor.Float64, vals, shape...)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -151,8 +138,7 @@ func copyTorch(f *safetensors.File, params *graph.Params) error {
 // q, k and v projections packed in one tensor, which third of it (0, 1, 2;
 // -1 for a tensor that is not packed).
 func torchSource(name string) (src string, block int) {
-	r := strings.NewReplacer(".cross_attn.", ".multihead_attn.", ".feed_forward.", ".")
-	src = r.Replace(name)
+	src = strings.NewReplacer(".cross_attn.", ".multihead_attn.", ".feed_forward.", ".").Replace(name)
 	for i, proj := range []string{"q_proj", "k_proj", "v_proj"} {
 		for _, kind := range []string{"weight", "bias"} {
 			if suffix := "." + proj + "." + kind; strings.HasSuffix(src, suffix) {
@@ -161,30 +147,4 @@ func torchSource(name string) (src string, block int) {
 		}
 	}
 	return src, -1
-}
-
-// copyTensor sets the parameter from the tensor src, or from its third block
-// when block ≥ 0.
-func copyTensor(f *safetensors.File, params *graph.Params, name, src string, block int) error {
-	t, err := f.Dense(src, tensor.Float64)
-	if err == nil {
-		err = checkFinite(src, t)
-	}
-	if err != nil {
-		return errors.Wrapf(err, "%s (from %s)", name, src)
-	}
-	shape := params.Value(name).Shape()
-	want := shape.Clone()
-	if block >= 0 {
-		want[0] *= 3
-	}
-	if !slices.Equal(t.Shape(), want) { // Eq takes [n, 1] for [n]
-		return errors.Errorf("%s: %s has shape %v, want %v", name, src, t.Shape(), want)
-	}
-	vals := graph.Float64s(t)
-	if block >= 0 {
-		n := shape.TotalSize()
-		vals = vals[block*n : (block+1)*n]
-	}
-	return params.Set(name, graph.FromFloat64s(tensor.Float64, vals, shape...))
 }

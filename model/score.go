@@ -121,6 +121,9 @@ func ScorePairs(rt *graph.Runtime, m Model, params *graph.Params, src, tgt [][]i
 	if len(src) != len(tgt) {
 		return nil, errors.Errorf("%d sources but %d targets", len(src), len(tgt))
 	}
+	if batch < 1 {
+		return nil, errors.Errorf("scoring needs batch ≥ 1, have %d", batch)
+	}
 	progs := graph.NewPrograms()
 	defer progs.Close()
 	var scores []float64

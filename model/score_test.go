@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -105,6 +106,30 @@ func TestScoreRunMatchesLogProbs(t *testing.T) {
 			if math.Abs(got.Rows[i]-want.Rows[i]) > 1e-9 {
 				t.Errorf("%T: row %d scores %g, from log-probabilities %g", tc.m, i, got.Rows[i], want.Rows[i])
 			}
+		}
+	}
+}
+
+// TestBatchSizeRefused: scoring and tagging in batches of fewer than one
+// row is an error, not an endless loop.
+func TestBatchSizeRefused(t *testing.T) {
+	cfg := smallConfig()
+	enc, _ := New(cfg)
+	tagger, _ := NewEncoderOnly(cfg)
+	for _, batch := range []int{0, -1} {
+		params, err := NewParams(enc, tensor.Float64, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ScorePairs(nil, enc, params, [][]int{{5, EOSID}}, [][]int{{BOSID, 6, EOSID}}, batch); err == nil || !strings.Contains(err.Error(), "batch ≥ 1") {
+			t.Errorf("ScorePairs with batch %d: %v, want an error naming batch ≥ 1", batch, err)
+		}
+		tparams, err := NewParams(tagger, tensor.Float64, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Tag(nil, tagger, tparams, [][]int{{5, 6}}, batch); err == nil || !strings.Contains(err.Error(), "batch ≥ 1") {
+			t.Errorf("Tag with batch %d: %v, want an error naming batch ≥ 1", batch, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package model
+package decode
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
 )
 
 // session is the decoding of one batch of sources: the step program of its
@@ -41,7 +42,7 @@ func (d *Decoder) start(srcs [][]int, idx []int, beams, steps int) (*session, er
 		}
 		key := fmt.Sprintf("encode/%dx%d", len(srcs), srcLen)
 		enc, err = d.progs.Get(key, func() (*graph.Program, error) {
-			s, outputs, shapes := encodeGraph(d.m.(SourceEncoder), d.params, len(srcs), srcLen)
+			s, outputs, shapes := encodeGraph(d.m.(model.SourceEncoder), d.params, len(srcs), srcLen)
 			d.memories[key] = shapes
 			p, err := graph.Compile(d.rt, s, nil, outputs)
 			return p, errors.Wrapf(err, "encode program for %d sources of length %d", len(srcs), srcLen)
@@ -95,10 +96,10 @@ func (d *Decoder) srcIDs(srcs [][]int, idx []int) (ids []int, srcLen int, err er
 
 // encode runs the encode program on the padded sources ids [n, srcLen].
 func (d *Decoder) encode(enc *graph.Program, ids []int, n, srcLen int) error {
-	if err := enc.Set(InputSrc, ids); err != nil {
+	if err := enc.Set(model.InputSrc, ids); err != nil {
 		return err
 	}
-	if err := enc.Set(InputSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, PadID).Data()); err != nil {
+	if err := enc.Set(model.InputSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, model.PadID).Data()); err != nil {
 		return err
 	}
 	return errors.Wrap(enc.Run(), "encoding the sources")
@@ -117,8 +118,11 @@ func (ss *session) setMemory(enc *graph.Program, memory map[string]tensor.Shape,
 			return err
 		}
 	}
-	rowIDs := gatherRows(nil, ids, srcLen, repeat)
-	return ss.step.Set(InputSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, PadID).Data())
+	rowIDs := make([]int, 0, ss.rows*srcLen)
+	for _, i := range repeat {
+		rowIDs = append(rowIDs, ids[i*srcLen:(i+1)*srcLen]...)
+	}
+	return ss.step.Set(model.InputSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, model.PadID).Data())
 }
 
 // advance runs step t: row r continues row parents[r] of the step before
@@ -153,7 +157,7 @@ func (ss *session) advance(tokens, parents []int) error {
 // log-probabilities, [n·vocab], valid until the next call. Only the rows a
 // search reads are converted and checked, each while it is in cache.
 func (ss *session) logProbs(r0, n int) ([]float64, error) {
-	out := ss.step.Output(LogProbs)
+	out := ss.step.Output(model.LogProbs)
 	at, end := r0*out.Shape()[2], (r0+n)*out.Shape()[2] // out: [rows, 1, vocab]
 	var err error
 	switch d := out.Data().(type) {
@@ -224,16 +228,6 @@ func (ss *session) carry(parents []int) error {
 		}
 	}
 	return nil
-}
-
-// gatherRows writes into buf (grown as needed) the rows of src, each of
-// size elements, in the given order: row r of the result is row order[r].
-func gatherRows[T any](buf, src []T, size int, order []int) []T {
-	buf = slices.Grow(buf[:0], len(order)*size)[:len(order)*size]
-	for r, from := range order {
-		copy(buf[r*size:(r+1)*size], src[from*size:(from+1)*size])
-	}
-	return buf
 }
 
 // shapeStep is the granularity of the padded lengths of decoding programs.

@@ -1,18 +1,21 @@
-package model
+// Package decode generates with a model.Generator one position at a time
+// against a cache of the earlier positions' keys and values: greedy
+// decoding, beam search with GNMT's length penalty, and sampling. An
+// encoder-decoder translates its sources; a decoder-only model continues
+// its prompts.
+package decode
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
 )
 
 // Decoder generates with a model incrementally: an encoder-decoder
@@ -24,8 +27,8 @@ import (
 // the model over the whole prefix. It keeps the programs it compiles, one
 // set per batch shape, until Close. It is not safe for concurrent use.
 type Decoder struct {
-	m      Generator
-	cfg    Config
+	m      model.Generator
+	cfg    model.Config
 	rt     *graph.Runtime
 	params *graph.Params
 	progs  *graph.Programs
@@ -35,56 +38,30 @@ type Decoder struct {
 	carried  map[string][]string
 }
 
-// Generator is a Model that generates one position at a time: a Decoder
-// runs it against a cache of the earlier positions' keys and values. A
-// model whose Layout reads sources is also a SourceEncoder, whose output
-// the steps read.
-type Generator interface {
-	Model
-	// Prefix is what the rows of source src are fed before their first
-	// output: BOSID for a model that reads its sources with an encoder,
-	// BOSID and the prompt src for one that continues prompts.
-	Prefix(src []int) []int
-	// Step adds one decoding step to st.Scope: each row's token st.IDs at
-	// position st.At, against the caches its layers declare, carried from
-	// step to step by st (a layers.Carrier), which they extend by that
-	// position. It returns the next-token logits [rows, 1,
-	// vocab].
-	Step(st *Step) *G.Node
-}
-
-// SourceEncoder is a Generator that reads sources: Encode maps the
-// sources src [n, lenS] (srcMask, PaddingMask of src) to named values,
-// each [n, …], that the steps read with Step.Memory, computed once per
-// batch of sources.
-type SourceEncoder interface {
-	Encode(s *graph.Scope, src, srcMask *G.Node) map[string]*G.Node
-}
-
-// NewDecoder returns a decoder of m, a Generator (an encoder-decoder or a
-// decoder-only model of this package, or one's own), with the parameters
+// New returns a decoder of m, a model.Generator (an encoder-decoder or a
+// decoder-only model of package model, or one's own), with the parameters
 // params, whose programs run on rt (nil: a CPU runtime of its own,
 // graph.CPU). The error says why m cannot decode: it is no Generator, or one
 // of its attention sublayers is not a layers.IncrementalAttention.
-func NewDecoder(rt *graph.Runtime, m Model, params *graph.Params) (*Decoder, error) {
+func New(rt *graph.Runtime, m model.Model, params *graph.Params) (*Decoder, error) {
 	if err := canGenerate(m); err != nil {
 		return nil, err
 	}
-	return &Decoder{m: m.(Generator), cfg: m.Config(), rt: rt, params: params, progs: graph.NewPrograms(),
+	return &Decoder{m: m.(model.Generator), cfg: m.Config(), rt: rt, params: params, progs: graph.NewPrograms(),
 		memories: map[string]map[string]tensor.Shape{}, carried: map[string][]string{}}, nil
 }
 
 // canGenerate says why m cannot decode, or nil: it builds a step program's
 // graph for one row, allocating nothing.
-func canGenerate(m Model) error {
-	g, ok := m.(Generator)
+func canGenerate(m model.Model) error {
+	g, ok := m.(model.Generator)
 	if !ok {
 		return errors.Errorf("incremental decoding needs a model that generates (a model.Generator), have a model of kind %s (%T)", m.Config().Kind, m)
 	}
 	var memory map[string]tensor.Shape
 	srcLen := 0
 	if m.Layout().Sources {
-		enc, ok := m.(SourceEncoder)
+		enc, ok := m.(model.SourceEncoder)
 		if !ok {
 			return errors.Errorf("incremental decoding: %T reads sources but is not a model.SourceEncoder", m)
 		}
@@ -98,90 +75,16 @@ func canGenerate(m Model) error {
 	return errors.Wrapf(s.Err(), "incremental decoding with a model of kind %s", m.Config().Kind)
 }
 
-// Generates reports whether m generates, so that NewDecoder takes it.
-func Generates(m Model) bool { return canGenerate(m) == nil }
+// Generates reports whether m generates, so that New takes it.
+func Generates(m model.Model) bool { return canGenerate(m) == nil }
 
 // Close releases the compiled programs.
 func (d *Decoder) Close() error { return d.progs.Close() }
 
-// Hypothesis is one decoded output.
-type Hypothesis struct {
-	// Tokens are the output ids, without BOSID and EOSID.
-	Tokens []int
-	// LogProb is Σ_t log p(y_t | y_<t, x) over the tokens and the final EOSID
-	// (absent when the output reached its length bound first).
-	LogProb float64
-	// Score ranks hypotheses: for beam search LogProb / lp(Y) with GNMT's
-	// length penalty lp(Y) = ((5 + |Y|) / 6)^α, |Y| counting EOSID; otherwise
-	// LogProb.
-	Score float64
-	// Ended reports whether the output ended with EOSID.
-	Ended bool
-}
-
-// The decoding methods of Search.
-const (
-	MethodGreedy = "greedy" // the most probable token at every step
-	MethodBeam   = "beam"   // beam search with a length penalty
-	MethodSample = "sample" // draw each token from the model's distribution
-)
-
-// DefaultExtraLen is how many tokens longer than its source (or prompt) an
-// output may be when Search.MaxLen is 0.
-const DefaultExtraLen = 50
-
-// Search configures Decode.
-type Search struct {
-	// Method is MethodGreedy, MethodBeam or MethodSample.
-	Method string
-	// Beam is the beam size, NBest the number of hypotheses returned per
-	// source (at most Beam) and Alpha the α of the length penalty.
-	Beam, NBest int
-	Alpha       float64
-	// Temperature τ > 0 divides the logits before sampling; TopK > 0 keeps the
-	// K most probable tokens and 0 < TopP < 1 the fewest most probable ones
-	// whose probability reaches TopP (nucleus sampling); Rand draws.
-	Temperature float64
-	TopK        int
-	TopP        float64
-	Rand        *rand.Rand
-	// MaxLen bounds every output's length in tokens; 0 means the length of
-	// its source plus DefaultExtraLen. Either way a decoder-only model's
-	// prompt and output together fit the config's MaxLen.
-	MaxLen int
-	// Batch is how many sources are decoded together.
-	Batch int
-}
-
-// DefaultSearch is the paper's beam search: beam 4 and α 0.6, batches of 32
-// sources, outputs up to DefaultExtraLen tokens longer than their sources.
-func DefaultSearch() Search {
-	return Search{Method: MethodBeam, Beam: 4, NBest: 1, Alpha: 0.6, Temperature: 1, Batch: 32}
-}
-
-// Validate reports the first thing wrong with s.
-func (s Search) Validate() error {
-	switch {
-	case s.Method != MethodGreedy && s.Method != MethodBeam && s.Method != MethodSample:
-		return errors.Errorf("unknown decoding method %q: want greedy, beam or sample", s.Method)
-	case s.Method == MethodBeam && (s.Beam < 1 || s.NBest < 1 || s.NBest > s.Beam):
-		return errors.Errorf("beam search needs 1 ≤ n-best ≤ beam, have n-best %d and beam %d", s.NBest, s.Beam)
-	case s.Method == MethodBeam && !(s.Alpha >= 0 && s.Alpha <= 10):
-		return errors.Errorf("beam search needs a length penalty α in [0, 10], have %g", s.Alpha)
-	case s.Method == MethodSample && (!(s.Temperature > 0) || math.IsInf(s.Temperature, 1) || s.TopK < 0 || !(s.TopP >= 0 && s.TopP <= 1)):
-		return errors.Errorf("sampling needs temperature > 0, top-k ≥ 0 and top-p in [0, 1], have %g, %d and %g", s.Temperature, s.TopK, s.TopP)
-	case s.Method == MethodSample && s.Rand == nil:
-		return errors.New("sampling needs a random number generator")
-	case s.MaxLen < 0 || s.Batch < 1:
-		return errors.Errorf("decoding needs max length ≥ 0 and batch ≥ 1, have %d and %d", s.MaxLen, s.Batch)
-	}
-	return nil
-}
-
 // Decode decodes every source as s says and returns, for each, its
 // hypotheses best first: NBest for beam search (fewer if the search
 // finished fewer), one otherwise. For an encoder-decoder a source is the
-// ids of a sentence, ending with EOSID as the model was trained on them:
+// ids of a sentence, ending with model.EOSID as the model was trained on them:
 // Decode adds EOSID to a source that lacks it (so [8 8 6] and
 // [8 8 6 EOSID] decode alike); an empty source is an error. For a model
 // without sources (decoder-only) a source is a prompt, ids without BOSID
@@ -230,24 +133,11 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 func endedSources(srcs [][]int) [][]int {
 	out := slices.Clone(srcs)
 	for i, src := range out {
-		if len(src) > 0 && src[len(src)-1] != EOSID {
-			out[i] = append(slices.Clip(src), EOSID)
+		if len(src) > 0 && src[len(src)-1] != model.EOSID {
+			out[i] = append(slices.Clip(src), model.EOSID)
 		}
 	}
 	return out
-}
-
-// OutputTokens counts the tokens of the best hypotheses of each source, EOS
-// included: what decoding speeds are measured in.
-func OutputTokens(hyps [][]Hypothesis) int {
-	n := 0
-	for _, h := range hyps {
-		n += len(h[0].Tokens)
-		if h[0].Ended {
-			n++
-		}
-	}
-	return n
 }
 
 // numbers lists indices from 1, the first few of them, for messages.
@@ -289,7 +179,7 @@ func (d *Decoder) decodeBatch(srcs [][]int, idx []int, s Search) ([][]Hypothesis
 }
 
 // plan is how a batch of sources is decoded: the tokens the rows of each
-// are fed before they generate (Generator.Prefix), the most tokens each
+// are fed before they generate (model.Generator.Prefix), the most tokens each
 // may generate, and the cache positions all of them need.
 type plan struct {
 	prefixes [][]int

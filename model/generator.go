@@ -64,9 +64,8 @@ type Step struct {
 
 // NewStep is the step, in s, of the rows whose previous tokens are ids
 // [rows, 1], at the slot at of caches of maxLen positions, reading the
-// sources' padding mask srcMask (nil: no sources) and the values of their
-// encoding (SourceEncoder.Encode), of the shapes memory: what a decoder
-// hands Generator.Step.
+// sources' padding mask srcMask (nil: none) and their encoding's values
+// (SourceEncoder.Encode) of the shapes memory.
 func NewStep(s *graph.Scope, ids *G.Node, at layers.Slot, maxLen int, srcMask *G.Node, memory map[string]tensor.Shape) *Step {
 	return &Step{Scope: s, IDs: ids, At: at, Rows: ids.Shape()[0], MaxLen: maxLen, SrcMask: srcMask, memory: memory, next: map[*G.Node]*G.Node{}}
 }

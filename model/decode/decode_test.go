@@ -208,7 +208,7 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		}
 		want := graph.Float64s(p.Output(model.LogProbs)) // [3, steps, vocab]
 		d, _ := New(nil, m, params)
-		ss, err := d.start(srcs, []int{0, 1, 2}, 1, d.roundLen(steps))
+		ss, err := d.start(srcs, 1, d.roundLen(steps))
 		if err != nil {
 			t.Fatal(err)
 		}

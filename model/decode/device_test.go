@@ -85,7 +85,7 @@ func TestDeviceDecodingKeepsCachesThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ss, err := d.start([][]int{{5, 9, 12, 7, model.EOSID}, {20, 6, model.EOSID}}, []int{0, 1}, 2, 8)
+	ss, err := d.start([][]int{{5, 9, 12, 7, model.EOSID}, {20, 6, model.EOSID}}, 2, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,10 +56,8 @@ type Step struct {
 	// sources.
 	SrcMask *G.Node
 	memory  map[string]tensor.Shape
-	// carried are the inputs the step carries to the next, in order, and
-	// next their next values, outputs of the same names.
-	carried []*G.Node
-	next    map[*G.Node]*G.Node
+	carried []*G.Node           // the inputs the step carries to the next, in order
+	next    map[*G.Node]*G.Node // their next values, outputs of the same names
 }
 
 // NewStep is the step, in s, of the rows whose previous tokens are ids

@@ -81,11 +81,12 @@ func (d *Decoder) Close() error { return d.progs.Close() }
 // hypotheses best first: NBest for beam search (fewer if the search
 // finished fewer), one otherwise. For an encoder-decoder a source is the
 // ids of a sentence, ending with model.EOSID as the model was trained on
-// them: Decode adds EOSID to a source that lacks it (so [8 8 6] and [8 8 6
-// EOSID] decode alike); an empty source is an error. For a model without
-// sources (decoder-only) a source is a prompt, ids without BOSID (possibly
-// none), taken as it is, and each hypothesis is its continuation. Sources
-// are sorted by length and decoded in batches of s.Batch.
+// them: Decode adds EOSID to a source that lacks it (so [8 8 6] and
+// [8 8 6 EOSID] decode alike); an empty source is an error. For a model
+// without sources (decoder-only) a source is a prompt, ids without BOSID
+// (possibly none), taken as it is, and each hypothesis is its
+// continuation. Sources are sorted by length and decoded in batches of
+// s.Batch.
 func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -168,7 +169,7 @@ type plan struct {
 // steps to feed its prefix, then one per output token but the last.
 func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
 	pl := plan{prefixes: make([][]int, len(srcs)), limits: make([]int, len(srcs))}
-	sources, longest := d.m.Layout().Sources, 0
+	sources, positions := d.m.Layout().Sources, 0
 	for i, src := range srcs {
 		switch {
 		case sources && len(src) == 0:
@@ -191,9 +192,9 @@ func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
 			return pl, errors.Errorf("source %d: a prompt of %d tokens leaves no room for output under the model's max_len %d", idx[i]+1, len(src), d.cfg.MaxLen)
 		}
 		pl.prefixes[i], pl.limits[i], pl.longest = prefix, limit, max(pl.longest, len(src))
-		longest = max(longest, len(prefix)-1+limit)
+		positions = max(positions, len(prefix)-1+limit)
 	}
-	pl.steps = d.roundLen(longest)
+	pl.steps = d.roundLen(positions)
 	return pl, nil
 }
 

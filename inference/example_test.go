@@ -14,6 +14,7 @@ import (
 	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
@@ -68,7 +69,7 @@ func ExampleLoad() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := run.Translate([]string{"drei eins", "zwei"}, model.Search{Method: model.MethodGreedy, MaxLen: 3, Batch: 2})
+	out, err := run.Translate([]string{"drei eins", "zwei"}, decode.Search{Method: decode.MethodGreedy, MaxLen: 3, Batch: 2})
 	if err != nil {
 		log.Fatal(err)
 	}

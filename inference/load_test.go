@@ -16,6 +16,7 @@ import (
 	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 // numbersTokenizer is a tokenizer of German and English number words.
@@ -73,7 +74,7 @@ func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
 // tokenizer edited since training.
 func TestLoad(t *testing.T) {
 	sentences := []string{"drei eins vier", "neun"}
-	search := model.Search{Method: model.MethodGreedy, MaxLen: 4, Batch: 2}
+	search := decode.Search{Method: decode.MethodGreedy, MaxLen: 4, Batch: 2}
 	dir, _ := savedRun(t, model.KindEncoderOnly)
 	r, err := inference.Load(dir, "final")
 	if err != nil {
@@ -101,7 +102,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _ := model.NewDecoder(nil, r.Model, r.Params)
+	d, _ := decode.New(nil, r.Model, r.Params)
 	defer d.Close()
 	for i, s := range sentences {
 		want, err := d.Decode([][]int{tok.Encode(s)}, search)
@@ -156,7 +157,7 @@ func TestLoadOfASyntheticTask(t *testing.T) {
 	if err != nil || r.Tokenizer != nil {
 		t.Fatalf("a synthetic task's run: %+v, %v", r, err)
 	}
-	if _, err := r.Continue([]string{"a"}, model.DefaultSearch()); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
+	if _, err := r.Continue([]string{"a"}, decode.DefaultSearch()); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
 		t.Errorf("Continue without a tokenizer: %v", err)
 	}
 }

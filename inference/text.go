@@ -7,20 +7,21 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 // Translate translates sentences with an encoder-decoder, or with a
 // decoder-only model trained on pairs (continuing "source EOS"), and
 // returns the best hypothesis of each, detokenized. A sentence without
 // tokens is an error naming it (counting from 1), as an empty source is
-// to Decoder.Decode.
-func (r *Run) Translate(sentences []string, s model.Search) ([]string, error) {
+// to decode.Decoder.Decode.
+func (r *Run) Translate(sentences []string, s decode.Search) ([]string, error) {
 	return r.generate(sentences, s, true)
 }
 
 // Continue continues prompts with a decoder-only model and returns each
 // continuation, detokenized.
-func (r *Run) Continue(prompts []string, s model.Search) ([]string, error) {
+func (r *Run) Continue(prompts []string, s decode.Search) ([]string, error) {
 	if r.Model.Layout().Sources {
 		return nil, errors.Errorf("continuing prompts needs a decoder-only model, have one of kind %s", r.Model.Config().Kind)
 	}
@@ -28,14 +29,14 @@ func (r *Run) Continue(prompts []string, s model.Search) ([]string, error) {
 }
 
 // generate decodes the lines as sources (ended with EOSID) or prompts.
-func (r *Run) generate(lines []string, s model.Search, sources bool) ([]string, error) {
+func (r *Run) generate(lines []string, s decode.Search, sources bool) ([]string, error) {
 	if r.Tokenizer == nil {
-		return nil, errors.New("this run has no tokenizer (a synthetic task): decode ids with model.NewDecoder(r.Runtime, r.Model, r.Params)")
+		return nil, errors.New("this run has no tokenizer (a synthetic task): decode ids with decode.New(r.Runtime, r.Model, r.Params)")
 	}
-	if !model.Generates(r.Model) {
+	if !decode.Generates(r.Model) {
 		return nil, errors.Errorf("translating needs a model that generates, have one of kind %s", r.Model.Config().Kind)
 	}
-	d, err := model.NewDecoder(r.Runtime, r.Model, r.Params)
+	d, err := decode.New(r.Runtime, r.Model, r.Params)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 // Attention returns the weights of the named attention sublayer
 // ("decoder.layers.1.cross_attn", "encoder.layers.0.self_attn") for the
 // source src (ids ending with EOSID) and an output out (ids without BOSID
-// and EOSID, such as a Hypothesis's Tokens), teacher-forced: the evaluation
+// and EOSID, such as a decode.Hypothesis's Tokens), teacher-forced: the evaluation
 // program (CompileEval) runs on the pair, decoder input BOS out. The result
 // is [heads][lenQ][lenK]; for cross-attention query i is the decoder position
 // that predicts out[i] (EOSID for i = len(out)) and key j is src[j]. (A

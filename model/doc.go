@@ -1,8 +1,8 @@
 // Package model assembles the Transformer of "Attention Is All You Need"
 // (Vaswani et al., 2017) and its variants from package layers, and runs
 // them: parameters, compiled training and evaluation programs, checkpoints,
-// scoring, and incremental decoding (greedy, beam search, sampling) with a
-// key/value cache.
+// scoring, and the steps that package model/decode runs to generate
+// incrementally with a key/value cache.
 //
 // # Model kinds
 //
@@ -15,8 +15,8 @@
 // variants.
 //
 //	kind             parts               what it models                        generates
-//	encoder-decoder  encoder, decoder    targets given sources (translation)   yes: NewDecoder, from sources
-//	decoder-only     decoder             the target side alone (a language     yes: NewDecoder, continuing prompts
+//	encoder-decoder  encoder, decoder    targets given sources (translation)   yes: decode.New, from sources
+//	decoder-only     decoder             the target side alone (a language     yes: decode.New, continuing prompts
 //	                                     model), under a causal mask
 //	encoder-only     encoder             a target token at every source        no: Tag, a token at every
 //	                                     position (tagging, the copy task)     source position
@@ -59,10 +59,11 @@
 //
 // # Generating
 //
-// NewDecoder runs a Generator (an encoder-decoder, a decoder-only model, or
-// a model of one's own) one position at a time against a cache of the
-// earlier positions' keys and values: the Decoder calls its Prefix and
-// Step, and the Encode of a SourceEncoder, never switching on its type; a
+// Package model/decode runs a Generator (an encoder-decoder, a decoder-only
+// model, or a model of one's own) one position at a time against a cache
+// of the earlier positions' keys and values: its Decoder calls the
+// model's Prefix and Step, on a Step (NewStep) that carries the caches,
+// and the Encode of a SourceEncoder, never switching on its type; a
 // model's Layout says how it reads batches, for the trainer and scoring.
 // Decode takes sources: for an encoder-decoder, sentences x1 … xm EOS; for
 // a decoder-only model, prompts (ids without BOS, possibly none) whose

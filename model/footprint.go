@@ -3,9 +3,7 @@ package model
 import (
 	"fmt"
 	"strings"
-	"unsafe"
 
-	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
@@ -118,63 +116,16 @@ func (c Config) CheckMemory(rt *graph.Runtime, f Footprint, training bool) error
 	return rt.CheckMemory(fmt.Sprintf("model too large: %s = %d (d_model %d, d_ff %d) gives %d parameters; %s", f.Largest, v, c.DModel, c.DFF, f.Params, what), float64(need))
 }
 
-// forwardBytes is the least memory that one forward pass without gradients
+// ForwardBytes is the least memory that one forward pass without gradients
 // holds at once over rows sequences of srcLen source and tgtLen target
 // positions, with elements of elemBytes bytes: the scores and the weights
 // of its largest attention (heads × queries × keys a row, both held while
 // the softmax runs), or the output layer's log-probabilities (vocab a
 // target position), whichever is more. It is a lower bound, computed in
 // floating point so that no size overflows it: what it refuses cannot fit.
-func (c Config) forwardBytes(elemBytes, rows, srcLen, tgtLen int) float64 {
+func (c Config) ForwardBytes(elemBytes, rows, srcLen, tgtLen int) float64 {
 	r, s, t := float64(rows), float64(srcLen), float64(tgtLen)
 	attn := 2 * r * float64(c.Heads) * max(s*s, t*t, t*s)
 	out := r * t * float64(c.Vocab)
 	return max(attn, out) * float64(elemBytes)
-}
-
-// decodeBytes is the least memory that incremental decoding holds at once
-// for sources sources of srcLen positions (0 for a decoder-only model),
-// beams rows each, whose caches hold steps positions: every decoder
-// layer's cached self-attention keys and values and cross-attention keys
-// and values of the sources, and a row of log-probabilities a row; and
-// the search's candidates (searchBytes). Like forwardBytes, it is a lower
-// bound that no size overflows.
-func (c Config) decodeBytes(elemBytes, sources, beams, srcLen, steps int) float64 {
-	kv := float64(c.DModel) // the keys' and values' width
-	if c.KVHeads > 0 {
-		kv = float64(c.DModel / c.Heads * c.KVHeads)
-	}
-	perRow := float64(c.DecoderLayers)*2*kv*(float64(steps)+float64(srcLen)) + float64(c.Vocab)
-	return float64(sources)*float64(beams)*perRow*float64(elemBytes) + searchBytes(beams)
-}
-
-// searchBytes is the memory of the candidate extensions that a step of a
-// search of beams rows a source makes for one source, 2·beams² of them
-// (beams.candidates): it grows with the square of the beam, 3 GB for
-// 8,000 beams.
-func searchBytes(beams int) float64 {
-	k := float64(beams)
-	return 2 * k * k * float64(unsafe.Sizeof(candidate{}))
-}
-
-// checkMemory refuses, before anything is allocated, to decode the batch
-// srcs with beams rows a source and caches of steps positions when the
-// encoder's pass over the sources or the decoding steps would need more
-// memory than the decoder's runtime may allocate.
-func (d *Decoder) checkMemory(srcs [][]int, beams, steps int) error {
-	longest := 0
-	for _, s := range srcs {
-		longest = max(longest, len(s))
-	}
-	srcLen := 0 // prompts are in the caches
-	if d.m.Layout().Sources {
-		srcLen = longest
-	}
-	eb := int(d.params.Dtype().Size())
-	need := max(d.cfg.forwardBytes(eb, len(srcs), srcLen, 0), d.cfg.decodeBytes(eb, len(srcs), beams, srcLen, steps))
-	what := fmt.Sprintf("%d rows a source, sources of up to %d tokens and caches of %d positions", beams, longest, steps)
-	if err := d.rt.CheckMemory(what, need); err != nil {
-		return errors.Errorf("%v; decode fewer sources at once, with a narrower beam, or shorter ones", err)
-	}
-	return nil
 }

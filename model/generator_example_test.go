@@ -15,6 +15,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer"
 )
 
@@ -110,13 +111,13 @@ func Example_ownModelKind() {
 		log.Fatal(err)
 	}
 
-	d, err := model.NewDecoder(nil, m, params)
+	d, err := decode.New(nil, m, params)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer d.Close()
 	prompt := []int{5, 6, 7, model.EOSID} // continue "source EOS"
-	hyps, err := d.Decode([][]int{prompt}, model.Search{Method: model.MethodGreedy, MaxLen: 6, Batch: 1})
+	hyps, err := d.Decode([][]int{prompt}, decode.Search{Method: decode.MethodGreedy, MaxLen: 6, Batch: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

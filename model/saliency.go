@@ -1,6 +1,8 @@
 package model
 
 import (
+	"slices"
+
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
@@ -33,7 +35,9 @@ func Saliency(rt *graph.Runtime, m Model, params *graph.Params, src, tgt []int, 
 	if len(src) == 0 {
 		return nil, errors.New("a saliency map needs a source, have an empty one")
 	}
-	src = endedSources([][]int{src})[0]
+	if src[len(src)-1] != EOSID {
+		src = append(slices.Clip(src), EOSID)
+	}
 	if t < 0 || t > len(tgt) {
 		return nil, errors.Errorf("target position %d: want 0 to %d", t, len(tgt))
 	}

@@ -112,7 +112,7 @@ func indexOfMax[T float32 | float64](v []T) int {
 // ScorePairs scores each pair by teacher forcing: the sum over t ≥ 1 of
 // log p(tgt[t] | tgt[<t], src), padding masked. Every target starts with the
 // start token and has at least one token after it. A decoder-only model
-// reads the source as its prompt (Decoder.Decode), scoring the target's
+// reads the source as its prompt (decode.Decoder.Decode), scoring the target's
 // tokens after BOSID src; an aligned (encoder-only) model predicts tgt[j+1]
 // at source position j. Pairs run in batches of up to batch rows, padded
 // to the longest of each batch; a batch whose attention or log-probabilities
@@ -133,7 +133,7 @@ func ScorePairs(rt *graph.Runtime, m Model, params *graph.Params, src, tgt [][]i
 		if err != nil {
 			return nil, err
 		}
-		need := m.Config().forwardBytes(int(params.Dtype().Size()), b.Batch, b.SrcLen, b.TgtLen)
+		need := m.Config().ForwardBytes(int(params.Dtype().Size()), b.Batch, b.SrcLen, b.TgtLen)
 		what := fmt.Sprintf("scoring pairs %d to %d (sources of up to %d tokens, targets of up to %d)", start+1, end, b.SrcLen, b.TgtLen)
 		if err := rt.CheckMemory(what, need); err != nil {
 			return nil, errors.Errorf("%v; score fewer pairs at once, or shorter ones", err)

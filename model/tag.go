@@ -31,7 +31,7 @@ func Tag(rt *graph.Runtime, m Model, params *graph.Params, srcs [][]int, batch i
 		if err != nil {
 			return nil, err
 		}
-		need := cfg.forwardBytes(int(params.Dtype().Size()), b.Batch, b.SrcLen, b.TgtLen)
+		need := cfg.ForwardBytes(int(params.Dtype().Size()), b.Batch, b.SrcLen, b.TgtLen)
 		if err := rt.CheckMemory(fmt.Sprintf("tagging sources %d to %d", start+1, start+b.Batch), need); err != nil {
 			return nil, errors.Errorf("%v; tag fewer sources at once, or shorter ones", err)
 		}

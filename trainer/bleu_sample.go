@@ -6,7 +6,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
-	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer/bleu"
 )
 
@@ -25,7 +25,7 @@ type BLEUSample struct {
 	// KeepBest keeps best.safetensors by BLEU instead of validation loss.
 	KeepBest bool
 	// Search decodes the sample; its zero value is greedy decoding.
-	Search model.Search
+	Search decode.Search
 }
 
 // Validate reports the first thing wrong with the sample.
@@ -68,7 +68,7 @@ func (t *Trainer) BLEU() (float64, error) {
 	}
 	s := b.Search
 	if s.Method == "" {
-		s = model.Search{Method: model.MethodGreedy, Batch: decodeBatch}
+		s = decode.Search{Method: decode.MethodGreedy, Batch: decodeBatch}
 	}
 	outs, err := t.decode(srcs, s)
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/transformer-go/transformer/data"
-	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 // words writes ids as text, never empty: "x w5 w7".
@@ -27,7 +27,7 @@ func words(ids []int) string {
 // reversed in order (misaligned).
 func bleuSample(t *testing.T, f fixture, misaligned bool) *BLEUSample {
 	t.Helper()
-	d, err := model.NewDecoder(nil, f.m, f.params)
+	d, err := decode.New(nil, f.m, f.params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func bleuSample(t *testing.T, f fixture, misaligned bool) *BLEUSample {
 		b.Src = append(b.Src, e.Src)
 		srcs[i] = append(slices.Clone(e.Src), data.EOSID)
 	}
-	outs, err := d.Decode(srcs, model.Search{Method: model.MethodGreedy, Batch: 7})
+	outs, err := d.Decode(srcs, decode.Search{Method: decode.MethodGreedy, Batch: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

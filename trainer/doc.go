@@ -29,6 +29,6 @@
 // (joined batches, data.BatchConfig.Join, have no sources and are for a
 // decoder-only model, which needs them to learn to continue the prompts of
 // held-out examples and BLEU samples), a BLEU sample for a model that
-// cannot decode (model.Generates), and held-out examples for one that
+// cannot decode (decode.Generates), and held-out examples for one that
 // neither decodes nor is encoder-only.
 package trainer

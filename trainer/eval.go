@@ -9,6 +9,7 @@ import (
 
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 // decodeBatch is how many held-out examples are decoded together.
@@ -30,8 +31,8 @@ func (t *Trainer) Evaluate() (model.Scores, error) {
 }
 
 // decode decodes srcs with the model's current parameters.
-func (t *Trainer) decode(srcs [][]int, s model.Search) ([][]model.Hypothesis, error) {
-	d, err := model.NewDecoder(t.rt, t.m, t.params)
+func (t *Trainer) decode(srcs [][]int, s decode.Search) ([][]decode.Hypothesis, error) {
+	d, err := decode.New(t.rt, t.m, t.params)
 	if err != nil {
 		return nil, err
 	}

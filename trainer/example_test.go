@@ -19,6 +19,7 @@ import (
 	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer"
 )
 
@@ -98,13 +99,13 @@ func Example_ownSublayer() {
 		log.Fatal(err)
 	}
 	fmt.Printf("rebuilt: %T, ffn %s, %d parameters\n", loaded, loaded.Config().FFN, weights.Count())
-	d, err := model.NewDecoder(nil, loaded, weights)
+	d, err := decode.New(nil, loaded, weights)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer d.Close()
 	prompt := []int{5, 6, 7, model.EOSID} // continue "source EOS"
-	hyps, err := d.Decode([][]int{prompt}, model.Search{Method: model.MethodGreedy, MaxLen: 6, Batch: 1})
+	hyps, err := d.Decode([][]int{prompt}, decode.Search{Method: decode.MethodGreedy, MaxLen: 6, Batch: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func Example_adamWCosineResumeAndLoad() {
 
 	run, err := inference.Load(dir, "final")
 	check(err)
-	out, err := run.Translate([]string{"drei eins vier", "neun acht"}, model.DefaultSearch())
+	out, err := run.Translate([]string{"drei eins vier", "neun acht"}, decode.DefaultSearch())
 	check(err)
 	fmt.Printf("%q\n", out)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 // Each model kind is evaluated its own way. Every kind gets the
@@ -19,10 +20,10 @@ import (
 // (Data.BLEU) needs a model that generates.
 
 // checkKind refuses data that the model cannot be trained or evaluated
-// on, going by what it does (model.Layout, model.Generates), not by its
+// on, going by what it does (model.Layout, decode.Generates), not by its
 // type.
 func checkKind(m model.Model, d Data) error {
-	generates := model.Generates(m)
+	generates := decode.Generates(m)
 	switch {
 	case d.BLEU != nil && !generates:
 		return notGenerating(m, "a BLEU sample needs a model that generates (encoder-decoder or decoder-only)")
@@ -33,9 +34,9 @@ func checkKind(m model.Model, d Data) error {
 }
 
 // notGenerating is the error of data that need m, which does not generate,
-// to generate, with the reason model.NewDecoder gives.
+// to generate, with the reason decode.New gives.
 func notGenerating(m model.Model, need string) error {
-	_, err := model.NewDecoder(nil, m, nil)
+	_, err := decode.New(nil, m, nil)
 	return errors.Wrapf(err, "%s, have a model of kind %s (%T)", need, m.Config().Kind, m)
 }
 
@@ -126,7 +127,7 @@ func (t *Trainer) ExactMatch() (float64, error) {
 	ex := t.data.HeldOut
 	var right []bool
 	var err error
-	if model.Generates(t.m) {
+	if decode.Generates(t.m) {
 		right, err = t.greedyMatches(ex)
 	} else {
 		right, err = t.alignedMatches(ex)
@@ -152,7 +153,7 @@ func (t *Trainer) greedyMatches(ex []data.Example) ([]bool, error) {
 		srcs[i] = append(slices.Clone(e.Src), data.EOSID)
 		longest = max(longest, len(e.Tgt))
 	}
-	outs, err := t.decode(srcs, model.Search{Method: model.MethodGreedy, MaxLen: longest + 2, Batch: decodeBatch})
+	outs, err := t.decode(srcs, decode.Search{Method: decode.MethodGreedy, MaxLen: longest + 2, Batch: decodeBatch})
 	if err != nil {
 		return nil, err
 	}

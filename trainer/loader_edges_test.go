@@ -11,7 +11,7 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/inference"
-	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer"
 )
 
@@ -39,7 +39,7 @@ func TestTrainerSavesItsTokenizer(t *testing.T) {
 	if got := r.Tokenizer.Encode("drei eins"); len(got) == 0 {
 		t.Errorf("the loaded tokenizer encodes %q as %v", "drei eins", got)
 	}
-	if _, err := r.Translate([]string{"drei", ""}, model.DefaultSearch()); err == nil || !strings.Contains(err.Error(), "sentence 2 is empty") {
+	if _, err := r.Translate([]string{"drei", ""}, decode.DefaultSearch()); err == nil || !strings.Contains(err.Error(), "sentence 2 is empty") {
 		t.Errorf("an empty sentence: %v, want an error naming sentence 2", err)
 	}
 

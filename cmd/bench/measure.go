@@ -16,6 +16,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer"
 )
 
@@ -252,21 +253,21 @@ func oursDecode(r row, warmup, runs int) (float64, error) {
 		return 0, err
 	}
 	silenceEOS(params, cfg.DModel)
-	d, err := model.NewDecoder(rt, m, params)
+	d, err := decode.New(rt, m, params)
 	if err != nil {
 		return 0, err
 	}
 	defer d.Close()
-	s := model.DefaultSearch()
+	s := decode.DefaultSearch()
 	if r.Kind == "greedy" {
-		s.Method = model.MethodGreedy
+		s.Method = decode.MethodGreedy
 	}
 	s.MaxLen, s.Batch = decodeMaxLen, r.Batch
 	srcs := randomSources(r.Batch, r.Vocab)
 	tokens := 0
 	decode := func() error {
 		hyps, err := d.Decode(srcs, s)
-		tokens = model.OutputTokens(hyps)
+		tokens = decode.OutputTokens(hyps)
 		return err
 	}
 	for range warmup {

@@ -45,6 +45,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 func main() {
@@ -178,7 +179,7 @@ func (o *options) stream(rt *graph.Runtime, m model.Model, params *graph.Params,
 func load(path, from string, heads int) (model.Model, *graph.Params, error) {
 	if from != "torch" {
 		m, params, err := checkpoint.Load(path, tensor.Float32, nil)
-		if err == nil && !model.Generates(m) && !m.Layout().Aligned {
+		if err == nil && !decode.Generates(m) && !m.Layout().Aligned {
 			err = errors.Errorf("%s holds a model of kind %s, which scores no targets", path, m.Config().Kind)
 		}
 		return m, params, err

@@ -13,6 +13,7 @@ import (
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 // translator is a trained model with its tokenizer, or for a synthetic
@@ -33,7 +34,7 @@ func load(dir, checkpoint string, rt *graph.Runtime) (*translator, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "-model, -checkpoint")
 	}
-	if !model.Generates(r.Model) && !r.Model.Layout().Aligned {
+	if !decode.Generates(r.Model) && !r.Model.Layout().Aligned {
 		return nil, errors.Errorf("%s holds a model of kind %s, which neither generates nor tags", r.Path, r.Model.Config().Kind)
 	}
 	t := &translator{m: r.Model, params: r.Params, tok: idCodec{vocab: r.Model.Config().Vocab}, rt: rt}

@@ -76,7 +76,7 @@ import (
 	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/internal/cliflag"
-	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
@@ -90,7 +90,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	dir, checkpoint, input, score string
-	search                        model.Search
+	search                        decode.Search
 	seed                          uint64
 	attention                     string
 	attentionLine, layer, head    int
@@ -101,7 +101,7 @@ type options struct {
 }
 
 func newFlags(fs *flag.FlagSet) *options {
-	o := &options{search: model.DefaultSearch()}
+	o := &options{search: decode.DefaultSearch()}
 	s := &o.search
 	o.runtime = runtimeflag.Register(fs)
 	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
@@ -180,9 +180,9 @@ func (o *options) stream(t *translator, in, targets *data.LineReader, stdout io.
 	if err != nil {
 		return pair{}, err
 	}
-	var d *model.Decoder
+	var d *decode.Decoder
 	if !t.tags() {
-		if d, err = model.NewDecoder(t.rt, t.m, t.params); err != nil {
+		if d, err = decode.New(t.rt, t.m, t.params); err != nil {
 			return pair{}, err
 		}
 		defer d.Close()
@@ -246,11 +246,11 @@ func (o *options) unused(fs *flag.FlagSet) error {
 		var need string
 		switch f.Name {
 		case "temperature", "top-k", "top-p", "seed":
-			if o.search.Method != model.MethodSample {
+			if o.search.Method != decode.MethodSample {
 				need = "-method sample"
 			}
 		case "beam", "alpha":
-			if o.search.Method != model.MethodBeam {
+			if o.search.Method != decode.MethodBeam {
 				need = "-method beam"
 			}
 		case "attention-line", "layer", "head":
@@ -282,10 +282,10 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if o.dir == "" {
 		return errors.New("-model DIR is required")
 	}
-	if o.search.Method == model.MethodSample {
+	if o.search.Method == decode.MethodSample {
 		o.search.Rand = rand.New(rand.NewPCG(o.seed, 0))
 	}
-	if o.search.Method != model.MethodBeam && o.search.NBest != 1 {
+	if o.search.Method != decode.MethodBeam && o.search.NBest != 1 {
 		return errors.Errorf("-nbest %d needs -method beam", o.search.NBest)
 	}
 	if err := o.unused(fs); err != nil {
@@ -295,7 +295,7 @@ func (o *options) check(fs *flag.FlagSet) error {
 		return err
 	}
 	if o.search.MaxLen < 0 {
-		return errors.Errorf("-max-len %d: want 0 (the source's length + %d) or more", o.search.MaxLen, model.DefaultExtraLen)
+		return errors.Errorf("-max-len %d: want 0 (the source's length + %d) or more", o.search.MaxLen, decode.DefaultExtraLen)
 	}
 	if o.search.Batch < 1 || o.search.Batch > srcflags.MaxBatch {
 		return errors.Errorf("-batch %d: want 1 to %d (the input is read a batch at a time)", o.search.Batch, srcflags.MaxBatch)
@@ -344,7 +344,7 @@ func (o *options) checkModel(t *translator) error {
 // process translates or scores a chunk of the input (with d, or the
 // chunk's lines of targets), writing the results to w, and returns every
 // sentence's source and target ids.
-func (o *options) process(t *translator, d *model.Decoder, in lines, targets *data.LineReader, b srcflags.Bound, w io.Writer) ([]pair, error) {
+func (o *options) process(t *translator, d *decode.Decoder, in lines, targets *data.LineReader, b srcflags.Bound, w io.Writer) ([]pair, error) {
 	srcs, err := t.sources(in, o.prompt, b)
 	if err != nil {
 		return nil, err
@@ -363,7 +363,7 @@ type pair struct{ src, tgt []int }
 
 // writeHypotheses writes the translations of one sentence: the best alone,
 // or with -nbest each with its line number and score.
-func (t *translator) writeHypotheses(w io.Writer, line int, hyps []model.Hypothesis, nbest bool) {
+func (t *translator) writeHypotheses(w io.Writer, line int, hyps []decode.Hypothesis, nbest bool) {
 	if !nbest {
 		fmt.Fprintln(w, t.tok.decode(hyps[0].Tokens))
 		return

@@ -11,11 +11,12 @@ import (
 	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/model/decode"
 )
 
 // translate decodes srcs, the sentences (or prompts) of in, with d and
 // writes their translations (or the prompts and their continuations).
-func (t *translator) translate(d *model.Decoder, srcs [][]int, in lines, s model.Search, prompts bool, w io.Writer) ([]pair, error) {
+func (t *translator) translate(d *decode.Decoder, srcs [][]int, in lines, s decode.Search, prompts bool, w io.Writer) ([]pair, error) {
 	hyps, err := d.Decode(srcs, s)
 	if err != nil {
 		return nil, errors.Wrapf(err, "translating %s", in.name)
@@ -32,8 +33,8 @@ func (t *translator) translate(d *model.Decoder, srcs [][]int, in lines, s model
 }
 
 // continued is the hypotheses with the prompt before their tokens.
-func continued(prompt []int, hyps []model.Hypothesis) []model.Hypothesis {
-	out := make([]model.Hypothesis, len(hyps))
+func continued(prompt []int, hyps []decode.Hypothesis) []decode.Hypothesis {
+	out := make([]decode.Hypothesis, len(hyps))
 	for i, h := range hyps {
 		h.Tokens = append(slices.Clone(prompt), h.Tokens...)
 		out[i] = h
@@ -73,7 +74,7 @@ func (t *translator) score(srcs [][]int, in lines, targets *data.LineReader, bat
 }
 
 // tags reports whether the model tags the sources rather than generating.
-func (t *translator) tags() bool { return !model.Generates(t.m) && t.m.Layout().Aligned }
+func (t *translator) tags() bool { return !decode.Generates(t.m) && t.m.Layout().Aligned }
 
 // tag writes, for each source, the most probable token at each of its
 // positions (model.Tag) up to the first EOS: what a tagger predicts.

@@ -41,7 +41,7 @@ fi
 # Twenty training steps of base on the GPU against the CPU (1e-3 relative
 # L2), and greedy and beam decoding against the CPU's tokens.
 ./trainer.test -test.v -test.count=1 -test.run '^TestGPUTrainingBase$' 2>&1 | tee -a cuda.log || status=$?
-./model.test -test.v -test.count=1 -test.run '^TestGPUDecoding$' 2>&1 | tee -a cuda.log || status=$?
+./decode.test -test.v -test.count=1 -test.run '^TestGPUDecoding$' 2>&1 | tee -a cuda.log || status=$?
 # The commands: base on the built-in copy task, 20 updates on the GPU and on
 # the CPU (their metrics.jsonl lines should agree), then the GPU's model
 # translates on the GPU.

@@ -1,24 +1,27 @@
-package model
+package decode
 
 import (
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/transformer-go/transformer/internal/modeltest"
+	"github.com/transformer-go/transformer/model"
 )
 
 // TestDecodeNonFiniteWeights decodes with a NaN or infinite weight in the
 // output layer: every method returns an error, never an empty result.
 func TestDecodeNonFiniteWeights(t *testing.T) {
-	cfg := decodeConfigs()["post-norm, sinusoidal"]
+	cfg := modeltest.Configs()["post-norm, sinusoidal"]
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		m, params := decodeModel(t, cfg, 1, 1)
+		m, params := modeltest.Model(t, cfg, 1, 1)
 		params.Value("decoder.layers.1.norm3.weight").Data().([]float64)[0] = bad
-		d, _ := NewDecoder(nil, m, params)
+		d, _ := New(nil, m, params)
 		for _, method := range []string{MethodGreedy, MethodBeam, MethodSample} {
 			s := DefaultSearch()
 			s.Method, s.Rand = method, rand.New(rand.NewPCG(1, 1))
-			hyps, err := d.Decode(decodeSources(cfg.Vocab, 3, 1), s)
+			hyps, err := d.Decode(modeltest.Sources(cfg.Vocab, 3, 1), s)
 			if err == nil || !strings.Contains(err.Error(), "log-probabilities hold") {
 				t.Errorf("weight %v, %s: %d results, error %v", bad, method, len(hyps), err)
 			}
@@ -31,9 +34,9 @@ func TestDecodeNonFiniteWeights(t *testing.T) {
 // large or not finite, by every method: the result is an error, or one
 // hypothesis at least per source with finite scores and valid tokens.
 func FuzzDecode(f *testing.F) {
-	cfg := decodeConfigs()["pre-norm, rms, learned positions"]
-	m, params := decodeModel(f, cfg, 1, 1)
-	d, err := NewDecoder(nil, m, params)
+	cfg := modeltest.Configs()["pre-norm, rms, learned positions"]
+	m, params := modeltest.Model(f, cfg, 1, 1)
+	d, err := New(nil, m, params)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -54,7 +57,7 @@ func FuzzDecode(f *testing.F) {
 		s := DefaultSearch()
 		s.Method = []string{MethodGreedy, MethodBeam, MethodSample}[method%3]
 		s.Rand, s.MaxLen = rand.New(rand.NewPCG(seed, 4)), int(maxLen%16)
-		srcs := decodeSources(cfg.Vocab, 1+int(n%5), seed)
+		srcs := modeltest.Sources(cfg.Vocab, 1+int(n%5), seed)
 		out, err := d.Decode(srcs, s)
 		if err != nil {
 			return
@@ -68,9 +71,9 @@ func FuzzDecode(f *testing.F) {
 // error, or one hypothesis at least per prompt with finite scores, valid
 // tokens and prompt and output within the model's max_len.
 func FuzzDecodePrompts(f *testing.F) {
-	cfg := decodeConfigs()["decoder-only, pre-norm, rms, learned positions"]
-	m, params := decodeModel(f, cfg, 1, 1)
-	d, err := NewDecoder(nil, m, params)
+	cfg := modeltest.Configs()["decoder-only, pre-norm, rms, learned positions"]
+	m, params := modeltest.Model(f, cfg, 1, 1)
+	d, err := New(nil, m, params)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -114,7 +117,7 @@ func checkHypotheses(t *testing.T, out [][]Hypothesis, vocab int, fits func(int,
 				t.Fatalf("source %d: %+v", i, h)
 			}
 			for _, tok := range h.Tokens {
-				if tok <= BOSID || tok >= vocab {
+				if tok <= model.BOSID || tok >= vocab {
 					t.Fatalf("source %d: token %d", i, tok)
 				}
 			}

@@ -1,4 +1,4 @@
-package model
+package decode
 
 import (
 	"math/rand/v2"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/simtest"
+	"github.com/transformer-go/transformer/model"
 )
 
 // TestDeviceDecoding decodes with tiny's random weights on the simulated
@@ -22,7 +23,7 @@ func TestDeviceDecoding(t *testing.T) { checkDecoding(t, simtest.Runtime(t)) }
 func checkDecoding(t *testing.T, dev *graph.Runtime) {
 	t.Helper()
 	m, params := tinyRandom(t)
-	srcs := [][]int{{5, 9, 12, 7, EOSID}, {20, 6, EOSID}}
+	srcs := [][]int{{5, 9, 12, 7, model.EOSID}, {20, 6, model.EOSID}}
 	for _, s := range []Search{
 		{Method: MethodGreedy, Temperature: 1, Batch: 2, MaxLen: 6},
 		{Method: MethodBeam, Beam: 2, NBest: 1, Alpha: 0.6, Temperature: 1, Batch: 2, MaxLen: 6},
@@ -40,9 +41,9 @@ func checkDecoding(t *testing.T, dev *graph.Runtime) {
 }
 
 // decodeOn decodes srcs with s on rt.
-func decodeOn(t *testing.T, rt *graph.Runtime, m Model, params *graph.Params, srcs [][]int, s Search) [][]Hypothesis {
+func decodeOn(t *testing.T, rt *graph.Runtime, m model.Model, params *graph.Params, srcs [][]int, s Search) [][]Hypothesis {
 	t.Helper()
-	d, err := NewDecoder(rt, m, params)
+	d, err := New(rt, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,17 +56,17 @@ func decodeOn(t *testing.T, rt *graph.Runtime, m Model, params *graph.Params, sr
 }
 
 // tinyRandom is tiny, vocabulary 30, with random float32 weights.
-func tinyRandom(t *testing.T) (Model, *graph.Params) {
+func tinyRandom(t *testing.T) (model.Model, *graph.Params) {
 	t.Helper()
-	cfg, err := Preset("tiny", 30)
+	cfg, err := model.Preset("tiny", 30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := FromConfig(cfg, nil)
+	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,19 +80,19 @@ func tinyRandom(t *testing.T) (Model, *graph.Params) {
 func TestDeviceDecodingKeepsCachesThere(t *testing.T) {
 	dev := simtest.Runtime(t)
 	m, params := tinyRandom(t)
-	d, err := NewDecoder(dev, m, params)
+	d, err := New(dev, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ss, err := d.start([][]int{{5, 9, 12, 7, EOSID}, {20, 6, EOSID}}, []int{0, 1}, 2, 8)
+	ss, err := d.start([][]int{{5, 9, 12, 7, model.EOSID}, {20, 6, model.EOSID}}, 2, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := dev.CopiedToHost(); got != 0 {
 		t.Errorf("starting a session copied %d bytes to the host, want 0", got)
 	}
-	tokens := []int{BOSID, BOSID, BOSID, BOSID}
+	tokens := []int{model.BOSID, model.BOSID, model.BOSID, model.BOSID}
 	for step, parents := range [][]int{nil, {1, 1, 3, 2}} {
 		before := dev.CopiedToHost()
 		if err := ss.advance(tokens, parents); err != nil {

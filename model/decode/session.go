@@ -1,4 +1,4 @@
-package model
+package decode
 
 import (
 	"fmt"
@@ -6,19 +6,20 @@ import (
 	"slices"
 
 	"github.com/pkg/errors"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
 )
 
 // session is the decoding of one batch of sources: the step program of its
 // shape, the step reached and the buffers reused from step to step.
 type session struct {
-	step *graph.Program
-	dt   tensor.Dtype
-	// carried names the values the step program carries to the next step.
-	carried []string
+	step    *graph.Program
+	dt      tensor.Dtype
+	carried []string // the values the step program carries to the next
 	rows    int
 	steps   int // cache positions: the most steps the session can take
 	t       int
@@ -26,33 +27,20 @@ type session struct {
 }
 
 // start readies a session of beams rows per source whose caches hold steps
-// positions: for a model that reads sources, it encodes srcs (source idx[i]
-// of Decode's is srcs[i]) and hands the step program the encoding.
-func (d *Decoder) start(srcs [][]int, idx []int, beams, steps int) (*session, error) {
+// positions: for a model that reads sources, it encodes srcs and hands the
+// step program the encoding.
+func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
 	rows := len(srcs) * beams
 	srcLen := 0
 	var enc *graph.Program
 	var ids []int
 	var memory map[string]tensor.Shape
 	if d.m.Layout().Sources {
+		ids, srcLen = d.srcIDs(srcs)
 		var err error
-		if ids, srcLen, err = d.srcIDs(srcs, idx); err != nil {
+		if enc, memory, err = d.encode(ids, len(srcs), srcLen); err != nil {
 			return nil, err
 		}
-		key := fmt.Sprintf("encode/%dx%d", len(srcs), srcLen)
-		enc, err = d.progs.Get(key, func() (*graph.Program, error) {
-			s, outputs, shapes := encodeGraph(d.m.(SourceEncoder), d.params, len(srcs), srcLen)
-			d.memories[key] = shapes
-			p, err := graph.Compile(d.rt, s, nil, outputs)
-			return p, errors.Wrapf(err, "encode program for %d sources of length %d", len(srcs), srcLen)
-		})
-		if err == nil {
-			err = d.encode(enc, ids, len(srcs), srcLen)
-		}
-		if err != nil {
-			return nil, err
-		}
-		memory = d.memories[key]
 	}
 	key := fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps)
 	step, err := d.progs.Get(key, func() (*graph.Program, error) {
@@ -71,37 +59,86 @@ func (d *Decoder) start(srcs [][]int, idx []int, beams, steps int) (*session, er
 	return ss, ss.setMemory(enc, memory, ids, srcLen, beams)
 }
 
-// srcIDs pads the sources, numbered idx, into ids [len(srcs), srcLen],
-// srcLen the longest rounded up to a multiple of shapeStep, so that batches
-// of nearby lengths share programs (within the config's MaxLen).
-func (d *Decoder) srcIDs(srcs [][]int, idx []int) (ids []int, srcLen int, err error) {
-	longest := 0
-	for i, s := range srcs {
-		if len(s) == 0 {
-			return nil, 0, errors.Errorf("source %d is empty (it needs at least EOS)", idx[i]+1)
+// Inputs of the step program besides the values carried and the memories.
+const (
+	inStepIDs  = "step_ids"  // [rows, 1] the previous token of each row
+	inSlot     = "slot"      // [1] t, the cache slot the step writes
+	inSlotMask = "slot_mask" // [1, 1, 1, maxLen] layers.StepMask(t)
+)
+
+// stepGraph builds, in a scope of params, g's step program for rows rows,
+// caches of maxLen positions and sources of srcLen positions (0: none)
+// whose encoding has the shapes memory. Its outputs are the next-token
+// log-probabilities (model.LogProbs, [rows, 1, vocab]) and the next values
+// of those it carries, named as their inputs (carried).
+func stepGraph(g model.Generator, params *graph.Params, rows, srcLen, maxLen int, memory map[string]tensor.Shape) (s *graph.Scope, outputs map[string]*G.Node, carried []string) {
+	s = graph.NewScope(params)
+	ids := s.Input(inStepIDs, tensor.Int, rows, 1)
+	at := layers.Slot{Index: s.Input(inSlot, tensor.Int, 1), Mask: s.Input(inSlotMask, s.Dtype(), 1, 1, 1, maxLen)}
+	var srcMask *G.Node
+	if srcLen > 0 {
+		srcMask = s.Input(model.InputSrcMask, s.Dtype(), rows, 1, 1, srcLen)
+	}
+	st := model.NewStep(s, ids, at, maxLen, srcMask, memory)
+	logits := g.Step(st)
+	outputs, carried = st.Carries()
+	if s.Err() == nil {
+		outputs[model.LogProbs] = s.LogSoftmax(logits)
+	}
+	return s, outputs, carried
+}
+
+// encodeGraph builds, in a scope of params, the graph of enc's encode
+// program for n sources of length srcLen: inputs src and src_mask, outputs
+// the values of model.SourceEncoder.Encode, and their shapes.
+func encodeGraph(enc model.SourceEncoder, params *graph.Params, n, srcLen int) (*graph.Scope, map[string]*G.Node, map[string]tensor.Shape) {
+	s := graph.NewScope(params)
+	src := s.Input(model.InputSrc, tensor.Int, n, srcLen)
+	outputs := enc.Encode(s, src, s.Input(model.InputSrcMask, s.Dtype(), n, 1, 1, srcLen))
+	shapes := map[string]tensor.Shape{}
+	for name, v := range outputs {
+		if v != nil {
+			shapes[name] = v.Shape()
 		}
-		longest = max(longest, len(s))
 	}
-	if longest > d.cfg.MaxLen {
-		return nil, 0, errors.Errorf("a source of %d tokens is longer than the model's max_len %d", longest, d.cfg.MaxLen)
+	return s, outputs, shapes
+}
+
+// srcIDs pads the sources into ids [len(srcs), srcLen], srcLen the longest
+// rounded up to a multiple of shapeStep, so that batches of nearby lengths
+// share programs (within the config's MaxLen).
+func (d *Decoder) srcIDs(srcs [][]int) (ids []int, srcLen int) {
+	for _, s := range srcs {
+		srcLen = max(srcLen, len(s))
 	}
-	srcLen = d.roundLen(longest)
+	srcLen = d.roundLen(srcLen)
 	ids = make([]int, len(srcs)*srcLen)
 	for i, s := range srcs {
 		copy(ids[i*srcLen:], s)
 	}
-	return ids, srcLen, nil
+	return ids, srcLen
 }
 
-// encode runs the encode program on the padded sources ids [n, srcLen].
-func (d *Decoder) encode(enc *graph.Program, ids []int, n, srcLen int) error {
-	if err := enc.Set(InputSrc, ids); err != nil {
-		return err
+// encode runs the encode program, compiled the first time, on the padded
+// sources ids [n, srcLen], and returns it with the shapes of its outputs.
+func (d *Decoder) encode(ids []int, n, srcLen int) (*graph.Program, map[string]tensor.Shape, error) {
+	key := fmt.Sprintf("encode/%dx%d", n, srcLen)
+	enc, err := d.progs.Get(key, func() (*graph.Program, error) {
+		s, outputs, shapes := encodeGraph(d.m.(model.SourceEncoder), d.params, n, srcLen)
+		d.memories[key] = shapes
+		p, err := graph.Compile(d.rt, s, nil, outputs)
+		return p, errors.Wrapf(err, "encode program for %d sources of length %d", n, srcLen)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := enc.Set(InputSrcMask, layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, PadID).Data()); err != nil {
-		return err
+	mask := layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, model.PadID).Data()
+	for name, v := range map[string]any{model.InputSrc: ids, model.InputSrcMask: mask} {
+		if err := enc.Set(name, v); err != nil {
+			return nil, nil, err
+		}
 	}
-	return errors.Wrap(enc.Run(), "encoding the sources")
+	return enc, d.memories[key], errors.Wrap(enc.Run(), "encoding the sources")
 }
 
 // setMemory copies the encode program's outputs (named in memory) and the
@@ -117,28 +154,29 @@ func (ss *session) setMemory(enc *graph.Program, memory map[string]tensor.Shape,
 			return err
 		}
 	}
-	rowIDs := gatherRows(nil, ids, srcLen, repeat)
-	return ss.step.Set(InputSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, PadID).Data())
+	rowIDs := make([]int, 0, ss.rows*srcLen)
+	for _, i := range repeat {
+		rowIDs = append(rowIDs, ids[i*srcLen:(i+1)*srcLen]...)
+	}
+	return ss.step.Set(model.InputSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, model.PadID).Data())
 }
 
 // advance runs step t: row r continues row parents[r] of the step before
-// (nil: row r itself) with the token tokens[r]. logProbs reads the
-// next-token log-probabilities it gives.
+// (nil: row r itself), whose carried values it reads, with the token
+// tokens[r]. logProbs reads the next-token log-probabilities it gives.
 func (ss *session) advance(tokens, parents []int) error {
 	if ss.t >= ss.steps {
 		return errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
 	}
 	if ss.t > 0 {
-		if err := ss.carry(parents); err != nil {
-			return err
+		for _, name := range ss.carried { // the caches' updates, kept on a device
+			if err := graph.CopyRows(ss.step, name, ss.step, name, parents); err != nil {
+				return err
+			}
 		}
 	}
-	mask := layers.StepMask(ss.dt, ss.t, ss.steps).Data()
-	for _, in := range [...]struct {
-		name string
-		v    any
-	}{{inStepIDs, tokens}, {inSlot, []int{ss.t}}, {inSlotMask, mask}} {
-		if err := ss.step.Set(in.name, in.v); err != nil {
+	for name, v := range map[string]any{inStepIDs: tokens, inSlot: []int{ss.t}, inSlotMask: layers.StepMask(ss.dt, ss.t, ss.steps).Data()} {
+		if err := ss.step.Set(name, v); err != nil {
 			return err
 		}
 	}
@@ -153,7 +191,7 @@ func (ss *session) advance(tokens, parents []int) error {
 // log-probabilities, [n·vocab], valid until the next call. Only the rows a
 // search reads are converted and checked, each while it is in cache.
 func (ss *session) logProbs(r0, n int) ([]float64, error) {
-	out := ss.step.Output(LogProbs)
+	out := ss.step.Output(model.LogProbs)
 	at, end := r0*out.Shape()[2], (r0+n)*out.Shape()[2] // out: [rows, 1, vocab]
 	var err error
 	switch d := out.Data().(type) {
@@ -212,28 +250,6 @@ func checkRow(row []float64, step int) error {
 		return errors.Errorf("decoding step %d: the model gives every token probability 0", step)
 	}
 	return nil
-}
-
-// carry copies the values the last step gave of those it carries (the
-// caches' updates) into what the next step reads, row r from row
-// parents[r] (nil: row r), on a device without leaving it.
-func (ss *session) carry(parents []int) error {
-	for _, name := range ss.carried {
-		if err := graph.CopyRows(ss.step, name, ss.step, name, parents); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// gatherRows writes into buf (grown as needed) the rows of src, each of
-// size elements, in the given order: row r of the result is row order[r].
-func gatherRows[T any](buf, src []T, size int, order []int) []T {
-	buf = slices.Grow(buf[:0], len(order)*size)[:len(order)*size]
-	for r, from := range order {
-		copy(buf[r*size:(r+1)*size], src[from*size:(from+1)*size])
-	}
-	return buf
 }
 
 // shapeStep is the granularity of the padded lengths of decoding programs.

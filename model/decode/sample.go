@@ -1,4 +1,4 @@
-package model
+package decode
 
 import (
 	"cmp"
@@ -24,10 +24,7 @@ type sampler struct {
 func (sm *sampler) pick(row []float64) int {
 	sm.p = slices.Grow(sm.p[:0], len(row))[:len(row)]
 	sm.idx = sm.idx[:0]
-	top := math.Inf(-1)
-	for _, v := range row {
-		top = max(top, v)
-	}
+	top := slices.Max(row)
 	for i, v := range row {
 		sm.p[i] = math.Exp((v - top) / sm.s.Temperature)
 		sm.idx = append(sm.idx, i)

@@ -1,9 +1,12 @@
-package model
+package decode
 
 import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/transformer-go/transformer/internal/modeltest"
+	"github.com/transformer-go/transformer/model"
 )
 
 // TestDecodeAddsEOS decodes sources with and without their end token: an
@@ -11,15 +14,15 @@ import (
 // missing, without changing the caller's sources), while a decoder-only
 // model's prompts are taken as they are.
 func TestDecodeAddsEOS(t *testing.T) {
-	cfgs := decodeConfigs()
-	m, params := decodeModel(t, cfgs["post-norm, sinusoidal"], 3, 1)
-	sharpen(params, 3)
-	d, err := NewDecoder(nil, m, params)
+	cfgs := modeltest.Configs()
+	m, params := modeltest.Model(t, cfgs["post-norm, sinusoidal"], 3, 1)
+	modeltest.Sharpen(params, 3)
+	d, err := New(nil, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ended := decodeSources(40, 6, 7)
+	ended := modeltest.Sources(40, 6, 7)
 	bare := make([][]int, len(ended))
 	for i, src := range ended {
 		bare[i] = slices.Clone(src[:len(src)-1])
@@ -38,13 +41,13 @@ func TestDecodeAddsEOS(t *testing.T) {
 			t.Errorf("%s: sources without EOS decode to %v, with it to %v", s.Method, got, want)
 		}
 	}
-	if !slices.Equal(bare[0], given) || cap(bare[0]) != len(given) && bare[0][:cap(bare[0])][len(given)] == EOSID {
+	if !slices.Equal(bare[0], given) || cap(bare[0]) != len(given) && bare[0][:cap(bare[0])][len(given)] == model.EOSID {
 		t.Errorf("Decode changed the caller's source: %v", bare[0])
 	}
 
-	lm, lmParams := decodeModel(t, cfgs["decoder-only, post-norm"], 3, 1)
-	sharpen(lmParams, 3)
-	dl, err := NewDecoder(nil, lm, lmParams)
+	lm, lmParams := modeltest.Model(t, cfgs["decoder-only, post-norm"], 3, 1)
+	modeltest.Sharpen(lmParams, 3)
+	dl, err := New(nil, lm, lmParams)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,7 @@ func TestDecodeAddsEOS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withEOS, err := dl.Decode([][]int{{5, 6, EOSID}}, greedy)
+	withEOS, err := dl.Decode([][]int{{5, 6, model.EOSID}}, greedy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,108 @@
-package model
+package decode
 
 import (
 	"cmp"
 	"math"
+	"math/rand/v2"
 	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/model"
 )
+
+// Hypothesis is one decoded output.
+type Hypothesis struct {
+	// Tokens are the output ids, without model.BOSID and model.EOSID.
+	Tokens []int
+	// LogProb is Σ_t log p(y_t | y_<t, x) over the tokens and the final EOSID
+	// (absent when the output reached its length bound first).
+	LogProb float64
+	// Score ranks hypotheses: for beam search LogProb / lp(Y) with GNMT's
+	// length penalty lp(Y) = ((5 + |Y|) / 6)^α, |Y| counting EOSID; otherwise
+	// LogProb.
+	Score float64
+	// Ended reports whether the output ended with EOSID.
+	Ended bool
+}
+
+// The decoding methods of Search.
+const (
+	MethodGreedy = "greedy" // the most probable token at every step
+	MethodBeam   = "beam"   // beam search with a length penalty
+	MethodSample = "sample" // draw each token from the model's distribution
+)
+
+// DefaultExtraLen is how many tokens longer than its source (or prompt) an
+// output may be when Search.MaxLen is 0.
+const DefaultExtraLen = 50
+
+// Search configures Decode.
+type Search struct {
+	// Method is MethodGreedy, MethodBeam or MethodSample.
+	Method string
+	// Beam is the beam size, NBest the number of hypotheses returned per
+	// source (at most Beam) and Alpha the α of the length penalty.
+	Beam, NBest int
+	Alpha       float64
+	// Temperature τ > 0 divides the logits before sampling; TopK > 0 keeps the
+	// K most probable tokens and 0 < TopP < 1 the fewest most probable ones
+	// whose probability reaches TopP (nucleus sampling); Rand draws.
+	Temperature float64
+	TopK        int
+	TopP        float64
+	Rand        *rand.Rand
+	// MaxLen bounds every output's length in tokens; 0 means the length of
+	// its source plus DefaultExtraLen. Either way a decoder-only model's
+	// prompt and output together fit the config's MaxLen.
+	MaxLen int
+	// Batch is how many sources are decoded together.
+	Batch int
+}
+
+// DefaultSearch is the paper's beam search: beam 4 and α 0.6, batches of 32
+// sources, outputs up to DefaultExtraLen tokens longer than their sources.
+func DefaultSearch() Search {
+	return Search{Method: MethodBeam, Beam: 4, NBest: 1, Alpha: 0.6, Temperature: 1, Batch: 32}
+}
+
+// Validate reports the first thing wrong with s.
+func (s Search) Validate() error {
+	switch {
+	case s.Method != MethodGreedy && s.Method != MethodBeam && s.Method != MethodSample:
+		return errors.Errorf("unknown decoding method %q: want greedy, beam or sample", s.Method)
+	case s.Method == MethodBeam && (s.Beam < 1 || s.NBest < 1 || s.NBest > s.Beam):
+		return errors.Errorf("beam search needs 1 ≤ n-best ≤ beam, have n-best %d and beam %d", s.NBest, s.Beam)
+	case s.Method == MethodBeam && !(s.Alpha >= 0 && s.Alpha <= 10):
+		return errors.Errorf("beam search needs a length penalty α in [0, 10], have %g", s.Alpha)
+	case s.Method == MethodSample && (!(s.Temperature > 0) || math.IsInf(s.Temperature, 1) || s.TopK < 0 || !(s.TopP >= 0 && s.TopP <= 1)):
+		return errors.Errorf("sampling needs temperature > 0, top-k ≥ 0 and top-p in [0, 1], have %g, %d and %g", s.Temperature, s.TopK, s.TopP)
+	case s.Method == MethodSample && s.Rand == nil:
+		return errors.New("sampling needs a random number generator")
+	case s.MaxLen < 0 || s.Batch < 1:
+		return errors.Errorf("decoding needs max length ≥ 0 and batch ≥ 1, have %d and %d", s.MaxLen, s.Batch)
+	}
+	return nil
+}
+
+// OutputTokens counts the tokens of the best hypotheses of each source, EOS
+// included: what decoding speeds are measured in.
+func OutputTokens(hyps [][]Hypothesis) int {
+	n := 0
+	for _, h := range hyps {
+		n += len(h[0].Tokens)
+		if h[0].Ended {
+			n++
+		}
+	}
+	return n
+}
 
 // outputRow is row i of the log-probabilities lp [rows·vocab], with the
 // tokens no output holds (padding and the start token) made impossible.
 func outputRow(lp []float64, i, vocab int) []float64 {
 	row := lp[i*vocab : (i+1)*vocab]
-	row[PadID], row[BOSID] = math.Inf(-1), math.Inf(-1)
+	row[model.PadID], row[model.BOSID] = math.Inf(-1), math.Inf(-1)
 	return row
 }
 
@@ -122,7 +214,7 @@ func (b *beams) extend(lp []float64, vocab int, tokens, parents []int, row0 int)
 	cands := b.candidates(lp, vocab)
 	next := make([]prefix, 0, k)
 	for rank, c := range cands {
-		if c.tok == EOSID {
+		if c.tok == model.EOSID {
 			if rank < k {
 				b.finish(b.live[c.from].tokens, c.logp, true)
 			}
@@ -135,7 +227,7 @@ func (b *beams) extend(lp []float64, vocab int, tokens, parents []int, row0 int)
 		}
 	}
 	for len(next) < k {
-		tokens[len(next)], parents[len(next)] = EOSID, row0
+		tokens[len(next)], parents[len(next)] = model.EOSID, row0
 		next = append(next, prefix{logp: math.Inf(-1)})
 	}
 	b.live = next

@@ -1,4 +1,4 @@
-package model
+package decode
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
 )
 
 // The decoding benchmarks translate random sources of 16 tokens with the tiny
@@ -25,17 +26,17 @@ const (
 // random sources of benchSrcLen tokens ending with EOSID (for a decoder-only
 // model, prompts of benchSrcLen symbols: after EOSID its tied embedding
 // makes a random model end at once).
-func benchSetup(b *testing.B, n int, kind string) (Model, *graph.Params, [][]int) {
-	cfg, err := Preset("tiny", benchVocab)
+func benchSetup(b *testing.B, n int, kind string) (model.Model, *graph.Params, [][]int) {
+	cfg, err := model.Preset("tiny", benchVocab)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.Kind = kind
-	m, err := FromConfig(cfg, nil)
+	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,8 +46,8 @@ func benchSetup(b *testing.B, n int, kind string) (Model, *graph.Params, [][]int
 		for range benchSrcLen - 1 {
 			srcs[i] = append(srcs[i], 4+rng.IntN(benchVocab-4))
 		}
-		last := EOSID
-		if kind == KindDecoderOnly {
+		last := model.EOSID
+		if kind == model.KindDecoderOnly {
 			last = 4 + rng.IntN(benchVocab-4)
 		}
 		srcs[i] = append(srcs[i], last)
@@ -67,7 +68,7 @@ func benchmarkDecodeIn(b *testing.B, prec graph.Precision, n int, kind string, s
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := NewDecoder(rt, m, params)
+	d, err := New(rt, m, params)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func benchmarkDecodeIn(b *testing.B, prec graph.Precision, n int, kind string, s
 func BenchmarkGreedy(b *testing.B) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
-			benchmarkDecode(b, n, KindEncoderDecoder, Search{Method: MethodGreedy})
+			benchmarkDecode(b, n, model.KindEncoderDecoder, Search{Method: MethodGreedy})
 		})
 	}
 }
@@ -101,7 +102,7 @@ func BenchmarkGreedy(b *testing.B) {
 func BenchmarkGreedyBF16(b *testing.B) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
-			benchmarkDecodeIn(b, graph.BF16, n, KindEncoderDecoder, Search{Method: MethodGreedy})
+			benchmarkDecodeIn(b, graph.BF16, n, model.KindEncoderDecoder, Search{Method: MethodGreedy})
 		})
 	}
 }
@@ -110,7 +111,7 @@ func BenchmarkBeam4(b *testing.B) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
 			s := DefaultSearch()
-			benchmarkDecode(b, n, KindEncoderDecoder, s)
+			benchmarkDecode(b, n, model.KindEncoderDecoder, s)
 		})
 	}
 }
@@ -120,18 +121,18 @@ func BenchmarkBeam4(b *testing.B) {
 func BenchmarkGreedyDecoderOnly(b *testing.B) {
 	for _, n := range []int{1, 32} {
 		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
-			benchmarkDecode(b, n, KindDecoderOnly, Search{Method: MethodGreedy})
+			benchmarkDecode(b, n, model.KindDecoderOnly, Search{Method: MethodGreedy})
 		})
 	}
 }
 
 // BenchmarkUncachedGreedy is greedy decoding that re-runs the whole decoder
 // on the prefix at every step, to compare with BenchmarkGreedy.
-func BenchmarkUncachedGreedy(b *testing.B) { benchmarkUncached(b, KindEncoderDecoder) }
+func BenchmarkUncachedGreedy(b *testing.B) { benchmarkUncached(b, model.KindEncoderDecoder) }
 
 // BenchmarkUncachedGreedyDecoderOnly is BenchmarkUncachedGreedy for the
 // decoder-only model of BenchmarkGreedyDecoderOnly.
-func BenchmarkUncachedGreedyDecoderOnly(b *testing.B) { benchmarkUncached(b, KindDecoderOnly) }
+func BenchmarkUncachedGreedyDecoderOnly(b *testing.B) { benchmarkUncached(b, model.KindDecoderOnly) }
 
 // benchmarkUncached times uncachedGreedy on a model of the given kind.
 func benchmarkUncached(b *testing.B, kind string) {

@@ -1,4 +1,4 @@
-package model
+package decode
 
 import (
 	"fmt"
@@ -12,28 +12,30 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/modeltest"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/model"
 )
 
 // uncachedGreedy is greedy decoding without a cache: the evaluation program
 // runs on the whole prefix at every step. It is the reference that the
 // cached Decoder must match. A decoder-only model's sources are prompts:
 // its rows start with BOSID and the prompt.
-func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]Hypothesis, error) {
+func uncachedGreedy(m model.Model, params *graph.Params, srcs [][]int, maxLen int) ([]Hypothesis, error) {
 	prefixes := make([][]int, len(srcs))
-	sh := Shape{Batch: len(srcs)}
+	sh := model.Shape{Batch: len(srcs)}
 	for i, s := range srcs {
-		prefixes[i] = m.(Generator).Prefix(s)
+		prefixes[i] = m.(model.Generator).Prefix(s)
 		sh.SrcLen = max(sh.SrcLen, len(s), 1)
 		sh.TgtLen = max(sh.TgtLen, len(prefixes[i])-1+maxLen)
 	}
 	n := sh.TgtLen
-	b := Batch{Shape: sh, Src: make([]int, sh.Batch*sh.SrcLen), TgtIn: make([]int, sh.Batch*n), TgtOut: make([]int, sh.Batch*n)}
+	b := model.Batch{Shape: sh, Src: make([]int, sh.Batch*sh.SrcLen), TgtIn: make([]int, sh.Batch*n), TgtOut: make([]int, sh.Batch*n)}
 	for i, s := range srcs {
 		copy(b.Src[i*sh.SrcLen:], s)
 		copy(b.TgtIn[i*n:], prefixes[i])
 	}
-	p, err := CompileEval(nil, m, params, sh)
+	p, err := model.CompileEval(nil, m, params, sh)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +48,7 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 		if err := p.Run(); err != nil {
 			return nil, err
 		}
-		lp := graph.Float64s(p.Output(LogProbs))
+		lp := graph.Float64s(p.Output(model.LogProbs))
 		vocab := len(lp) / (sh.Batch * n)
 		for i := range srcs {
 			if done[i] {
@@ -54,9 +56,9 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 			}
 			at := len(prefixes[i]) - 1 + t
 			row := outputRow(lp, i*n+at, vocab)
-			tok := indexOfMax(row)
+			tok := topK(row, 1)[0]
 			hyps[i].LogProb += row[tok]
-			if done[i] = tok == EOSID; done[i] {
+			if done[i] = tok == model.EOSID; done[i] {
 				hyps[i].Ended = true
 			} else {
 				hyps[i].Tokens = append(hyps[i].Tokens, tok)
@@ -72,97 +74,19 @@ func uncachedGreedy(m Model, params *graph.Params, srcs [][]int, maxLen int) ([]
 	return hyps, nil
 }
 
-// decodeModel is a float64 model of cfg (of its kind) with random weights;
-// eos scales the embedding of EOSID, which makes outputs end sooner.
-func decodeModel(t testing.TB, cfg Config, seed uint64, eos float64) (Model, *graph.Params) {
-	t.Helper()
-	m, err := FromConfig(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := NewParams(m, tensor.Float64, rand.New(rand.NewPCG(seed, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := params.Value("embed.weight").Data().([]float64)
-	for j := range cfg.DModel {
-		e[EOSID*cfg.DModel+j] *= eos
-	}
-	return m, params
-}
-
-// sharpen multiplies every weight but the norms' by f: a random model with
-// larger weights has less repetitive outputs, so a wrong cache shows.
-func sharpen(params *graph.Params, f float64) {
-	for _, name := range params.Names() {
-		if strings.Contains(name, "norm") {
-			continue
-		}
-		v := params.Value(name).Data().([]float64)
-		for i := range v {
-			v[i] *= f
-		}
-	}
-}
-
-// decodeSources are sources of several lengths, ending with EOSID.
-func decodeSources(vocab, n int, seed uint64) [][]int {
-	rng := rand.New(rand.NewPCG(seed, 2))
-	srcs := make([][]int, n)
-	for i := range srcs {
-		for range 1 + rng.IntN(9) {
-			srcs[i] = append(srcs[i], 3+rng.IntN(vocab-3))
-		}
-		srcs[i] = append(srcs[i], EOSID)
-	}
-	return srcs
-}
-
-// decodeConfigs are the variants the cached decoder must get right, of
-// both kinds that generate.
-func decodeConfigs() map[string]Config {
-	post, _ := Preset("tiny", 40)
-	post.DModel, post.DFF = 32, 64
-	pre := post
-	pre.PreNorm, pre.Norm, pre.Positions, pre.MaxLen = true, "rms", "learned", 12
-	lm, lmPre := post, pre
-	lm.Kind, lmPre.Kind = KindDecoderOnly, KindDecoderOnly
-	lmPre.MaxLen = 20
-	// The registry's variants: grouped-query and multi-query attention,
-	// rotary positions, ALiBi and SwiGLU, with caches of fewer heads.
-	gqa, mqa, rope := post, pre, lmPre
-	gqa.Attention, gqa.KVHeads, gqa.FFN = layers.AttentionGroupedQuery, 2, layers.FFNSwiGLU
-	mqa.Attention, mqa.KVHeads = layers.AttentionGroupedQuery, 1
-	rope.Attention, rope.KVHeads, rope.Positions, rope.FFN = layers.AttentionRotary, 2, layers.PositionsNone, layers.FFNSwiGLU
-	ropeED := rope
-	ropeED.Kind = KindEncoderDecoder
-	alibi, alibiED := lm, post
-	alibi.Attention, alibi.Positions = layers.AttentionALiBi, layers.PositionsNone
-	alibiED.Attention, alibiED.Positions, alibiED.KVHeads = layers.AttentionALiBi, layers.PositionsNone, 2
-	window := lm
-	window.Attention, window.Options = layers.AttentionSlidingWindow, map[string]float64{layers.OptionWindow: 2}
-	return map[string]Config{
-		"decoder-only, alibi": alibi, "alibi, grouped-query": alibiED, "decoder-only, sliding window": window,
-		"post-norm, sinusoidal": post, "pre-norm, rms, learned positions": pre,
-		"decoder-only, post-norm": lm, "decoder-only, pre-norm, rms, learned positions": lmPre,
-		"grouped-query, swiglu": gqa, "multi-query": mqa,
-		"decoder-only, rotary, grouped-query, swiglu": rope, "rotary, grouped-query, swiglu": ropeED,
-	}
-}
-
 // teacherForcedScores scores each hypothesis as the output of its source
 // with ScorePairs: the sum of the log-probabilities of its tokens (and
 // EOSID if it ended) after the source's prefix.
-func teacherForcedScores(t *testing.T, m Model, params *graph.Params, srcs [][]int, hyps []Hypothesis) []float64 {
+func teacherForcedScores(t *testing.T, m model.Model, params *graph.Params, srcs [][]int, hyps []Hypothesis) []float64 {
 	t.Helper()
 	tgts := make([][]int, len(hyps))
 	for i, h := range hyps {
-		tgts[i] = append([]int{BOSID}, h.Tokens...)
+		tgts[i] = append([]int{model.BOSID}, h.Tokens...)
 		if h.Ended {
-			tgts[i] = append(tgts[i], EOSID)
+			tgts[i] = append(tgts[i], model.EOSID)
 		}
 	}
-	scores, err := ScorePairs(nil, m, params, srcs, tgts, 4)
+	scores, err := model.ScorePairs(nil, m, params, srcs, tgts, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,15 +94,15 @@ func teacherForcedScores(t *testing.T, m Model, params *graph.Params, srcs [][]i
 }
 
 // inFloat32 is a float32 copy of params.
-func inFloat32(t *testing.T, m Model, params *graph.Params) *graph.Params {
+func inFloat32(t *testing.T, m model.Model, params *graph.Params) *graph.Params {
 	t.Helper()
 	return cloneParams(t, m, params, tensor.Float32)
 }
 
 // cloneParams is a copy of params in element type dt.
-func cloneParams(t *testing.T, m Model, params *graph.Params, dt tensor.Dtype) *graph.Params {
+func cloneParams(t *testing.T, m model.Model, params *graph.Params, dt tensor.Dtype) *graph.Params {
 	t.Helper()
-	clone, err := NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
+	clone, err := model.NewParams(m, dt, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,22 +130,22 @@ func TestCachedGreedyMatchesUncached(t *testing.T) {
 		{6, tensor.Float64, 1e-10},
 		{1, tensor.Float32, 2e-5},
 	}
-	for name, cfg := range decodeConfigs() {
+	for name, cfg := range modeltest.Configs() {
 		for _, tc := range tests {
-			m, params := decodeModel(t, cfg, 2, tc.eos)
-			sharpen(params, 2)
+			m, params := modeltest.Model(t, cfg, 2, tc.eos)
+			modeltest.Sharpen(params, 2)
 			if tc.dt == tensor.Float32 {
 				params = inFloat32(t, m, params)
 			}
-			srcs := decodeSources(cfg.Vocab, 7, 5)
-			if cfg.Kind == KindDecoderOnly {
+			srcs := modeltest.Sources(cfg.Vocab, 7, 5)
+			if cfg.Kind == model.KindDecoderOnly {
 				srcs = append(srcs, nil) // an empty prompt
 			}
 			want, err := uncachedGreedy(m, params, srcs, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := NewDecoder(nil, m, params)
+			d, err := New(nil, m, params)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,17 +176,17 @@ func TestCachedGreedyMatchesUncached(t *testing.T) {
 }
 
 func TestStepsMatchTeacherForcing(t *testing.T) {
-	for name, cfg := range decodeConfigs() {
-		m, params := decodeModel(t, cfg, 5, 1)
-		srcs := decodeSources(cfg.Vocab, 3, 8)
+	for name, cfg := range modeltest.Configs() {
+		m, params := modeltest.Model(t, cfg, 5, 1)
+		srcs := modeltest.Sources(cfg.Vocab, 3, 8)
 		const steps = 6
 		// The decoder's inputs: BOS, then random tokens.
 		rng := rand.New(rand.NewPCG(9, 9))
-		b := Batch{Shape: Shape{Batch: 3, TgtLen: steps}, TgtIn: make([]int, 3*steps), TgtOut: make([]int, 3*steps)}
+		b := model.Batch{Shape: model.Shape{Batch: 3, TgtLen: steps}, TgtIn: make([]int, 3*steps), TgtOut: make([]int, 3*steps)}
 		for i := range srcs {
 			b.SrcLen = max(b.SrcLen, len(srcs[i]))
 			for j := range steps {
-				b.TgtIn[i*steps+j], b.TgtOut[i*steps+j] = BOSID, 3+rng.IntN(cfg.Vocab-3)
+				b.TgtIn[i*steps+j], b.TgtOut[i*steps+j] = model.BOSID, 3+rng.IntN(cfg.Vocab-3)
 				if j > 0 {
 					b.TgtIn[i*steps+j] = b.TgtOut[i*steps+j-1]
 				}
@@ -272,7 +196,7 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		for i, s := range srcs {
 			copy(b.Src[i*b.SrcLen:], s)
 		}
-		p, err := CompileEval(nil, m, params, b.Shape)
+		p, err := model.CompileEval(nil, m, params, b.Shape)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,9 +206,9 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		if err := p.Run(); err != nil {
 			t.Fatal(err)
 		}
-		want := graph.Float64s(p.Output(LogProbs)) // [3, steps, vocab]
-		d, _ := NewDecoder(nil, m, params)
-		ss, err := d.start(srcs, []int{0, 1, 2}, 1, d.roundLen(steps))
+		want := graph.Float64s(p.Output(model.LogProbs)) // [3, steps, vocab]
+		d, _ := New(nil, m, params)
+		ss, err := d.start(srcs, 1, d.roundLen(steps))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +237,7 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 
 // exhaustive is the best hypothesis by Score over every output of at most
 // limit tokens of the non-reserved ids, found by scoring each one.
-func exhaustive(t *testing.T, m Model, params *graph.Params, src []int, limit int, alpha float64) Hypothesis {
+func exhaustive(t *testing.T, m model.Model, params *graph.Params, src []int, limit int, alpha float64) Hypothesis {
 	t.Helper()
 	var all []Hypothesis
 	var grow func(prefix []int)
@@ -324,7 +248,7 @@ func exhaustive(t *testing.T, m Model, params *graph.Params, src []int, limit in
 		}
 		all = append(all, Hypothesis{Tokens: prefix, Ended: true})
 		for w := 3; w < m.Config().Vocab; w++ {
-			if w != EOSID {
+			if w != model.EOSID {
 				grow(append(slices.Clone(prefix), w))
 			}
 		}
@@ -350,7 +274,7 @@ func exhaustive(t *testing.T, m Model, params *graph.Params, src []int, limit in
 }
 
 func TestBeamSearch(t *testing.T) {
-	for _, kind := range []string{KindEncoderDecoder, KindDecoderOnly} {
+	for _, kind := range []string{model.KindEncoderDecoder, model.KindDecoderOnly} {
 		for _, eos := range []float64{1, 2} {
 			testBeamSearch(t, kind, eos)
 		}
@@ -361,17 +285,17 @@ func TestBeamSearch(t *testing.T) {
 // embedding is scaled by eos (2: many outputs end within the bounds, 1:
 // few do).
 func testBeamSearch(t *testing.T, kind string, eos float64) {
-	cfg, _ := Preset("tiny", 7)
+	cfg, _ := model.Preset("tiny", 7)
 	cfg.Kind = kind
 	cfg.DModel, cfg.DFF, cfg.EncoderLayers, cfg.DecoderLayers = 16, 32, 1, 2
-	m, params := decodeModel(t, cfg, 11, eos)
-	sharpen(params, 2)
-	d, err := NewDecoder(nil, m, params)
+	m, params := modeltest.Model(t, cfg, 11, eos)
+	modeltest.Sharpen(params, 2)
+	d, err := New(nil, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	srcs := decodeSources(cfg.Vocab, 5, 7)
+	srcs := modeltest.Sources(cfg.Vocab, 5, 7)
 	tests := []struct {
 		name         string
 		beam, nbest  int
@@ -422,20 +346,20 @@ func testBeamSearch(t *testing.T, kind string, eos float64) {
 
 func TestSampling(t *testing.T) {
 	for _, name := range []string{"post-norm, sinusoidal", "decoder-only, post-norm"} {
-		t.Run(name, func(t *testing.T) { testSampling(t, decodeConfigs()[name]) })
+		t.Run(name, func(t *testing.T) { testSampling(t, modeltest.Configs()[name]) })
 	}
 }
 
 // testSampling checks that sampling from a one-token distribution is
 // greedy decoding, and that a seed decides the samples.
-func testSampling(t *testing.T, cfg Config) {
-	m, params := decodeModel(t, cfg, 3, 2)
-	d, err := NewDecoder(nil, m, params)
+func testSampling(t *testing.T, cfg model.Config) {
+	m, params := modeltest.Model(t, cfg, 3, 2)
+	d, err := New(nil, m, params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	srcs := decodeSources(cfg.Vocab, 6, 9)
+	srcs := modeltest.Sources(cfg.Vocab, 6, 9)
 	greedy, err := d.Decode(srcs, Search{Method: MethodGreedy, MaxLen: 8, Batch: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -529,17 +453,17 @@ func TestSearchValidation(t *testing.T) {
 			t.Errorf("%+v: error %v, want one mentioning %q", s, err, tc.want)
 		}
 	}
-	tagger, _ := NewEncoderOnly(smallConfig())
-	if _, err := NewDecoder(nil, tagger, nil); err == nil || !strings.Contains(err.Error(), "a model without a decoder does not generate") {
+	tagger, _ := model.NewEncoderOnly(modeltest.Configs()["post-norm, sinusoidal"])
+	if _, err := New(nil, tagger, nil); err == nil || !strings.Contains(err.Error(), "a model without a decoder does not generate") {
 		t.Errorf("encoder-only model: %v", err)
 	}
 }
 
 func TestDecodeLengthBounds(t *testing.T) {
-	cfgs := decodeConfigs()
+	cfgs := modeltest.Configs()
 	tests := []struct {
 		name   string
-		cfg    Config
+		cfg    model.Config
 		maxLen int
 		want   func(src []int) int // the length of an output that never ends
 	}{
@@ -551,10 +475,10 @@ func TestDecodeLengthBounds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, params := decodeModel(t, tc.cfg, 1, 0) // EOS embedding zero: outputs rarely end
-			d, _ := NewDecoder(nil, m, params)
+			m, params := modeltest.Model(t, tc.cfg, 1, 0) // EOS embedding zero: outputs rarely end
+			d, _ := New(nil, m, params)
 			defer d.Close()
-			srcs := decodeSources(tc.cfg.Vocab, 3, 4)
+			srcs := modeltest.Sources(tc.cfg.Vocab, 3, 4)
 			for _, method := range []string{MethodGreedy, MethodBeam} {
 				s := DefaultSearch()
 				s.Method, s.MaxLen = method, tc.maxLen
@@ -572,61 +496,24 @@ func TestDecodeLengthBounds(t *testing.T) {
 	}
 }
 
-func TestAttentionWeights(t *testing.T) {
-	cfg := decodeConfigs()["post-norm, sinusoidal"]
-	m, params := decodeModel(t, cfg, 3, 1)
-	src, out := []int{5, 6, 7, EOSID}, []int{8, 9}
-	tests := []struct {
-		name       string
-		lenQ, lenK int
-	}{
-		{"decoder.layers.1.cross_attn", 3, 4},
-		{"decoder.layers.0.self_attn", 3, 3},
-		{"encoder.layers.0.self_attn", 4, 4},
-	}
-	for _, tc := range tests {
-		w, err := Attention(nil, m, params, src, out, tc.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(w) != cfg.Heads || len(w[0]) != tc.lenQ || len(w[0][0]) != tc.lenK {
-			t.Fatalf("%s: weights %d×%d×%d, want %d×%d×%d", tc.name, len(w), len(w[0]), len(w[0][0]), cfg.Heads, tc.lenQ, tc.lenK)
-		}
-		for h := range w {
-			for i, row := range w[h] {
-				var sum float64
-				for _, v := range row {
-					sum += v
-				}
-				if math.Abs(sum-1) > 1e-9 {
-					t.Fatalf("%s: head %d, query %d sums to %g", tc.name, h, i, sum)
-				}
-			}
-		}
-	}
-	if _, err := Attention(nil, m, params, src, out, "decoder.layers.9.cross_attn"); err == nil || !strings.Contains(err.Error(), "layers.9") {
-		t.Fatalf("unknown attention: %v", err)
-	}
-}
-
 func TestDecodeRefusesBadSources(t *testing.T) {
-	cfgs := decodeConfigs()
+	cfgs := modeltest.Configs()
 	tests := []struct {
 		name string
-		cfg  Config
+		cfg  model.Config
 		srcs [][]int
 		want string
 	}{
-		{"id beyond the vocabulary", cfgs["post-norm, sinusoidal"], [][]int{{5, 40, EOSID}}, "source 1, position 2: id 40 is outside the vocabulary of 40"},
+		{"id beyond the vocabulary", cfgs["post-norm, sinusoidal"], [][]int{{5, 40, model.EOSID}}, "source 1, position 2: id 40 is outside the vocabulary of 40"},
 		{"negative id", cfgs["decoder-only, post-norm"], [][]int{{5}, {-1}}, "source 2, position 1: id -1"},
-		{"bad id in a source decoded first", cfgs["post-norm, sinusoidal"], [][]int{{5, 6, 7, EOSID}, {40, EOSID}}, "source 2, position 1: id 40"},
-		{"empty source decoded first", cfgs["post-norm, sinusoidal"], [][]int{{5, EOSID}, {}}, "source 2 is empty"},
+		{"bad id in a source decoded first", cfgs["post-norm, sinusoidal"], [][]int{{5, 6, 7, model.EOSID}, {40, model.EOSID}}, "source 2, position 1: id 40"},
+		{"empty source decoded first", cfgs["post-norm, sinusoidal"], [][]int{{5, model.EOSID}, {}}, "source 2 is empty"},
 		{"prompt fills max_len", cfgs["decoder-only, pre-norm, rms, learned positions"], [][]int{slices.Repeat([]int{5}, 20)}, "a prompt of 20 tokens leaves no room for output under the model's max_len 20"},
 		{"empty source", cfgs["post-norm, sinusoidal"], [][]int{{}}, "source 1 is empty"},
 	}
 	for _, tc := range tests {
-		m, params := decodeModel(t, tc.cfg, 1, 1)
-		d, err := NewDecoder(nil, m, params)
+		m, params := modeltest.Model(t, tc.cfg, 1, 1)
+		d, err := New(nil, m, params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -645,11 +532,11 @@ func (a trainOnlyAttention) Apply(s *graph.Scope, query, keyValue, mask *G.Node,
 	return a.mha.Apply(s, query, keyValue, mask, nil)
 }
 
-// TestNewDecoderNeedsIncrementalAttention checks that a model whose
-// attention has no cached step is refused when the decoder is made, with
-// the reason, and that Generates says so beforehand (a trainer asks it
-// before it decodes held-out examples).
-func TestNewDecoderNeedsIncrementalAttention(t *testing.T) {
+// TestNewNeedsIncrementalAttention checks that a model whose attention
+// has no cached step is refused when the decoder is made, with the
+// reason, and that Generates says so beforehand (a trainer asks it before
+// it decodes held-out examples).
+func TestNewNeedsIncrementalAttention(t *testing.T) {
 	reg := layers.NewRegistry()
 	err := reg.Attention.Register("train-only", func(z layers.Sizes) layers.Attention {
 		return trainOnlyAttention{layers.NewMultiHeadAttention(z.DModel, z.Heads, z.AttnDropout)}
@@ -657,27 +544,27 @@ func TestNewDecoderNeedsIncrementalAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{KindEncoderDecoder, KindDecoderOnly} {
-		cfg := smallConfig()
+	for _, kind := range []string{model.KindEncoderDecoder, model.KindDecoderOnly} {
+		cfg := modeltest.Configs()["post-norm, sinusoidal"]
 		cfg.Kind, cfg.Attention = kind, "train-only"
-		m, err := FromConfig(cfg, reg)
+		m, err := model.FromConfig(cfg, reg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		params, err := NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+		params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "attention model.trainOnlyAttention cannot decode incrementally"
-		if _, err := NewDecoder(nil, m, params); err == nil || !strings.Contains(err.Error(), want) ||
+		want := "attention decode.trainOnlyAttention cannot decode incrementally"
+		if _, err := New(nil, m, params); err == nil || !strings.Contains(err.Error(), want) ||
 			!strings.HasPrefix(err.Error(), "incremental decoding with a model of kind "+kind+": ") {
-			t.Errorf("%s: NewDecoder: %v, want an error saying %q", kind, err, want)
+			t.Errorf("%s: New: %v, want an error saying %q", kind, err, want)
 		}
 		if Generates(m) {
 			t.Errorf("%s: Generates is true for a model that cannot decode", kind)
 		}
 		cfg.Attention = "multi-head"
-		if m, _ := FromConfig(cfg, reg); !Generates(m) {
+		if m, _ := model.FromConfig(cfg, reg); !Generates(m) {
 			t.Errorf("%s: Generates is false with multi-head attention", kind)
 		}
 	}
@@ -689,11 +576,11 @@ func TestNewDecoderNeedsIncrementalAttention(t *testing.T) {
 // again gives what a new Decoder of a copy of the weights gives, not what
 // the old weights gave. The batch has rows enough for the products to pack.
 func TestDecodeSeesUpdatedWeights(t *testing.T) {
-	cfg := decodeConfigs()["post-norm, sinusoidal"]
-	srcs := decodeSources(cfg.Vocab, 9, 6)
+	cfg := modeltest.Configs()["post-norm, sinusoidal"]
+	srcs := modeltest.Sources(cfg.Vocab, 9, 6)
 	s := Search{Method: MethodBeam, Beam: 2, NBest: 1, MaxLen: 8, Batch: 9}
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		m, params := decodeModel(t, cfg, 4, 1)
+		m, params := modeltest.Model(t, cfg, 4, 1)
 		if dt == tensor.Float32 {
 			params = inFloat32(t, m, params)
 		}
@@ -705,14 +592,14 @@ func TestDecodeSeesUpdatedWeights(t *testing.T) {
 			}
 			return hyps
 		}
-		d, err := NewDecoder(nil, m, params)
+		d, err := New(nil, m, params)
 		if err != nil {
 			t.Fatal(err)
 		}
 		before := decode(d)
 		scaleInPlace(params, 3)
 		after := decode(d)
-		fresh, err := NewDecoder(nil, m, cloneParams(t, m, params, dt))
+		fresh, err := New(nil, m, cloneParams(t, m, params, dt))
 		if err != nil {
 			t.Fatal(err)
 		}

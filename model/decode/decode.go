@@ -1,0 +1,234 @@
+// Package decode generates with a model.Generator one position at a time
+// against a cache of the earlier positions' keys and values: greedy
+// decoding, beam search with GNMT's length penalty, and sampling.
+package decode
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
+)
+
+// Decoder generates with a model incrementally: an encoder-decoder
+// translates its sources, encoded once per batch (an encode program gives
+// each decoder layer's cross-attention keys and values); a decoder-only
+// model continues its prompts, fed one position per step. Each step program
+// decodes one new position per row against the cache, instead of re-running
+// the model over the whole prefix. It keeps the programs it compiles, one
+// set per batch shape, until Close; it is not safe for concurrent use.
+type Decoder struct {
+	m      model.Generator
+	cfg    model.Config
+	rt     *graph.Runtime
+	params *graph.Params
+	progs  *graph.Programs
+	// memories are the shapes of each encode program's outputs, and
+	// carried the values each step program carries, by its key.
+	memories map[string]map[string]tensor.Shape
+	carried  map[string][]string
+}
+
+// New returns a decoder of m, a model.Generator (an encoder-decoder or a
+// decoder-only model of package model, or one's own), with the parameters
+// params, whose programs run on rt (nil: a CPU runtime of its own,
+// graph.CPU). The error says why m cannot decode: it is no Generator, or one
+// of its attention sublayers is not a layers.IncrementalAttention.
+func New(rt *graph.Runtime, m model.Model, params *graph.Params) (*Decoder, error) {
+	if err := canGenerate(m); err != nil {
+		return nil, err
+	}
+	return &Decoder{m: m.(model.Generator), cfg: m.Config(), rt: rt, params: params, progs: graph.NewPrograms(),
+		memories: map[string]map[string]tensor.Shape{}, carried: map[string][]string{}}, nil
+}
+
+// canGenerate says why m cannot decode, or nil: it builds a step program's
+// graph for one row, allocating nothing.
+func canGenerate(m model.Model) error {
+	g, ok := m.(model.Generator)
+	if !ok {
+		return errors.Errorf("incremental decoding needs a model that generates (a model.Generator), have a model of kind %s (%T)", m.Config().Kind, m)
+	}
+	var memory map[string]tensor.Shape
+	srcLen := 0
+	if m.Layout().Sources {
+		enc, ok := m.(model.SourceEncoder)
+		if !ok {
+			return errors.Errorf("incremental decoding: %T reads sources but is not a model.SourceEncoder", m)
+		}
+		var s *graph.Scope
+		if s, _, memory = encodeGraph(enc, graph.NewParamShapes(tensor.Float32), 1, 1); s.Err() != nil {
+			return errors.Wrapf(s.Err(), "incremental decoding with a model of kind %s", m.Config().Kind)
+		}
+		srcLen = 1
+	}
+	s, _, _ := stepGraph(g, graph.NewParamShapes(tensor.Float32), 1, srcLen, 1, memory)
+	return errors.Wrapf(s.Err(), "incremental decoding with a model of kind %s", m.Config().Kind)
+}
+
+// Generates reports whether m generates, so that New takes it.
+func Generates(m model.Model) bool { return canGenerate(m) == nil }
+
+// Close releases the compiled programs.
+func (d *Decoder) Close() error { return d.progs.Close() }
+
+// Decode decodes every source as s says and returns, for each, its
+// hypotheses best first: NBest for beam search (fewer if the search
+// finished fewer), one otherwise. For an encoder-decoder a source is the
+// ids of a sentence, ending with model.EOSID as the model was trained on
+// them: Decode adds EOSID to a source that lacks it (so [8 8 6] and
+// [8 8 6 EOSID] decode alike); an empty source is an error. For a model
+// without sources (decoder-only) a source is a prompt, ids without BOSID
+// (possibly none), taken as it is, and each hypothesis is its
+// continuation. Sources are sorted by length and decoded in batches of
+// s.Batch.
+func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if d.m.Layout().Sources { // add EOSID where it is missing, to copies
+		srcs = slices.Clone(srcs)
+		for i, src := range srcs {
+			if len(src) > 0 && src[len(src)-1] != model.EOSID {
+				srcs[i] = append(slices.Clip(src), model.EOSID)
+			}
+		}
+	}
+	if s.MaxLen > d.cfg.MaxLen {
+		return nil, errors.Errorf("max length %d is above the model's max_len %d", s.MaxLen, d.cfg.MaxLen)
+	}
+	order := make([]int, len(srcs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(srcs[a]) - len(srcs[b]) })
+	out := make([][]Hypothesis, len(srcs))
+	for start := 0; start < len(order); start += s.Batch {
+		idx := order[start:min(start+s.Batch, len(order))]
+		batch := make([][]int, len(idx))
+		for i, j := range idx {
+			batch[i] = srcs[j]
+		}
+		hyps, err := d.decodeBatch(batch, idx, s)
+		if err != nil {
+			return nil, errors.Wrapf(err, "decoding the batch of %d sources with source %d", len(idx), idx[0]+1)
+		}
+		for i, j := range idx {
+			if len(hyps[i]) == 0 {
+				return nil, errors.Errorf("decoding source %d found no hypothesis", j+1)
+			}
+			out[j] = hyps[i]
+		}
+	}
+	return out, nil
+}
+
+// decodeBatch decodes one batch of sources together, srcs[i] being source
+// idx[i] of Decode's.
+func (d *Decoder) decodeBatch(srcs [][]int, idx []int, s Search) ([][]Hypothesis, error) {
+	pl, err := d.plan(srcs, idx, s.MaxLen)
+	if err != nil {
+		return nil, err
+	}
+	r := rule{k: 1, nbest: 1, choose: topK}
+	switch s.Method {
+	case MethodBeam:
+		r.k, r.nbest, r.alpha = s.Beam, s.NBest, s.Alpha
+	case MethodSample:
+		sm := &sampler{s: s}
+		r.choose = func(row []float64, _ int) []int { return []int{sm.pick(row)} }
+	}
+	if err := d.checkMemory(pl, r.k); err != nil {
+		return nil, err
+	}
+	ss, err := d.start(srcs, r.k, pl.steps)
+	if err != nil {
+		return nil, err
+	}
+	return search(ss, pl, r)
+}
+
+// plan is how a batch of sources is decoded: the tokens the rows of each
+// are fed before they generate (model.Generator.Prefix), the most tokens
+// each may generate, the cache positions all of them need, and the length
+// of the longest source.
+type plan struct {
+	prefixes       [][]int
+	limits         []int
+	steps, longest int
+}
+
+// plan checks the sources' ids (srcs[i] is source idx[i]) and bounds each
+// output by maxLen, or the source's length plus DefaultExtraLen, and so
+// that its steps fit the config's MaxLen: source i takes len(prefix)-1
+// steps to feed its prefix, then one per output token but the last.
+func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
+	pl := plan{prefixes: make([][]int, len(srcs)), limits: make([]int, len(srcs))}
+	sources, positions := d.m.Layout().Sources, 0
+	for i, src := range srcs {
+		switch {
+		case sources && len(src) == 0:
+			return pl, errors.Errorf("source %d is empty (it needs at least EOS)", idx[i]+1)
+		case sources && len(src) > d.cfg.MaxLen:
+			return pl, errors.Errorf("source %d has %d tokens, more than the model's max_len %d", idx[i]+1, len(src), d.cfg.MaxLen)
+		}
+		for j, id := range src {
+			if id < 0 || id >= d.cfg.Vocab {
+				return pl, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", idx[i]+1, j+1, id, d.cfg.Vocab)
+			}
+		}
+		prefix := d.m.Prefix(src)
+		limit := maxLen
+		if limit == 0 {
+			limit = len(src) + DefaultExtraLen
+		}
+		limit = min(limit, d.cfg.MaxLen-(len(prefix)-1))
+		if limit < 1 {
+			return pl, errors.Errorf("source %d: a prompt of %d tokens leaves no room for output under the model's max_len %d", idx[i]+1, len(src), d.cfg.MaxLen)
+		}
+		pl.prefixes[i], pl.limits[i], pl.longest = prefix, limit, max(pl.longest, len(src))
+		positions = max(positions, len(prefix)-1+limit)
+	}
+	pl.steps = d.roundLen(positions)
+	return pl, nil
+}
+
+// checkMemory refuses, before anything is allocated, to decode the batch
+// planned by pl with beams rows a source when the encoder's pass over the
+// sources or the decoding steps would need more memory than the decoder's
+// runtime may allocate.
+func (d *Decoder) checkMemory(pl plan, beams int) error {
+	n, srcLen := len(pl.prefixes), 0 // prompts are in the caches
+	if d.m.Layout().Sources {
+		srcLen = pl.longest
+	}
+	eb := int(d.params.Dtype().Size())
+	need := max(d.cfg.ForwardBytes(eb, n, srcLen, 0), decodeBytes(d.cfg, eb, n, beams, srcLen, pl.steps))
+	what := fmt.Sprintf("%d rows a source, sources of up to %d tokens and caches of %d positions", beams, pl.longest, pl.steps)
+	if err := d.rt.CheckMemory(what, need); err != nil {
+		return errors.Errorf("%v; decode fewer sources at once, with a narrower beam, or shorter ones", err)
+	}
+	return nil
+}
+
+// decodeBytes is the least memory that incremental decoding with a model of
+// c holds at once for sources sources of srcLen positions (0 for a decoder-
+// only model), beams rows each, with caches of steps positions: every
+// decoder layer's cached keys and values, its own and the sources', a row
+// of log-probabilities a row, and the 2·beams² candidates a step makes for
+// a source (beams.candidates; 3 GB for 8,000 beams). Like
+// model.Config.ForwardBytes, it is a lower bound that no size overflows.
+func decodeBytes(c model.Config, elemBytes, sources, beams, srcLen, steps int) float64 {
+	kv := float64(c.DModel) // the keys' and values' width
+	if c.KVHeads > 0 {
+		kv = float64(c.DModel / c.Heads * c.KVHeads)
+	}
+	perRow := float64(c.DecoderLayers)*2*kv*(float64(steps)+float64(srcLen)) + float64(c.Vocab)
+	k := float64(beams)
+	return float64(sources)*k*perRow*float64(elemBytes) + 2*k*k*float64(unsafe.Sizeof(candidate{}))
+}

@@ -175,8 +175,11 @@ func (ss *session) advance(tokens, parents []int) error {
 			}
 		}
 	}
-	for name, v := range map[string]any{inStepIDs: tokens, inSlot: []int{ss.t}, inSlotMask: layers.StepMask(ss.dt, ss.t, ss.steps).Data()} {
-		if err := ss.step.Set(name, v); err != nil {
+	for _, in := range [...]struct {
+		name string
+		v    any
+	}{{inStepIDs, tokens}, {inSlot, []int{ss.t}}, {inSlotMask, layers.StepMask(ss.dt, ss.t, ss.steps).Data()}} {
+		if err := ss.step.Set(in.name, in.v); err != nil {
 			return err
 		}
 	}

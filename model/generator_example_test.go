@@ -22,7 +22,7 @@ import (
 // RotaryLM is a model kind of one's own: a language model of one layer
 // whose grouped-query attention places positions by rotating its queries
 // and keys, so that its embeddings carry none. It is a model.Generator, so
-// the trainer evaluates it by decoding and model.NewDecoder runs it one
+// the trainer evaluates it by decoding and decode.New runs it one
 // position at a time against a key/value cache.
 type RotaryLM struct{ cfg model.Config }
 

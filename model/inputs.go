@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -154,4 +155,13 @@ func NewBatch(src, tgtIn, tgtOut [][]int, aligned bool) Batch {
 		copy(b.TgtOut[i*sh.TgtLen:], tgtOut[i])
 	}
 	return b
+}
+
+// Ended is src as an encoder reads it, ending with EOSID: src itself if it
+// is empty or already ends so, otherwise a copy with EOSID added.
+func Ended(src []int) []int {
+	if len(src) == 0 || src[len(src)-1] == EOSID {
+		return src
+	}
+	return append(slices.Clip(src), EOSID)
 }

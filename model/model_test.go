@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,4 +243,24 @@ func TestBuildChecksTheShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Close()
+}
+
+// TestEnded: a source ends with EOSID once, and the caller's slice is
+// never written.
+func TestEnded(t *testing.T) {
+	for _, tc := range []struct{ src, want []int }{
+		{nil, nil},
+		{[]int{8, 8, 6}, []int{8, 8, 6, EOSID}},
+		{[]int{8, 8, 6, EOSID}, []int{8, 8, 6, EOSID}},
+		{[]int{EOSID}, []int{EOSID}},
+	} {
+		src := append(make([]int, 0, len(tc.src)+4), tc.src...) // room to append in place
+		before := slices.Clone(src[:cap(src)])
+		if got := Ended(src); !slices.Equal(got, tc.want) {
+			t.Errorf("Ended(%v) = %v, want %v", tc.src, got, tc.want)
+		}
+		if !slices.Equal(src[:cap(src)], before) {
+			t.Errorf("Ended(%v) wrote the caller's backing array", tc.src)
+		}
+	}
 }

@@ -1,8 +1,6 @@
 package model
 
 import (
-	"slices"
-
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
@@ -35,9 +33,7 @@ func Saliency(rt *graph.Runtime, m Model, params *graph.Params, src, tgt []int, 
 	if len(src) == 0 {
 		return nil, errors.New("a saliency map needs a source, have an empty one")
 	}
-	if src[len(src)-1] != EOSID {
-		src = append(slices.Clip(src), EOSID)
-	}
+	src = Ended(src)
 	if t < 0 || t > len(tgt) {
 		return nil, errors.Errorf("target position %d: want 0 to %d", t, len(tgt))
 	}

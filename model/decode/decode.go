@@ -94,9 +94,7 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if d.m.Layout().Sources { // add EOSID where it is missing, to copies
 		srcs = slices.Clone(srcs)
 		for i, src := range srcs {
-			if len(src) > 0 && src[len(src)-1] != model.EOSID {
-				srcs[i] = append(slices.Clip(src), model.EOSID)
-			}
+			srcs[i] = model.Ended(src)
 		}
 	}
 	if s.MaxLen > d.cfg.MaxLen {

@@ -5,6 +5,7 @@ package modeltest
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -91,4 +92,15 @@ func Sources(vocab, n int, seed uint64) [][]int {
 		srcs[i] = append(srcs[i], model.EOSID)
 	}
 	return srcs
+}
+
+// Allocated returns the bytes f allocates on the heap, by the runtime's
+// count of all allocations (TotalAlloc): what the memory tests measure
+// before a refusal, or against an estimate.
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

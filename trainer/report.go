@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strconv"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -123,13 +124,13 @@ func (r *logReporter) Step(s StepInfo) {
 	if s.Logged {
 		logStep(r.log, s)
 	} else if s.Step%r.every == 0 {
-		r.log.Info("step", "step", s.Step, "of", s.Total, "loss", round(s.Loss), "lr", s.LR, "tokens_per_s", int(s.TokensPerS))
+		r.log.Info("step", "step", s.Step, "of", s.Total, "loss", round(s.Loss), "lr", significant(s.LR), "tokens_per_s", int(s.TokensPerS))
 	}
 }
 
 // logStep logs a step that Options.LogEvery asks for, with its own loss.
 func logStep(log *slog.Logger, s StepInfo) {
-	log.Info("step", "step", s.Step, "of", s.Total, "step_loss", round(s.StepLoss), "loss", round(s.Loss), "lr", s.LR,
+	log.Info("step", "step", s.Step, "of", s.Total, "step_loss", round(s.StepLoss), "loss", round(s.Loss), "lr", significant(s.LR),
 		"tokens_per_s", int(s.TokensPerS))
 }
 
@@ -155,6 +156,15 @@ func logEval(log *slog.Logger, m Metrics) {
 // (a perplexity of 1e300) stays as it is, never turned into an infinity.
 func round(v float64) float64 {
 	if r := math.Round(v*10000) / 10000; !math.IsInf(r, 0) && !math.IsNaN(r) {
+		return r
+	}
+	return v
+}
+
+// significant rounds a learning rate to 4 significant digits for log lines:
+// 9.882e-05 in the paper's warm-up, where round would print 0.0001.
+func significant(v float64) float64 {
+	if r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64); err == nil {
 		return r
 	}
 	return v

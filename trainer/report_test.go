@@ -16,14 +16,14 @@ func TestReporters(t *testing.T) {
 	run := func(r Reporter) {
 		r.Start(0, 4)
 		for step := 1; step <= 4; step++ {
-			r.Step(StepInfo{Step: step, Total: 4, Loss: 2.5, LR: 1e-3, TokensPerS: 1234})
+			r.Step(StepInfo{Step: step, Total: 4, Loss: 2.5, LR: 9.882117688026186e-05, TokensPerS: 1234})
 		}
 		r.Eval(Metrics{Step: 4, TrainLoss: 2.5, ValLoss: 2.25, ValPPL: 9.4877, ValAcc: 0.5, ExactMatch: &em})
 		r.Saved(4, "out/checkpoints/step-00000004.safetensors")
 	}
 	var logs bytes.Buffer
 	run(NewLogReporter(slog.New(slog.NewTextHandler(&logs, nil)), 2))
-	for _, want := range []string{"msg=training from_step=0 to_step=4", "msg=step step=2 of=4 loss=2.5 lr=0.001 tokens_per_s=1234",
+	for _, want := range []string{"msg=training from_step=0 to_step=4", "msg=step step=2 of=4 loss=2.5 lr=9.882e-05 tokens_per_s=1234",
 		"msg=step step=4", "msg=eval step=4 train_loss=2.5 val_loss=2.25 val_ppl=9.4877 val_acc=0.5 tokens_per_s=0 exact_match=0.75",
 		"msg=checkpoint step=4 path=out/checkpoints/step-00000004.safetensors"} {
 		if !strings.Contains(logs.String(), want) {
@@ -42,7 +42,7 @@ func TestReporters(t *testing.T) {
 
 	var bar, barLog bytes.Buffer
 	run(NewBarReporter(&bar, slog.New(slog.NewTextHandler(&barLog, nil))))
-	if !strings.Contains(bar.String(), "loss 2.500  lr 1.00e-03  1234 tok/s") || !strings.Contains(barLog.String(), "msg=eval step=4") {
+	if !strings.Contains(bar.String(), "loss 2.500  lr 9.88e-05  1234 tok/s") || !strings.Contains(barLog.String(), "msg=eval step=4") {
 		t.Errorf("bar %q, log %q", bar.String(), barLog.String())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/internal/modeltest"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -112,17 +112,17 @@ func TestHostileCheckpoints(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeCheckpoint(t, t.TempDir(), configJSON(t, tt.change), tt.spoil)
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			ck, err := Read(path)
-			if err == nil {
-				_, _, err = ck.Model(tensor.Float32, nil)
-			}
-			runtime.ReadMemStats(&after)
+			var err error
+			grew := modeltest.Allocated(func() {
+				var ck *File
+				if ck, err = Read(path); err == nil {
+					_, _, err = ck.Model(tensor.Float32, nil)
+				}
+			})
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("error %v, want one naming %s and %q", err, path, tt.want)
 			}
-			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+			if grew > 64<<20 {
 				t.Errorf("allocated %d MB before refusing", grew>>20)
 			}
 		})

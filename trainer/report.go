@@ -162,7 +162,8 @@ func round(v float64) float64 {
 }
 
 // significant rounds a learning rate to 4 significant digits for log lines:
-// 9.882e-05 in the paper's warm-up, where round would print 0.0001.
+// 9.882e-05 in the paper's warm-up, where round would print 0.0001. A value
+// that would round past the largest float64 stays as it is.
 func significant(v float64) float64 {
 	if r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64); err == nil {
 		return r

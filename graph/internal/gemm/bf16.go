@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"unsafe"
 )
 
 // The bfloat16 GEMM (SgemmBF16) multiplies float32 matrices whose elements
@@ -53,15 +52,6 @@ func roundGo(dst, src []float32) {
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = RoundBF16(v)
-	}
-}
-
-// convertGo writes ToBF16(src[i]) to dst[i]; dst is at least as long as
-// src.
-func convertGo(dst []uint16, src []float32) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = ToBF16(v)
 	}
 }
 
@@ -265,103 +255,44 @@ func (rounding) depth(kc int) int { return kc }
 // an A panel, or of a column of a B panel, holds the elements 2q (low 16
 // bits) and 2q+1 (high 16 bits) of the inner dimension, rounded to bfloat16;
 // a block of odd length ends with a zero. The slots are float32 in type
-// only: the packers move them as bits, never as numbers. convert rounds a
-// line of float32 values to bfloat16 (convertGo or a vector one), and
-// interleave packs rows of a panel whose lines are not contiguous
-// (interleaveGo or a vector one).
+// only: the packers move them as bits, never as numbers. The lines of a
+// block (rows of op(A), columns of op(B)) lie in one of two layouts, and
+// each has its packer: lines whose elements are contiguous (A as it is, B
+// transposed), and strips, lines side by side whose elements lie a row
+// apart (A transposed, B as it is).
 type pairing struct {
-	convert    func(dst []uint16, src []float32)
-	interleave func(dst []float32, w int, src []float32, ld, kc, width int)
-	// lines holds rows of pairs on their way into a panel.
-	lines *sync.Pool // of *[]float32
+	lines, strips blockPacker
 }
 
-func newPairing(convert func(dst []uint16, src []float32), interleave func(dst []float32, w int, src []float32, ld, kc, width int)) pairing {
-	return pairing{convert: convert, interleave: interleave, lines: &sync.Pool{}}
-}
+// A blockPacker packs n lines of kc elements each from src into dst, as
+// panels of w lines of (kc+1)/2 slots of pairs, zero past n up to a whole
+// panel. Element q of line l is src[l·ld+q] for a lines packer, src[q·ld+l]
+// for a strips one.
+type blockPacker func(dst []float32, w int, src []float32, ld, kc, n int)
 
 func (pairing) depth(kc int) int { return (kc + 1) / 2 }
 
 // packA packs op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows: a row of
 // op(A) is contiguous in A unless transA.
 func (pr pairing) packA(im *impl[float32], dst []float32, p problem[float32], i0, p0, mc, kc int) {
-	pr.panels(im, dst, im.mr, mc, kc, !p.transA, p.a, p.lda, func(ir int) int { return p.offsetA(i0+ir, p0) })
+	pr.panels(dst, im.mr, mc, kc, !p.transA, p.a[p.offsetA(i0, p0):], p.lda)
 }
 
 // packB packs op(B)[p0:p0+kc, j0:j0+nc] into panels of nr columns: a
 // column of op(B) is contiguous in B when transB.
 func (pr pairing) packB(im *impl[float32], dst []float32, p problem[float32], p0, j0, kc, nc int) {
-	pr.panels(im, dst, im.nr, nc, kc, p.transB, p.b, p.ldb, func(jr int) int { return p.offsetB(p0, j0+jr) })
+	pr.panels(dst, im.nr, nc, kc, p.transB, p.b[p.offsetB(p0, j0):], p.ldb)
 }
 
-// panels packs n lines (rows of op(A) or columns of op(B)) of kc elements
-// into panels of w lines, zero past n: line l starts at src[at(l)], and
-// its elements follow one another when contiguous, else lie ld apart.
-func (pr pairing) panels(im *impl[float32], dst []float32, w, n, kc int, contiguous bool, src []float32, ld int, at func(l int) int) {
-	d := pr.depth(kc)
-	for l := 0; l < n; l += w {
-		lines := min(w, n-l)
-		panel := dst[l*d : (l+w)*d]
-		if lines < w {
-			clear(panel)
-		}
-		if contiguous {
-			pr.contiguous(im, panel, w, src[at(l):], ld, lines, kc)
-		} else {
-			pr.interleave(panel, w, src[at(l):], ld, kc, lines)
-		}
+// panels packs n lines of kc elements at src into panels of w lines with
+// the packer of their layout.
+func (pr pairing) panels(dst []float32, w, n, kc int, contiguous bool, src []float32, ld int) {
+	if n == 0 || kc == 0 {
+		return
 	}
-}
-
-// contiguous packs lines lines of kc elements each, line r at src[r·ld:],
-// as the first lines columns of the panel dst of width w: each line's
-// elements are consecutive in memory, so its pairs are its bfloat16 values
-// as they come, two to a slot, moved into the panel by the implementation's
-// scatter (a transposition).
-func (pr pairing) contiguous(im *impl[float32], dst []float32, w int, src []float32, ld, lines, kc int) {
-	d := pr.depth(kc)
-	buf := pr.buffer(lines * d)
-	for r := range lines {
-		line := (*buf)[r*d : (r+1)*d]
-		line[d-1] = 0 // the zero that ends an odd line
-		pr.convert(halves(line)[:kc], src[r*ld:][:kc])
+	if contiguous {
+		pr.lines(dst, w, src, ld, kc, n)
+		return
 	}
-	im.scatter(dst, w, *buf, d, lines, d)
-	pr.lines.Put(buf)
-}
-
-// interleaveGo packs kc rows of width elements each, row q at src[q·ld:],
-// as the panel dst of width w: slot q of column j holds rows 2q (low half)
-// and 2q+1 (high half) of column j, rounded by ToBF16; the last row of an
-// odd kc pairs with zero.
-func interleaveGo(dst []float32, w int, src []float32, ld, kc, width int) {
-	for q := 0; q < kc; q += 2 {
-		row, even := dst[q/2*w:][:width], src[q*ld:][:width]
-		if q+1 == kc {
-			for j, v := range even {
-				row[j] = math.Float32frombits(uint32(ToBF16(v)))
-			}
-			continue
-		}
-		odd := src[(q+1)*ld:][:width]
-		for j, v := range even {
-			row[j] = math.Float32frombits(uint32(ToBF16(v)) | uint32(ToBF16(odd[j]))<<16)
-		}
-	}
-}
-
-// buffer returns a scratch row of at least n slots.
-func (pr pairing) buffer(n int) *[]float32 {
-	b, _ := pr.lines.Get().(*[]float32)
-	if b == nil || cap(*b) < n {
-		s := make([]float32, n)
-		b = &s
-	}
-	*b = (*b)[:n]
-	return b
-}
-
-// halves is s's memory as bfloat16 values, two per slot, low half first.
-func halves(s []float32) []uint16 {
-	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(s))), 2*len(s))
+	pr.strips(dst, w, src, ld, kc, n)
 }

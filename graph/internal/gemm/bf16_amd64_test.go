@@ -34,19 +34,47 @@ func edgeFloats(rng *rand.Rand, n int) []float32 {
 	return x
 }
 
-// TestCvtBF16 checks VCVTNE2PS2BF16 (32 values at a time) and VCVTNEPS2BF16
-// (the last 16) against ToBF16.
-func TestCvtBF16(t *testing.T) {
+// TestPairPackersBF16 checks the AVX512_BF16 packers against the Go model,
+// bit for bit, on the edge values of the rounding (NaNs, infinities, zeros,
+// subnormals, ties) and random bits, in both layouts, for the kernel's
+// panel widths and narrower and wider ones, odd and even depths (the zero
+// that ends an odd line), whole and partial panels, and lines longer and
+// shorter than a register of 32 values.
+func TestPairPackersBF16(t *testing.T) {
 	needBF16(t)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{16, 32, 48, 64, 80, 1000} {
-		src := edgeFloats(rng, n)
-		rng.Shuffle(n, func(i, j int) { src[i], src[j] = src[j], src[i] })
-		got := make([]uint16, n)
-		convertAVX512(got, src)
-		for i, x := range src {
-			if want := ToBF16(x); got[i] != want {
-				t.Errorf("n=%d: %#08x converts to %#04x, want %#04x", n, math.Float32bits(x), got[i], want)
+	x := edgeBits(rand.New(rand.NewPCG(1, 2)))
+	for _, w := range []int{12, 32, 4, 7, 16, 20} {
+		for _, kc := range []int{1, 2, 31, 32, 33, 64, 97} {
+			for _, n := range []int{1, 5, 12, 16, 17, 32, 45, 70} {
+				checkPairPackers(t, x[(w*kc*n)%(len(x)/2):], w, kc, n, 3)
+			}
+		}
+	}
+}
+
+// checkPairPackers packs n lines of kc elements of src, with leading
+// dimension ld = the line's length + extra, in both layouts with the
+// AVX512_BF16 packers and the Go model, into panels of w lines, and
+// compares the two. The panels start filled with NaNs, to show what the
+// packers leave unwritten.
+func checkPairPackers(t *testing.T, src []float32, w, kc, n, extra int) {
+	t.Helper()
+	model := pairing{lines: linesVia(convertGo, scatter[float32]), strips: stripsVia(interleaveGo)}
+	size := roundUp(n, w) * (kc + 1) / 2
+	for _, layout := range []struct {
+		name        string
+		vector, ref blockPacker
+		ld          int
+	}{{"lines", pairLinesBF16, model.lines, kc + extra}, {"strips", pairStrips512, model.strips, n + extra}} {
+		got, want := make([]float32, size+16), make([]float32, size+16)
+		for i := range got {
+			got[i], want[i] = float32(math.NaN()), float32(math.NaN())
+		}
+		layout.vector(got, w, src, layout.ld, kc, n)
+		layout.ref(want, w, src, layout.ld, kc, n)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s, w=%d kc=%d n=%d: slot %d is %#08x, want %#08x", layout.name, w, kc, n, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
 			}
 		}
 	}
@@ -117,7 +145,7 @@ func closeBF16(got, want float32, bound float64) bool {
 }
 
 // TestBF16Encodings checks every instruction that kernel_avx512_amd64.s
-// writes as bytes (Go's assembler lacks their mnemonics) against the
+// and pack_bf16_amd64.s write as bytes (Go's assembler lacks their mnemonics) against the
 // instruction its comment names: GNU objdump disassembles the bytes. The
 // encodings are checked even where the CPU cannot run them.
 func TestBF16Encodings(t *testing.T) {
@@ -128,9 +156,13 @@ func TestBF16Encodings(t *testing.T) {
 		}
 		t.Skip("no GNU objdump (apt-get install binutils)")
 	}
-	src, err := os.ReadFile("kernel_avx512_amd64.s")
-	if err != nil {
-		t.Fatal(err)
+	var src []byte
+	for _, name := range []string{"kernel_avx512_amd64.s", "pack_bf16_amd64.s"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, b...)
 	}
 	var code []byte
 	var want []string
@@ -151,8 +183,8 @@ func TestBF16Encodings(t *testing.T) {
 		args = strings.NewReplacer("Z", "zmm", "Y", "ymm", " ", "").Replace(args)
 		want = append(want, strings.ToLower(op)+" "+args)
 	}
-	if len(want) != 26 {
-		t.Fatalf("%d byte-encoded instructions, want 26 (24 VDPBF16PS and two conversions)", len(want))
+	if len(want) != 56 {
+		t.Fatalf("%d byte-encoded instructions, want 56 (24 VDPBF16PS, 32 VCVTNE2PS2BF16)", len(want))
 	}
 	raw := t.TempDir() + "/code.bin"
 	if err := os.WriteFile(raw, code, 0o600); err != nil {

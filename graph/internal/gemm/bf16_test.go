@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -120,7 +121,7 @@ func pairKernel(mr, nr int) microKernel[float32] {
 
 // goPairs is the bfloat16 GEMM of pairKernel and Go packers.
 var goPairs = &impl[float32]{name: "go-pairs", mr: 4, nr: 4, mc: 128, kc: 512, nc: 4096, kernel: pairKernel(4, 4),
-	gather: gather[float32], scatter: scatter[float32], panels: newPairing(convertGo, interleaveGo)}
+	gather: gather[float32], scatter: scatter[float32], panels: pairing{lines: linesVia(convertGo, scatter[float32]), strips: stripsVia(interleaveGo)}}
 
 // vectorRounds are this CPU's vector roundings (bf16_vector_amd64_test.go).
 var vectorRounds []func(dst, src []float32)
@@ -286,4 +287,84 @@ func TestRepackBF16B(t *testing.T) {
 	if other := RepackBF16B(pb, false, k-1, n, b1, n); other == pb || other.k != k-1 {
 		t.Error("a copy of other sizes was reused")
 	}
+}
+
+// The Go model of the pairing packers, the reference the AVX512_BF16 ones
+// are checked against.
+
+// convertGo writes ToBF16(src[i]) to dst[i]; dst is at least as long as
+// src.
+func convertGo(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = ToBF16(v)
+	}
+}
+
+// linesVia returns a lines packer that rounds each line with convert into
+// a scratch row, whose slots are then its pairs as they come, and moves
+// the rows into a panel with scatter (a transposition): the Go model, and
+// the AVX-512F packer of CPUs without AVX512_BF16.
+func linesVia(convert func(dst []uint16, src []float32), scatter packer[float32]) blockPacker {
+	rows := &sync.Pool{} // of *[]float32
+	return func(dst []float32, w int, src []float32, ld, kc, n int) {
+		d := (kc + 1) / 2
+		buf, _ := rows.Get().(*[]float32)
+		if buf == nil || cap(*buf) < w*d {
+			s := make([]float32, w*d)
+			buf = &s
+		}
+		for l := 0; l < n; l += w {
+			lines, panel := min(w, n-l), dst[l*d:(l+w)*d]
+			if lines < w {
+				clear(panel)
+			}
+			for r := range lines {
+				line := (*buf)[r*d : (r+1)*d]
+				line[d-1] = 0 // the zero that ends an odd line
+				convert(halves(line)[:kc], src[(l+r)*ld:][:kc])
+			}
+			scatter(panel, w, *buf, d, lines, d)
+		}
+		rows.Put(buf)
+	}
+}
+
+// stripsVia returns a strips packer that packs each panel with interleave.
+func stripsVia(interleave func(dst []float32, w int, src []float32, ld, kc, width int)) blockPacker {
+	return func(dst []float32, w int, src []float32, ld, kc, n int) {
+		d := (kc + 1) / 2
+		for l := 0; l < n; l += w {
+			lines, panel := min(w, n-l), dst[l*d:(l+w)*d]
+			if lines < w {
+				clear(panel)
+			}
+			interleave(panel, w, src[l:], ld, kc, lines)
+		}
+	}
+}
+
+// interleaveGo packs kc rows of width elements each, row q at src[q·ld:],
+// as the panel dst of width w: slot q of column j holds rows 2q (low half)
+// and 2q+1 (high half) of column j, rounded by ToBF16; the last row of an
+// odd kc pairs with zero.
+func interleaveGo(dst []float32, w int, src []float32, ld, kc, width int) {
+	for q := 0; q < kc; q += 2 {
+		row, even := dst[q/2*w:][:width], src[q*ld:][:width]
+		if q+1 == kc {
+			for j, v := range even {
+				row[j] = math.Float32frombits(uint32(ToBF16(v)))
+			}
+			continue
+		}
+		odd := src[(q+1)*ld:][:width]
+		for j, v := range even {
+			row[j] = math.Float32frombits(uint32(ToBF16(v)) | uint32(ToBF16(odd[j]))<<16)
+		}
+	}
+}
+
+// halves is s's memory as bfloat16 values, two per slot, low half first.
+func halves(s []float32) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(s))), 2*len(s))
 }

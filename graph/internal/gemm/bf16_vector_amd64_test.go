@@ -16,8 +16,10 @@ func init() {
 	}
 	if cpu.X86.HasAVX512F {
 		vectorRounds = append(vectorRounds, roundAVX512)
-		vectorPairs = append(vectorPairs, &impl[float32]{name: "avx512-pairs", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096,
-			kernel: pairKernel(12, 32), gather: gatherAVX, scatter: scatterAVX, panels: newPairing(convertAVX512, interleave512)})
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
+		vectorPairs = append(vectorPairs, &impl[float32]{name: "avx512bf16-pairs", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096,
+			kernel: pairKernel(12, 32), gather: gatherAVX, scatter: scatterAVX, panels: avx512Pairing})
 	}
 }
 
@@ -44,26 +46,20 @@ func edgeBits(rng *rand.Rand) []float32 {
 	return x
 }
 
-// checkVector checks roundAVX512, convertAVX512 and interleave512 on src
-// against RoundBF16, ToBF16 and interleaveGo, bit for bit, reporting at
-// most a few differences.
+// checkVector checks roundAVX512 on src against RoundBF16, bit for bit,
+// reporting at most a few differences.
 func checkVector(t *testing.T, src []float32) {
 	t.Helper()
-	rounded, converted := make([]float32, len(src)+1), make([]uint16, len(src)+1)
+	rounded := make([]float32, len(src)+1)
 	roundAVX512(rounded, src)
-	convertAVX512(converted, src)
 	bad := 0
 	for i, v := range src {
 		if got, want := math.Float32bits(rounded[i]), math.Float32bits(RoundBF16(v)); got != want && bad < 5 {
 			bad++
 			t.Errorf("n=%d: roundAVX512 makes %#08x of %#08x, want %#08x", len(src), got, math.Float32bits(v), want)
 		}
-		if got, want := converted[i], ToBF16(v); got != want && bad < 5 {
-			bad++
-			t.Errorf("n=%d: convertAVX512 makes %#04x of %#08x, want %#04x", len(src), got, math.Float32bits(v), want)
-		}
 	}
-	if rounded[len(src)] != 0 || converted[len(src)] != 0 {
+	if rounded[len(src)] != 0 {
 		t.Errorf("n=%d: the vector rounding wrote past its end", len(src))
 	}
 }
@@ -74,39 +70,18 @@ func checkVector(t *testing.T, src []float32) {
 // every length up to 48, which end in masked tails.
 func TestVectorBF16Exhaustive(t *testing.T) {
 	needAVX512(t)
-	rng := rand.New(rand.NewPCG(11, 12))
-	x := edgeBits(rng)
+	x := edgeBits(rand.New(rand.NewPCG(11, 12)))
 	checkVector(t, x)
 	for n := range 49 {
 		for at := 0; at+n <= len(x); at += 4099 * (n + 1) {
 			checkVector(t, x[at:at+n])
 		}
 	}
-	checkInterleave(t, x, 7, 33, 29) // 29 rows: an odd block
-	checkInterleave(t, x, 12, 12, 64)
-	checkInterleave(t, x, 64, 70, 10)
 }
 
-// checkInterleave checks interleave512 against interleaveGo on kc rows of
-// width values of src, leading dimension ld, into panels of width w = width.
-func checkInterleave(t *testing.T, src []float32, width, ld, kc int) {
-	t.Helper()
-	for at := 0; at+(kc-1)*ld+width <= len(src); at += (kc-1)*ld + width {
-		s := src[at:]
-		depth := (kc + 1) / 2
-		got, want := make([]float32, depth*width), make([]float32, depth*width)
-		interleave512(got, width, s, ld, kc, width)
-		interleaveGo(want, width, s, ld, kc, width)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("width %d, ld %d, kc %d at %d: slot %d is %#08x, want %#08x", width, ld, kc, at, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
-			}
-		}
-	}
-}
-
-// FuzzVectorBF16 compares the AVX-512F rounding, conversion and pairing
-// with the scalar ones on arbitrary bits, lengths and layouts.
+// FuzzVectorBF16 compares the AVX-512F rounding with the scalar one, and
+// on CPUs with AVX512_BF16 the pairing packers with the Go model, on
+// arbitrary bits, lengths and layouts.
 func FuzzVectorBF16(f *testing.F) {
 	f.Add([]byte{0x00, 0x80, 0x80, 0x3f, 0x01, 0x00, 0x80, 0x7f, 0xff, 0xff, 0xff, 0xff}, uint8(3), uint8(1))
 	f.Add(make([]byte, 4*100), uint8(17), uint8(5))
@@ -117,10 +92,16 @@ func FuzzVectorBF16(f *testing.F) {
 			src[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 		}
 		checkVector(t, src)
-		w := int(width)%64 + 1
-		ld := w + int(extra)%8
-		if kc := (len(src) - w + ld) / ld; kc > 0 {
-			checkInterleave(t, src[:(kc-1)*ld+w], w, ld, kc)
+		if !cpu.X86.HasAVX512BF16 {
+			return
+		}
+		w, kc, e := int(width)%40+1, int(extra)%70+1, int(extra)%5
+		n := len(src) / (kc + e) // lines of kc+e values, and strips of n+e
+		for n > 0 && (kc-1)*(n+e)+n > len(src) {
+			n--
+		}
+		if n > 0 {
+			checkPairPackers(t, src, w, kc, n, e)
 		}
 	})
 }
@@ -160,13 +141,15 @@ func TestPairingAllocates(t *testing.T) {
 	}
 }
 
-// BenchmarkPackBF16 times the packing of a 256×512 block of A and of B
-// into panels of bfloat16 pairs for the 12×32 kernel, with the Go
-// conversions and the AVX-512F ones, in each layout: NN (A's lines
-// contiguous, B's strided), TN (both strided: weight gradients) and NT
-// (both contiguous).
+// BenchmarkPackBF16 times the packing of a 192×512 block of A and a
+// 512×256 block of B into panels of bfloat16 pairs for the 12×32 kernel,
+// with the Go model and the AVX512_BF16 packers, in each layout: NN (A's
+// lines contiguous, B's strided), TN (both strided: weight gradients) and
+// NT (both contiguous).
 func BenchmarkPackBF16(b *testing.B) {
-	needAVX512(b)
+	if !cpu.X86.HasAVX512BF16 {
+		b.Skip("this CPU has no AVX512_BF16")
+	}
 	const mc, kc, nc = 192, 512, 256
 	a, bm := make([]float32, mc*kc), make([]float32, kc*nc)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -180,7 +163,7 @@ func BenchmarkPackBF16(b *testing.B) {
 	for _, packers := range []struct {
 		name string
 		p    pairing
-	}{{"go", newPairing(convertGo, interleaveGo)}, {"avx512", newPairing(convertAVX512, interleave512)}} {
+	}{{"go", pairing{lines: linesVia(convertGo, scatter[float32]), strips: stripsVia(interleaveGo)}}, {"avx512bf16", avx512Pairing}} {
 		im := &impl[float32]{mr: 12, nr: 32, mc: mc, kc: kc, nc: nc, gather: gatherAVX, scatter: scatterAVX, panels: packers.p}
 		for _, layout := range []struct {
 			name   string
@@ -200,35 +183,6 @@ func BenchmarkPackBF16(b *testing.B) {
 					im.packB(dst, &p, 0, 0, kc, nc)
 				}
 			})
-		}
-	}
-}
-
-// BenchmarkBF16Proxy estimates, on a CPU without AVX512_BF16, what the
-// AVX512_BF16 GEMM costs: its packers (with the Go conversions, or the
-// AVX-512F ones it uses) and, in place of VDPBF16PS, the float32 AVX-512
-// kernel run over the panels of pairs, which does the same number of
-// instructions on the same bytes (the products are meaningless). Beside
-// it, the float32 GEMM, in GFLOP/s of the product's 2·m·n·k:
-// impl/mode/shape.
-func BenchmarkBF16Proxy(b *testing.B) {
-	needAVX512(b)
-	proxy := func(name string, p pairing) *impl[float32] {
-		return &impl[float32]{name: name, mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096, kernel: sgemmKernel12x32,
-			gather: gatherAVX, scatter: scatterAVX, panels: p}
-	}
-	ims := []*impl[float32]{sgemm, proxy("pairs-go", newPairing(convertGo, interleaveGo)), proxy("pairs-avx512", newPairing(convertAVX512, interleave512))}
-	rng := rand.New(rand.NewPCG(1, 1))
-	for _, s := range append([][3]int{{1024, 1024, 1024}}, append(benchShapes, thresholdShapes...)...) {
-		m, n, k := s[0], s[1], s[2]
-		a, bm, c := random[float32](rng, m, k, k), random[float32](rng, k, n, n), make([]float32, m*n)
-		for _, mode := range []string{"NT", "NN", "TN"} {
-			for _, im := range ims {
-				f := func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-					im.run(problem[float32]{transA: tA, transB: tB, m: m, n: n, k: k, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc})
-				}
-				b.Run(fmt.Sprintf("%s/%s/%dx%dx%d", im.name, mode, m, n, k), func(b *testing.B) { timeGEMM(b, f, mode, m, n, k, a, bm, c) })
-			}
 		}
 	}
 }

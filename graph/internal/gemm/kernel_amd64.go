@@ -21,7 +21,7 @@ var (
 	// avx512BF16 is the bfloat16 GEMM with VDPBF16PS: its kc elements of
 	// the inner dimension take the bytes of 256 float32 ones.
 	avx512BF16 = &impl[float32]{name: "avx512bf16", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096, kernel: bf16Kernel12x32,
-		gather: gatherAVX, scatter: scatterAVX, panels: newPairing(convertBF16, interleave512)}
+		gather: gatherAVX, scatter: scatterAVX, panels: avx512Pairing}
 	avx512Dgemm = &impl[float64]{name: "avx512", mr: 12, nr: 16, mc: 96, kc: 256, nc: 2048, kernel: dgemmKernel12x16,
 		gather: gather[float64], scatter: scatter[float64]}
 )
@@ -72,20 +72,3 @@ func dgemmKernel12x16(k int, a, b, c *float64, ldc int, accumulate bool)
 //
 //go:noescape
 func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
-
-// cvtBF16 writes ToBF16(src[i]) to dst[i] for i < n, a multiple of 16. It
-// needs AVX512_BF16.
-//
-//go:noescape
-func cvtBF16(dst *uint16, src *float32, n int)
-
-// convertBF16 is convertGo with cvtBF16 for all but the last n mod 16
-// values, and convertAVX512 for those. It needs AVX512_BF16.
-func convertBF16(dst []uint16, src []float32) {
-	n := len(src) &^ 15
-	if n > 0 {
-		_ = dst[len(src)-1]
-		cvtBF16(&dst[0], &src[0], n)
-	}
-	convertAVX512(dst[n:], src[n:])
-}

@@ -211,36 +211,3 @@ loop:
 	JNZ  loop
 
 	STORE_TILE(VADDPS)
-
-// func cvtBF16(dst *uint16, src *float32, n int)
-//
-// Rounds n float32 values at src to bfloat16 at dst; n is a multiple of 16.
-// 32 at a time with VCVTNE2PS2BF16, whose second source gives the low half
-// of the result, then the last 16 with VCVTNEPS2BF16.
-TEXT ·cvtBF16(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-
-pairs:
-	CMPQ CX, $32
-	JB   half
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	BYTE $0x62; BYTE $0xF2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xD0 // VCVTNE2PS2BF16 Z2, Z1, Z0
-	VMOVDQU32 Z2, (DI)
-	ADDQ $128, SI
-	ADDQ $64, DI
-	SUBQ $32, CX
-	JMP  pairs
-
-half:
-	TESTQ CX, CX
-	JZ    done
-	VMOVUPS (SI), Z0
-	BYTE $0x62; BYTE $0xF2; BYTE $0x7E; BYTE $0x48; BYTE $0x72; BYTE $0xD0 // VCVTNEPS2BF16 Y2, Z0
-	VMOVDQU Y2, (DI)
-
-done:
-	VZEROUPPER
-	RET

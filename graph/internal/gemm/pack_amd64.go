@@ -83,22 +83,6 @@ func roundAVX512(dst, src []float32) {
 	}
 }
 
-// convertAVX512 is convertGo with convert512. It needs AVX-512F.
-func convertAVX512(dst []uint16, src []float32) {
-	if len(src) > 0 {
-		_ = dst[len(src)-1]
-		convert512(&dst[0], &src[0], len(src))
-	}
-}
-
-// interleave512 is interleaveGo with pairRows512. It needs AVX-512F.
-func interleave512(dst []float32, w int, src []float32, ld, kc, width int) {
-	if kc > 0 && width > 0 {
-		_, _ = dst[(kc-1)/2*w+width-1], src[(kc-1)*ld+width-1]
-		pairRows512(&dst[0], w, &src[0], ld, kc, width)
-	}
-}
-
 // round512 writes src[i] rounded to bfloat16 (RoundBF16) to dst[i] for i <
 // n, 16 at a time with AVX-512F integer operations, the last n mod 16 with
 // masks.
@@ -106,14 +90,34 @@ func interleave512(dst []float32, w int, src []float32, ld, kc, width int) {
 //go:noescape
 func round512(dst, src *float32, n int)
 
-// convert512 writes ToBF16(src[i]) to dst[i] for i < n as round512 rounds.
-//
-//go:noescape
-func convert512(dst *uint16, src *float32, n int)
+// pairStrips512 is a strips packer (see pairing) that packs up to 16
+// lines at a time with pairStrip: a strip ends where it would reach a third
+// panel, so that it stores into two at most. It needs AVX-512F.
+func pairStrips512(dst []float32, w int, src []float32, ld, kc, n int) {
+	d, padded := (kc+1)/2, roundUp(n, w)
+	_, _ = dst[padded*d-1], src[(kc-1)*ld+n-1] // bounds for pairStrip
+	if n < padded {
+		clear(dst[(padded-w)*d : padded*d]) // no strip starts past n
+	}
+	for j := 0; j < n; {
+		p := j / w                            // the panel of the strip's first line
+		first := min(16, (p+1)*w-j, padded-j) // its lines in panel p
+		lanes := min(16, first+w, padded-j)   // and in all, read as zero past n
+		at := p*w*d + j - p*w                 // slot 0 of its first line
+		masks := lowBits(first) | (lowBits(lanes)&^lowBits(first))<<16 | lowBits(min(lanes, n-j))<<32
+		pairStrip(&dst[at], 4*w*(d-1), masks, &src[j], ld, kc, 4*w)
+		j += lanes
+	}
+}
 
-// pairRows512 is interleaveGo on the kc rows of width elements at src
-// (leading dimension ld), written to dst (leading dimension w), rounded as
-// round512 rounds.
+// lowBits is a mask of the low n bits.
+func lowBits(n int) int { return 1<<n - 1 }
+
+// pairStrip packs a strip of up to 16 lines lying side by side, element q
+// of line i at src[q·ld+i], into slots of bfloat16 pairs: those of lines
+// whose bits are set in masks&0xffff at dst (lane i at dst[i], row q of
+// pairs wb bytes after row q-1), those of masks>>16&0xffff off1 bytes
+// further; lines not in masks>>32 are read as zero. It needs AVX-512F.
 //
 //go:noescape
-func pairRows512(dst *float32, w int, src *float32, ld, kc, width int)
+func pairStrip(dst *float32, off1 int, masks int, src *float32, ld, kc, wb int)

@@ -82,40 +82,6 @@ done:
 	VZEROUPPER
 	RET
 
-// func convert512(dst *uint16, src *float32, n int)
-//
-// Writes ToBF16 of the n float32 values at src to dst.
-TEXT ·convert512(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), DX
-	CONSTANTS
-	TAILMASK(DX)
-	SHRQ $4, DX
-	JZ   tail
-
-loop:
-	VMOVDQU32 (SI), Z0
-	ROUND(Z0, Z1, Z2)
-	VPSRLD    $16, Z1, Z1
-	VPMOVDW   Z1, (DI)
-	ADDQ      $64, SI
-	ADDQ      $32, DI
-	DECQ      DX
-	JNZ       loop
-
-tail:
-	KORTESTW    K1, K1
-	JZ          done
-	VMOVDQU32.Z (SI), K1, Z0
-	ROUND(Z0, Z1, Z2)
-	VPSRLD      $16, Z1, Z1
-	VPMOVDW     Z1, K1, (DI)
-
-done:
-	VZEROUPPER
-	RET
-
 // PAIR makes in Z4 16 slots of pairs from the values in Z0 (the low
 // halves) and Z1 (the high ones).
 #define PAIR \
@@ -125,89 +91,60 @@ done:
 	VPANDD Z18, Z4, Z4; \
 	VPORD  Z2, Z4, Z4
 
-// SINGLE is PAIR for the last row of an odd block: its high halves are 0.
-#define SINGLE \
-	ROUND(Z0, Z2, Z3); \
-	VPSRLD $16, Z2, Z4
-
-// func pairRows512(dst *float32, w int, src *float32, ld, kc, width int)
+// func pairStrip(dst *float32, off1 int, masks int, src *float32, ld, kc, wb int)
 //
-// Packs kc rows of width values, row q at src[q·ld:], as slots of bfloat16
-// pairs: slot j of dst's row q (rows w slots apart) holds column j of rows
-// 2q (low half) and 2q+1 (high half); the last row of an odd kc pairs with
-// zero.
-TEXT ·pairRows512(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ w+8(FP), R8
-	SHLQ $2, R8
-	MOVQ src+16(FP), SI
-	MOVQ ld+24(FP), R9
-	SHLQ $2, R9
-	MOVQ width+40(FP), DX
+// Packs a strip of up to 16 lines lying side by side (a transposed A, an
+// untransposed B: element q of line i at src[q·ld+i]) as slots of bfloat16
+// pairs: for each pair of rows 2q and 2q+1, lane i holds element 2q of line
+// i in its low half and 2q+1 in its high half, the last row of an odd kc
+// pairing with zero; lanes not in masks>>32 are read as zero. Row q of
+// pairs is stored wb·q bytes past dst under the mask masks&0xffff, and
+// wb·q+off1 bytes past it under masks>>16&0xffff (a strip across two
+// panels). It rounds with AVX-512F integer operations, which VCVTNE2PS2BF16
+// and a VPERMW to pair its halves did not beat on Zen 4 (docs/bf16.md).
+TEXT ·pairStrip(SB), NOSPLIT, $0-56
+	MOVQ  dst+0(FP), DI
+	MOVQ  off1+8(FP), R13
+	MOVQ  masks+16(FP), AX
+	KMOVW AX, K4
+	SHRQ  $16, AX
+	KMOVW AX, K5
+	SHRQ  $16, AX
+	KMOVW AX, K1
+	MOVQ  src+24(FP), SI
+	MOVQ  ld+32(FP), R9
+	SHLQ  $2, R9
+	MOVQ  kc+40(FP), CX
+	MOVQ  wb+48(FP), R8
 	CONSTANTS
-	TAILMASK(DX)
-	SHRQ $4, DX
-	MOVQ kc+32(FP), R10
 
-pair:
-	CMPQ  R10, $2
-	JB    last
-	MOVQ  SI, R11
-	LEAQ  (SI)(R9*1), R12
-	MOVQ  DI, R13
-	MOVQ  DX, BX
-	TESTQ BX, BX
-	JZ    pairtail
-
-pairfull:
-	VMOVDQU32 (R11), Z0
-	VMOVDQU32 (R12), Z1
+pairs:
+	CMPQ        CX, $2
+	JB          last
+	VMOVDQU32.Z (SI), K1, Z0
+	VMOVDQU32.Z (SI)(R9*1), K1, Z1
 	PAIR
-	VMOVDQU32 Z4, (R13)
-	ADDQ      $64, R11
-	ADDQ      $64, R12
-	ADDQ      $64, R13
-	DECQ      BX
-	JNZ       pairfull
+	VMOVDQU32   Z4, K4, (DI)
+	KORTESTW    K5, K5 // a store under an empty mask is slow
+	JZ          stored
+	VMOVDQU32   Z4, K5, (DI)(R13*1)
 
-pairtail:
-	KORTESTW    K1, K1
-	JZ          pairnext
-	VMOVDQU32.Z (R11), K1, Z0
-	VMOVDQU32.Z (R12), K1, Z1
-	PAIR
-	VMOVDQU32   Z4, K1, (R13)
-
-pairnext:
+stored:
 	LEAQ (SI)(R9*2), SI
 	ADDQ R8, DI
-	SUBQ $2, R10
-	JMP  pair
+	SUBQ $2, CX
+	JMP  pairs
 
 last:
-	TESTQ R10, R10
-	JZ    done
-	MOVQ  SI, R11
-	MOVQ  DI, R13
-	MOVQ  DX, BX
-	TESTQ BX, BX
-	JZ    lasttail
-
-lastfull:
-	VMOVDQU32 (R11), Z0
-	SINGLE
-	VMOVDQU32 Z4, (R13)
-	ADDQ      $64, R11
-	ADDQ      $64, R13
-	DECQ      BX
-	JNZ       lastfull
-
-lasttail:
-	KORTESTW    K1, K1
+	TESTQ       CX, CX
 	JZ          done
-	VMOVDQU32.Z (R11), K1, Z0
-	SINGLE
-	VMOVDQU32   Z4, K1, (R13)
+	VMOVDQU32.Z (SI), K1, Z0
+	VPXORD      Z1, Z1, Z1
+	PAIR
+	VMOVDQU32   Z4, K4, (DI)
+	KORTESTW    K5, K5
+	JZ          done
+	VMOVDQU32   Z4, K5, (DI)(R13*1)
 
 done:
 	VZEROUPPER

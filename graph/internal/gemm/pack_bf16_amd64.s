@@ -1,0 +1,322 @@
+#include "textflag.h"
+
+// The lines packer of the AVX512_BF16 GEMM (see pairing in bf16.go): it
+// rounds float32 values to bfloat16 with VCVTNE2PS2BF16, 32 at a time, and
+// transposes them into the panels the micro-kernel reads. Go's assembler
+// has no mnemonic for VCVTNE2PS2BF16, so it is written as bytes, each
+// line's comment naming the instruction (Intel's operand order:
+// destination, first source, second source, whose 16 values fill the low
+// half); TestBF16Encodings disassembles them.
+
+// func pairLines16(dst *float32, wb int, mask int, src *float32, offs *[16]int, kc int)
+//
+// Packs up to 16 lines whose elements are contiguous (an untransposed A, a
+// transposed B): line i starts offs[i] bytes past src and holds kc values.
+// 32 values of each line at a time become 16 slots of pairs (VCVTNE2PS2BF16,
+// the values past kc read as zero, so the last slot of an odd kc pairs with
+// zero), and a 16×16 transposition turns them into 16 rows of the panel,
+// one per slot, each stored at dst + q·wb bytes under mask (the lines that
+// exist and belong to the panel).
+TEXT ·pairLines16(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ wb+8(FP), R8
+	MOVQ mask+16(FP), AX
+	KMOVW AX, K3
+	MOVQ src+24(FP), SI
+	MOVQ offs+32(FP), R10
+	MOVQ kc+40(FP), CX
+	// DX counts the slots left: (kc+1)/2.
+	MOVQ CX, DX
+	INCQ DX
+	SHRQ $1, DX
+
+group:
+	// K1 and K2 select the values of the group's first and second 16
+	// that lie within kc.
+	MOVL  $0xffff, AX
+	MOVL  $0xffff, BX
+	CMPQ  CX, $32
+	JAE   masked
+	MOVQ  CX, R11
+	CMPQ  R11, $16
+	JB    short
+	SUBQ  $16, R11
+	MOVL  $1, BX
+	SHLXL R11, BX, BX
+	DECL  BX
+	JMP   masked
+
+short:
+	MOVL  $1, AX
+	SHLXL R11, AX, AX
+	DECL  AX
+	XORL  BX, BX
+
+masked:
+	KMOVW AX, K1
+	KMOVW BX, K2
+
+	// A load under an empty mask is slow: the second 16 of a short group are
+	// zero without one.
+	TESTL BX, BX
+	JZ    half
+	MOVQ        0(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xC6 // VCVTNE2PS2BF16 Z0, Z29, Z30
+	MOVQ        8(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xCE // VCVTNE2PS2BF16 Z1, Z29, Z30
+	MOVQ        16(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xD6 // VCVTNE2PS2BF16 Z2, Z29, Z30
+	MOVQ        24(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xDE // VCVTNE2PS2BF16 Z3, Z29, Z30
+	MOVQ        32(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xE6 // VCVTNE2PS2BF16 Z4, Z29, Z30
+	MOVQ        40(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xEE // VCVTNE2PS2BF16 Z5, Z29, Z30
+	MOVQ        48(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xF6 // VCVTNE2PS2BF16 Z6, Z29, Z30
+	MOVQ        56(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xFE // VCVTNE2PS2BF16 Z7, Z29, Z30
+	MOVQ        64(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xC6 // VCVTNE2PS2BF16 Z8, Z29, Z30
+	MOVQ        72(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xCE // VCVTNE2PS2BF16 Z9, Z29, Z30
+	MOVQ        80(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xD6 // VCVTNE2PS2BF16 Z10, Z29, Z30
+	MOVQ        88(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xDE // VCVTNE2PS2BF16 Z11, Z29, Z30
+	MOVQ        96(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xE6 // VCVTNE2PS2BF16 Z12, Z29, Z30
+	MOVQ        104(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xEE // VCVTNE2PS2BF16 Z13, Z29, Z30
+	MOVQ        112(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xF6 // VCVTNE2PS2BF16 Z14, Z29, Z30
+	MOVQ        120(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	VMOVDQU32.Z 64(SI)(R11*1), K2, Z29
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xFE // VCVTNE2PS2BF16 Z15, Z29, Z30
+	JMP transpose
+
+half:
+	VPXORD Z29, Z29, Z29
+	MOVQ        0(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xC6 // VCVTNE2PS2BF16 Z0, Z29, Z30
+	MOVQ        8(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xCE // VCVTNE2PS2BF16 Z1, Z29, Z30
+	MOVQ        16(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xD6 // VCVTNE2PS2BF16 Z2, Z29, Z30
+	MOVQ        24(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xDE // VCVTNE2PS2BF16 Z3, Z29, Z30
+	MOVQ        32(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xE6 // VCVTNE2PS2BF16 Z4, Z29, Z30
+	MOVQ        40(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xEE // VCVTNE2PS2BF16 Z5, Z29, Z30
+	MOVQ        48(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xF6 // VCVTNE2PS2BF16 Z6, Z29, Z30
+	MOVQ        56(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xFE // VCVTNE2PS2BF16 Z7, Z29, Z30
+	MOVQ        64(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xC6 // VCVTNE2PS2BF16 Z8, Z29, Z30
+	MOVQ        72(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xCE // VCVTNE2PS2BF16 Z9, Z29, Z30
+	MOVQ        80(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xD6 // VCVTNE2PS2BF16 Z10, Z29, Z30
+	MOVQ        88(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xDE // VCVTNE2PS2BF16 Z11, Z29, Z30
+	MOVQ        96(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xE6 // VCVTNE2PS2BF16 Z12, Z29, Z30
+	MOVQ        104(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xEE // VCVTNE2PS2BF16 Z13, Z29, Z30
+	MOVQ        112(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xF6 // VCVTNE2PS2BF16 Z14, Z29, Z30
+	MOVQ        120(R10), R11
+	VMOVDQU32.Z (SI)(R11*1), K1, Z30
+	BYTE $0x62; BYTE $0x12; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xFE // VCVTNE2PS2BF16 Z15, Z29, Z30
+
+transpose:
+
+	// The transposition: Zi holds the 16 slots of line i; after it, Zs
+	// holds slot s of the 16 lines. Within 128-bit lanes, first pairs of
+	// lines interleave their slots (dwords), then pairs of pairs (qwords),
+	// so that lane L of Z(4G+e) holds slot 4L+e of lines 4G to 4G+3; two
+	// rounds of lane shuffles then transpose the 4×4 lanes.
+	VUNPCKLPS Z1, Z0, Z16
+	VUNPCKHPS Z1, Z0, Z17
+	VUNPCKLPS Z3, Z2, Z18
+	VUNPCKHPS Z3, Z2, Z19
+	VUNPCKLPS Z5, Z4, Z20
+	VUNPCKHPS Z5, Z4, Z21
+	VUNPCKLPS Z7, Z6, Z22
+	VUNPCKHPS Z7, Z6, Z23
+	VUNPCKLPS Z9, Z8, Z24
+	VUNPCKHPS Z9, Z8, Z25
+	VUNPCKLPS Z11, Z10, Z26
+	VUNPCKHPS Z11, Z10, Z27
+	VUNPCKLPS Z13, Z12, Z28
+	VUNPCKHPS Z13, Z12, Z29
+	VUNPCKLPS Z15, Z14, Z30
+	VUNPCKHPS Z15, Z14, Z31
+	VUNPCKLPD Z18, Z16, Z0
+	VUNPCKHPD Z18, Z16, Z1
+	VUNPCKLPD Z19, Z17, Z2
+	VUNPCKHPD Z19, Z17, Z3
+	VUNPCKLPD Z22, Z20, Z4
+	VUNPCKHPD Z22, Z20, Z5
+	VUNPCKLPD Z23, Z21, Z6
+	VUNPCKHPD Z23, Z21, Z7
+	VUNPCKLPD Z26, Z24, Z8
+	VUNPCKHPD Z26, Z24, Z9
+	VUNPCKLPD Z27, Z25, Z10
+	VUNPCKHPD Z27, Z25, Z11
+	VUNPCKLPD Z30, Z28, Z12
+	VUNPCKHPD Z30, Z28, Z13
+	VUNPCKLPD Z31, Z29, Z14
+	VUNPCKHPD Z31, Z29, Z15
+	VSHUFF32X4 $0x44, Z4, Z0, Z16
+	VSHUFF32X4 $0xee, Z4, Z0, Z17
+	VSHUFF32X4 $0x44, Z12, Z8, Z18
+	VSHUFF32X4 $0xee, Z12, Z8, Z19
+	VSHUFF32X4 $0x44, Z5, Z1, Z20
+	VSHUFF32X4 $0xee, Z5, Z1, Z21
+	VSHUFF32X4 $0x44, Z13, Z9, Z22
+	VSHUFF32X4 $0xee, Z13, Z9, Z23
+	VSHUFF32X4 $0x44, Z6, Z2, Z24
+	VSHUFF32X4 $0xee, Z6, Z2, Z25
+	VSHUFF32X4 $0x44, Z14, Z10, Z26
+	VSHUFF32X4 $0xee, Z14, Z10, Z27
+	VSHUFF32X4 $0x44, Z7, Z3, Z28
+	VSHUFF32X4 $0xee, Z7, Z3, Z29
+	VSHUFF32X4 $0x44, Z15, Z11, Z30
+	VSHUFF32X4 $0xee, Z15, Z11, Z31
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z4
+	VSHUFF32X4 $0x88, Z19, Z17, Z8
+	VSHUFF32X4 $0xdd, Z19, Z17, Z12
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z5
+	VSHUFF32X4 $0x88, Z23, Z21, Z9
+	VSHUFF32X4 $0xdd, Z23, Z21, Z13
+	VSHUFF32X4 $0x88, Z26, Z24, Z2
+	VSHUFF32X4 $0xdd, Z26, Z24, Z6
+	VSHUFF32X4 $0x88, Z27, Z25, Z10
+	VSHUFF32X4 $0xdd, Z27, Z25, Z14
+	VSHUFF32X4 $0x88, Z30, Z28, Z3
+	VSHUFF32X4 $0xdd, Z30, Z28, Z7
+	VSHUFF32X4 $0x88, Z31, Z29, Z11
+	VSHUFF32X4 $0xdd, Z31, Z29, Z15
+
+	// Store the group's slots, DX of them at most.
+	VMOVDQU32 Z0, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $2
+	JB        next
+	VMOVDQU32 Z1, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $3
+	JB        next
+	VMOVDQU32 Z2, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $4
+	JB        next
+	VMOVDQU32 Z3, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $5
+	JB        next
+	VMOVDQU32 Z4, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $6
+	JB        next
+	VMOVDQU32 Z5, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $7
+	JB        next
+	VMOVDQU32 Z6, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $8
+	JB        next
+	VMOVDQU32 Z7, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $9
+	JB        next
+	VMOVDQU32 Z8, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $10
+	JB        next
+	VMOVDQU32 Z9, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $11
+	JB        next
+	VMOVDQU32 Z10, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $12
+	JB        next
+	VMOVDQU32 Z11, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $13
+	JB        next
+	VMOVDQU32 Z12, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $14
+	JB        next
+	VMOVDQU32 Z13, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $15
+	JB        next
+	VMOVDQU32 Z14, K3, (DI)
+	ADDQ      R8, DI
+	CMPQ      DX, $16
+	JB        next
+	VMOVDQU32 Z15, K3, (DI)
+	ADDQ      R8, DI
+
+next:
+	ADDQ $128, SI
+	SUBQ $32, CX
+	SUBQ $16, DX
+	JG   group
+	VZEROUPPER
+	RET

@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/trainer/internal/vadam"
 )
 
 // Adam is the optimizer of the paper (Kingma & Ba, 2015) with β1 = 0.9,
@@ -103,9 +104,9 @@ func (a *Adam) UpdateScaled(params *graph.Params, grads map[string]*tensor.Dense
 		if !g.Shape().Eq(theta.Shape()) {
 			return errors.Errorf("adam: gradient of %s has shape %v, parameter %v", name, g.Shape(), theta.Shape())
 		}
-		k := adamKernel{beta1: a.Beta1, beta2: a.Beta2, eps: a.Eps, lr: lr, c1: c1, c2: c2, scale: scale}
+		k := vadam.Step{Beta1: a.Beta1, Beta2: a.Beta2, Scale: scale, Keep: 1, Step: lr / c1, RC2: 1 / math.Sqrt(c2), Eps: a.Eps}
 		if len(theta.Shape()) >= 2 {
-			k.decay = a.WeightDecay
+			k.Keep = 1 - lr*a.WeightDecay
 		}
 		jobs = elemsOf(theta.Dtype()).adam(jobs, theta, g, m, v, k)
 	}
@@ -136,13 +137,6 @@ func (a *Adam) updateOn(g deviceAdam, params *graph.Params, names []string, lr, 
 	})
 }
 
-// adamKernel holds the constants of one step.
-type adamKernel struct {
-	beta1, beta2, eps, lr, c1, c2, scale float64
-	// decay is AdamW's λ for this parameter, 0 for none.
-	decay float64
-}
-
 // adamChunk is the number of elements a worker updates at a time.
 const adamChunk = 1 << 15
 
@@ -169,28 +163,6 @@ func parallel(jobs []func()) {
 		}()
 	}
 	wg.Wait()
-}
-
-// adamStep updates one chunk. With the bias corrections folded into two
-// constants, θ -= (lr/c1)·m / (sqrt(v)·(1/sqrt(c2)) + ε) costs one square
-// root and one division per element. AdamW's decay, θ ·= 1 - lr·λ, comes
-// first.
-func adamStep[T float32 | float64](theta, g, m, v []T, k adamKernel) {
-	b1, b2, scale := T(k.beta1), T(k.beta2), T(k.scale)
-	step, rc2 := k.lr/k.c1, 1/math.Sqrt(k.c2)
-	g, m, v = g[:len(theta)], m[:len(theta)], v[:len(theta)]
-	if k.decay != 0 {
-		keep := T(1 - k.lr*k.decay)
-		for i := range theta {
-			theta[i] *= keep
-		}
-	}
-	for i, gi := range g {
-		gi *= scale
-		m[i] = b1*m[i] + (1-b1)*gi
-		v[i] = b2*v[i] + (1-b2)*gi*gi
-		theta[i] -= T(step * float64(m[i]) / (math.Sqrt(float64(v[i]))*rc2 + k.eps))
-	}
 }
 
 // Moments are the first and second moment estimates, for checkpoints.

@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/trainer/dist"
+	"github.com/transformer-go/transformer/trainer/internal/vadam"
 )
 
 // elems are the loops the trainer runs over the elements of tensors of
@@ -22,7 +23,7 @@ type elems interface {
 	hash(h uint64, d *tensor.Dense) uint64
 	// adam appends to jobs Adam's step k of theta, chunk by chunk
 	// (appendChunks).
-	adam(jobs []func(), theta, g, m, v *tensor.Dense, k adamKernel) []func()
+	adam(jobs []func(), theta, g, m, v *tensor.Dense, k vadam.Step) []func()
 	// broadcast replaces d's values with rank 0's.
 	broadcast(w *dist.World, d *tensor.Dense) error
 	// allReduce is the all-reduce of parallel.go's allReduce, with buf (nil
@@ -35,15 +36,17 @@ type elems interface {
 func elemsOf(dt tensor.Dtype) elems {
 	if dt == tensor.Float32 {
 		return loops[float32]{sum: (*dist.World).SumF32, bcast: (*dist.World).BroadcastF32,
-			bits: func(x float32) uint64 { return uint64(math.Float32bits(x)) }}
+			bits: func(x float32) uint64 { return uint64(math.Float32bits(x)) }, update: vadam.Update32}
 	}
-	return loops[float64]{sum: (*dist.World).SumF64, bcast: (*dist.World).BroadcastF64, bits: math.Float64bits}
+	return loops[float64]{sum: (*dist.World).SumF64, bcast: (*dist.World).BroadcastF64, bits: math.Float64bits, update: vadam.Update64}
 }
 
-// loops are elems of T, with the world's collectives and the bits of T.
+// loops are elems of T, with the world's collectives, the bits of T and
+// Adam's update of T.
 type loops[T float32 | float64] struct {
 	sum, bcast func(*dist.World, []T) error
 	bits       func(T) uint64
+	update     func(theta, g, m, v []T, s vadam.Step)
 }
 
 func (loops[T]) addScaled(acc, g *tensor.Dense, n float64) {
@@ -78,9 +81,9 @@ func (l loops[T]) hash(h uint64, d *tensor.Dense) uint64 {
 	return h
 }
 
-func (loops[T]) adam(jobs []func(), theta, g, m, v *tensor.Dense, k adamKernel) []func() {
+func (l loops[T]) adam(jobs []func(), theta, g, m, v *tensor.Dense, k vadam.Step) []func() {
 	th, gs, ms, vs := theta.Data().([]T), g.Data().([]T), m.Data().([]T), v.Data().([]T)
-	return appendChunks(jobs, len(th), func(lo, hi int) { adamStep(th[lo:hi], gs[lo:hi], ms[lo:hi], vs[lo:hi], k) })
+	return appendChunks(jobs, len(th), func(lo, hi int) { l.update(th[lo:hi], gs[lo:hi], ms[lo:hi], vs[lo:hi], k) })
 }
 
 func (l loops[T]) broadcast(w *dist.World, d *tensor.Dense) error {

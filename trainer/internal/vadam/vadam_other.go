@@ -1,0 +1,3 @@
+//go:build !amd64
+
+package vadam

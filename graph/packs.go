@@ -35,24 +35,22 @@ func (p *Params) Updated(names ...string) {
 // runtime's programs read, by parameter and product. A copy is of one
 // version of its parameter: a product that reads a later version packs
 // the weight anew, into the same memory, so that no copy is ever read
-// stale and no step allocates one. Which copies are kept (see get): BF16
-// ones holding bfloat16 values from the first product that reads a
-// version, whose GEMM packs B for every product anyway, so that one copy
-// of op(w) serves every forward product and one of op(w)ᵀ every input
-// gradient between two optimizer steps; the others (float32 and float64,
-// and BF16 ones widened to float32) from the second product that reads
-// one version, as evaluation and decoding read it, so that a training step
-// that reads each version once costs no copy. A copy not made again for a
-// whole version is let go, and so are a parameter's copies when the last
+// stale and no step allocates one. A copy is made by the second product
+// that reads a version, as evaluation and decoding read it (and the
+// batches of an accumulated step), never by a training step that reads
+// each version once: its product packs B anyway, once, so a copy would
+// save no work and hold memory, half of a float32 weight for each
+// bfloat16 copy and a whole one for the others. A copy not made again for
+// a whole version is let go, and so are a parameter's copies when the last
 // open program that reads it is closed.
 type packCache struct {
 	copies map[packKey]*packCopy
 	// readers counts, by parameter, the open programs whose products read
 	// it: its copies go when the last one is closed.
 	readers map[*version]int
-	// keepWidened keeps BF16 copies from the first product even where
-	// they are float32 (a test's switch).
-	keepWidened bool
+	// keepFirst keeps copies from the first product that reads a
+	// version (a test's switch).
+	keepFirst bool
 }
 
 // packKey identifies a parameter and the product op(w) that reads it:
@@ -130,7 +128,7 @@ func (c *packCache) get(key packKey, pack func(old any) any) any {
 		pc.version, pc.reads, pc.current = v, 0, false
 	}
 	pc.reads++
-	if !pc.current && pc.reads >= c.readsToKeep(key) {
+	if !pc.current && pc.reads >= c.readsToKeep() {
 		pc.pack, pc.current = pack(pc.pack), true
 	}
 	if !pc.current {
@@ -139,10 +137,10 @@ func (c *packCache) get(key packKey, pack func(old any) any) any {
 	return pc.pack
 }
 
-// readsToKeep is how many products must read a version of the parameter
-// before the copy by key is made and kept.
-func (c *packCache) readsToKeep(key packKey) int {
-	if key.bf16 && (blas.BF16Halves() || c.keepWidened) {
+// readsToKeep is how many products must read a version of a parameter
+// before its copy is made and kept.
+func (c *packCache) readsToKeep() int {
+	if c.keepFirst {
 		return 1
 	}
 	return 2

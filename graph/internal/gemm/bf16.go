@@ -161,14 +161,6 @@ func checked(native, fallback *impl[float32]) *impl[float32] {
 	return native
 }
 
-// BF16Halves reports whether the copies PackBF16B makes on this CPU hold
-// bfloat16 values, half the memory of B, rather than float32 ones rounded
-// to bfloat16 (the widening GEMM's).
-func BF16Halves() bool {
-	_, pairs := sbf16.panels.(pairing)
-	return pairs
-}
-
 // BF16Kernel names the bfloat16 GEMM this CPU runs: "avx512bf16" for
 // VDPBF16PS, else the float32 kernel it widens to, such as "avx2-widen".
 func BF16Kernel() string { return sbf16.name }

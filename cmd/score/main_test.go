@@ -36,16 +36,13 @@ func TestScoresMatchPyTorch(t *testing.T) {
 	if out, err := exec.Command(python, "../../model/checkpoint/testdata/torch_parity.py", dir, "3").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	// With bf16 products the scores would move by about bfloat16's 2^-9
-	// per product, but every product of this model (d_model 32, a few dozen
-	// rows) is too small for bfloat16 to pay, and stays float32
-	// (gemm.BF16Pays; the graph's tests check the rounding of larger ones):
-	// the scores must be float32's, digit for digit.
-	var f32 string
+	// bf16 products move the scores by about bfloat16's 2^-9 per product
+	// (this model's d_model of 32 is large enough for bfloat16 to pay,
+	// gemm.BF16Pays); float32 ones must match PyTorch's to 1e-4.
 	for _, c := range []struct {
 		precision string
 		tol       float64
-	}{{"float32", 1e-4}, {"bf16", 1e-2}} {
+	}{{"float32", 1e-4}, {"bf16", 5e-3}} {
 		var stdout, stderr bytes.Buffer
 		err := run([]string{"-checkpoint", filepath.Join(dir, "model.safetensors"), "-from", "torch", "-heads", "4",
 			"-src", filepath.Join(dir, "src.txt"), "-tgt", filepath.Join(dir, "tgt.txt"), "-batch", "4", "-precision", c.precision}, &stdout, &stderr)
@@ -68,11 +65,6 @@ func TestScoresMatchPyTorch(t *testing.T) {
 			worst = max(worst, d)
 		}
 		t.Logf("%s: scores within %.2g of PyTorch's float32 ones", c.precision, worst)
-		if c.precision == "float32" {
-			f32 = stdout.String()
-		} else if stdout.String() != f32 {
-			t.Errorf("bf16 scores of products too small to round differ from float32's:\n%s\nwant\n%s", stdout.String(), f32)
-		}
 	}
 }
 

@@ -142,9 +142,9 @@ func benchSkinny[T float](b *testing.B, dtype string, v *vecKernels[T], im *impl
 // thresholdShapes are the (m, n, k) BenchmarkBF16Threshold times: cubes,
 // and products of 1024 rows with a narrow or a short other side.
 var thresholdShapes = [][3]int{
-	{16, 16, 16}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64}, {96, 96, 96}, {128, 128, 128}, {192, 192, 192}, {256, 256, 256},
+	{8, 8, 8}, {12, 12, 12}, {16, 16, 16}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64}, {96, 96, 96}, {128, 128, 128}, {192, 192, 192}, {256, 256, 256},
 	{1024, 16, 128}, {1024, 32, 128}, {1024, 64, 128}, {1024, 128, 16}, {1024, 128, 32}, {1024, 128, 64},
-	{32, 1024, 128}, {64, 1024, 128},
+	{32, 1024, 128}, {64, 1024, 128}, {32, 32, 8}, {5, 32, 32}, {8, 512, 128}, {8, 8000, 128},
 }
 
 // BenchmarkBF16Threshold times the float32 GEMM and the bfloat16 one

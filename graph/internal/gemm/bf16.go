@@ -81,35 +81,32 @@ func SgemmBF16(transA, transB bool, m, n, k int, a []float32, lda int, b []float
 	sbf16.run(p)
 }
 
-// minBF16Dim and minBF16Work are the least side (m, n or k) and the least
-// m·n·k of a product that SgemmBF16 computes in bfloat16. Rounding the
-// operands costs in proportion to m·k + k·n, and VDPBF16PS saves at most
-// half of the float32 kernel's m·n·k; the smaller products lose, which
-// was measured on a Xeon without AVX512_BF16 by timing the AVX512_BF16
-// GEMM's packers with the float32 AVX-512 kernel standing in for
-// VDPBF16PS (the same instructions on the same panels):
+// minBF16Inner and minBF16Work are the least inner dimension k and the
+// least m·n·k of a product that SgemmBF16 computes in bfloat16; products
+// of up to four rows (Skinny) stay float32 too, as matrix–vector products
+// that read B without packing it. Below these bfloat16 did not pay on an
+// AMD EPYC of family 25 (Zen 4) with AVX512_BF16, one core, timed against
+// float32 in turn:
 //
-//	go test -run '^$' -bench BF16Proxy -benchtime 30ms -count 3 -cpu 1 ./graph/internal/gemm
+//	go test -run '^$' -bench BF16Threshold -benchtime 30ms -count 3 -cpu 1 ./graph/internal/gemm
 //
-// The best of three, against float32 in the same run: cubes of 16 to 48
-// at 0.5-0.8 times float32's speed with A·B and A·Bᵀ (Aᵀ·B, whose
-// float32 packing is slowest, aside), 64³ at 0.95-1.4, 96³ and beyond
-// mostly ahead (1.3-2.1); 1024 rows by 16 columns at 0.7-1.1, by 32 at
-// 1.1-1.6; an inner dimension of 16 at 0.8-1.35. And on a Zen 5 with
-// AVX512_BF16, 32³ ran at 10-40 GFLOP/s against float32's 120. See
+// The best of three: cubes of 8 at 0.8-0.95 times float32's speed, of 12
+// at 0.95-1.02, of 16 at 1.1-1.24, of 32 (attention's heads) at 1.26-1.34,
+// of 64 at 1.6-1.7; an inner dimension of 8 (32×32×8) at 0.9-1.08, of 16
+// (1024×128×16) at 1.5; 8 rows by 512 or 8,000 columns at 1.15-1.8. See
 // docs/bf16.md.
 const (
-	minBF16Dim  = 32
-	minBF16Work = 1 << 18 // 64³
+	minBF16Inner = 16
+	minBF16Work  = 16 * 16 * 16
 )
 
 // BF16Pays reports whether SgemmBF16 computes a product of op(A) m×k by
-// op(B) k×n in bfloat16: when none of m, n and k is below 32 and m·n·k is
-// at least 64³ (minBF16Dim, minBF16Work). Callers that pack B for
-// bfloat16 products beforehand (PackBF16B) ask it too, so that a product
-// gives the same result packed or not.
+// op(B) k×n in bfloat16: when op(A) has more than four rows, k is at least
+// 16 and m·n·k at least 16³ (minBF16Inner, minBF16Work). Callers that pack
+// B for bfloat16 products beforehand (PackBF16B) ask it too, so that a
+// product gives the same result packed or not.
 func BF16Pays(m, n, k int) bool {
-	return min(m, n, k) >= minBF16Dim && m*n*k >= minBF16Work
+	return !Skinny(m) && k >= minBF16Inner && m*n*k >= minBF16Work
 }
 
 // PackBF16B packs op(B), k×n, rounded to bfloat16, for SgemmPacked, which

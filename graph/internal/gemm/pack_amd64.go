@@ -89,35 +89,3 @@ func roundAVX512(dst, src []float32) {
 //
 //go:noescape
 func round512(dst, src *float32, n int)
-
-// pairStrips512 is a strips packer (see pairing) that packs up to 16
-// lines at a time with pairStrip: a strip ends where it would reach a third
-// panel, so that it stores into two at most. It needs AVX-512F.
-func pairStrips512(dst []float32, w int, src []float32, ld, kc, n int) {
-	d, padded := (kc+1)/2, roundUp(n, w)
-	_, _ = dst[padded*d-1], src[(kc-1)*ld+n-1] // bounds for pairStrip
-	if n < padded {
-		clear(dst[(padded-w)*d : padded*d]) // no strip starts past n
-	}
-	for j := 0; j < n; {
-		p := j / w                            // the panel of the strip's first line
-		first := min(16, (p+1)*w-j, padded-j) // its lines in panel p
-		lanes := min(16, first+w, padded-j)   // and in all, read as zero past n
-		at := p*w*d + j - p*w                 // slot 0 of its first line
-		masks := lowBits(first) | (lowBits(lanes)&^lowBits(first))<<16 | lowBits(min(lanes, n-j))<<32
-		pairStrip(&dst[at], 4*w*(d-1), masks, &src[j], ld, kc, 4*w)
-		j += lanes
-	}
-}
-
-// lowBits is a mask of the low n bits.
-func lowBits(n int) int { return 1<<n - 1 }
-
-// pairStrip packs a strip of up to 16 lines lying side by side, element q
-// of line i at src[q·ld+i], into slots of bfloat16 pairs: those of lines
-// whose bits are set in masks&0xffff at dst (lane i at dst[i], row q of
-// pairs wb bytes after row q-1), those of masks>>16&0xffff off1 bytes
-// further; lines not in masks>>32 are read as zero. It needs AVX-512F.
-//
-//go:noescape
-func pairStrip(dst *float32, off1 int, masks int, src *float32, ld, kc, wb int)

@@ -1,9 +1,8 @@
 package gemm
 
-// avx512Pairing is the pairing of the AVX512_BF16 GEMM: lines rounded with
-// VCVTNE2PS2BF16 and transposed with AVX-512 shuffles, strips rounded and
-// paired with AVX-512F integer operations.
-var avx512Pairing = pairing{lines: pairLinesBF16, strips: pairStrips512}
+// avx512Pairing is the pairing of the AVX512_BF16 GEMM: VCVTNE2PS2BF16
+// rounds, AVX-512 shuffles transpose lines, VPERMW pairs strips.
+var avx512Pairing = pairing{lines: pairLinesBF16, strips: pairStripsBF16}
 
 // pairLinesBF16 is a lines packer (see pairing) that packs 16 lines at a
 // time with pairLines16. It needs AVX512_BF16.
@@ -26,9 +25,41 @@ func pairLinesBF16(dst []float32, w int, src []float32, ld, kc, n int) {
 	}
 }
 
+// lowBits is a mask of the low n bits.
+func lowBits(n int) int { return 1<<n - 1 }
+
 // pairLines16 packs up to 16 lines of kc contiguous elements, line i at
 // offs[i] bytes past src, into 16-slot rows of bfloat16 pairs, wb bytes
 // apart at dst, storing the lanes of mask. It needs AVX512_BF16.
 //
 //go:noescape
 func pairLines16(dst *float32, wb int, mask int, src *float32, offs *[16]int, kc int)
+
+// pairStripsBF16 is a strips packer (see pairing) that packs up to 16
+// lines at a time with pairStrip: a strip ends where it would reach a third
+// panel, so that it stores into two at most. It needs AVX512_BF16.
+func pairStripsBF16(dst []float32, w int, src []float32, ld, kc, n int) {
+	d, padded := (kc+1)/2, roundUp(n, w)
+	_, _ = dst[padded*d-1], src[(kc-1)*ld+n-1] // bounds for pairStrip
+	if n < padded {
+		clear(dst[(padded-w)*d : padded*d]) // no strip starts past n
+	}
+	for j := 0; j < n; {
+		p := j / w                            // the panel of the strip's first line
+		first := min(16, (p+1)*w-j, padded-j) // its lines in panel p
+		lanes := min(16, first+w, padded-j)   // and in all, read as zero past n
+		at := p*w*d + j - p*w                 // slot 0 of its first line
+		masks := lowBits(first) | (lowBits(lanes)&^lowBits(first))<<16 | lowBits(min(lanes, n-j))<<32
+		pairStrip(&dst[at], 4*w*(d-1), masks, &src[j], ld, kc, 4*w)
+		j += lanes
+	}
+}
+
+// pairStrip packs a strip of up to 16 lines lying side by side, element q
+// of line i at src[q·ld+i], into slots of bfloat16 pairs: those of lines
+// whose bits are set in masks&0xffff at dst (lane i at dst[i], row q of
+// pairs wb bytes after row q-1), those of masks>>16&0xffff off1 bytes
+// further; lines not in masks>>32 are read as zero. It needs AVX512_BF16.
+//
+//go:noescape
+func pairStrip(dst *float32, off1 int, masks int, src *float32, ld, kc, wb int)

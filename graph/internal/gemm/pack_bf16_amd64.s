@@ -1,8 +1,9 @@
 #include "textflag.h"
 
-// The lines packer of the AVX512_BF16 GEMM (see pairing in bf16.go): it
-// rounds float32 values to bfloat16 with VCVTNE2PS2BF16, 32 at a time, and
-// transposes them into the panels the micro-kernel reads. Go's assembler
+// The packers of the AVX512_BF16 GEMM (see pairing in bf16.go): they round
+// float32 values to bfloat16 with VCVTNE2PS2BF16, 32 at a time, and lay the
+// pairs out in the panels the micro-kernel reads: lines by transposing
+// them, strips by interleaving two rows with VPERMW. Go's assembler
 // has no mnemonic for VCVTNE2PS2BF16, so it is written as bytes, each
 // line's comment naming the instruction (Intel's operand order:
 // destination, first source, second source, whose 16 values fill the low
@@ -318,5 +319,78 @@ next:
 	SUBQ $32, CX
 	SUBQ $16, DX
 	JG   group
+	VZEROUPPER
+	RET
+
+// pairOrder is the VPERMW index that interleaves the two halves of a
+// VCVTNE2PS2BF16 result: word 2j takes word j (the even row's value j) and
+// word 2j+1 word 16+j (the odd row's).
+DATA pairOrder<>+0(SB)/8, $0x0011000100100000
+DATA pairOrder<>+8(SB)/8, $0x0013000300120002
+DATA pairOrder<>+16(SB)/8, $0x0015000500140004
+DATA pairOrder<>+24(SB)/8, $0x0017000700160006
+DATA pairOrder<>+32(SB)/8, $0x0019000900180008
+DATA pairOrder<>+40(SB)/8, $0x001b000b001a000a
+DATA pairOrder<>+48(SB)/8, $0x001d000d001c000c
+DATA pairOrder<>+56(SB)/8, $0x001f000f001e000e
+GLOBL pairOrder<>(SB), RODATA|NOPTR, $64
+
+// func pairStrip(dst *float32, off1 int, masks int, src *float32, ld, kc, wb int)
+//
+// Packs a strip of up to 16 lines lying side by side (a transposed A, an
+// untransposed B: element q of line i at src[q·ld+i]) as slots of bfloat16
+// pairs: for each pair of rows 2q and 2q+1, lane i holds element 2q of line
+// i in its low half and 2q+1 in its high half, the last row of an odd kc
+// pairing with zero; lanes not in masks>>32 are read as zero. Row q of
+// pairs is stored wb·q bytes past dst under the mask masks&0xffff, and
+// wb·q+off1 bytes past it under masks>>16&0xffff (a strip across two
+// panels); a store under an empty mask, slow on Zen 4, is skipped.
+TEXT ·pairStrip(SB), NOSPLIT, $0-56
+	MOVQ      dst+0(FP), DI
+	MOVQ      off1+8(FP), R13
+	MOVQ      masks+16(FP), AX
+	KMOVW     AX, K4
+	SHRQ      $16, AX
+	KMOVW     AX, K5
+	SHRQ      $16, AX
+	KMOVW     AX, K1
+	MOVQ      src+24(FP), SI
+	MOVQ      ld+32(FP), R9
+	SHLQ      $2, R9
+	MOVQ      kc+40(FP), CX
+	MOVQ      wb+48(FP), R8
+	VMOVDQU64 pairOrder<>(SB), Z31
+
+pairs:
+	CMPQ        CX, $2
+	JB          last
+	VMOVDQU32.Z (SI), K1, Z0
+	VMOVDQU32.Z (SI)(R9*1), K1, Z1
+	BYTE $0x62; BYTE $0xF2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xD0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VPERMW      Z2, Z31, Z4
+	VMOVDQU32   Z4, K4, (DI)
+	KORTESTW    K5, K5
+	JZ          stored
+	VMOVDQU32   Z4, K5, (DI)(R13*1)
+
+stored:
+	LEAQ (SI)(R9*2), SI
+	ADDQ R8, DI
+	SUBQ $2, CX
+	JMP  pairs
+
+last:
+	TESTQ       CX, CX
+	JZ          done
+	VMOVDQU32.Z (SI), K1, Z0
+	VPXORD      Z1, Z1, Z1
+	BYTE $0x62; BYTE $0xF2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xD0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VPERMW      Z2, Z31, Z4
+	VMOVDQU32   Z4, K4, (DI)
+	KORTESTW    K5, K5
+	JZ          done
+	VMOVDQU32   Z4, K5, (DI)(R13*1)
+
+done:
 	VZEROUPPER
 	RET

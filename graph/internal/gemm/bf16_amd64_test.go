@@ -225,3 +225,30 @@ func TestRoundAVX2(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKernel times the AVX-512 micro-kernels alone on panels that stay
+// in L1 (k = 128 steps, the tile of C added to): their peak, in GFLOP/s of
+// the tile's 2·12·32·k (float32) and 2·12·32·2k (bfloat16 pairs) operations.
+func BenchmarkKernel(b *testing.B) {
+	if !cpu.X86.HasAVX512F {
+		b.Skip("this CPU has no AVX-512F")
+	}
+	const k = 128
+	a, bp, c := make([]float32, 12*k), make([]float32, 32*k), make([]float32, 12*32)
+	for _, kern := range []struct {
+		name string
+		f    microKernel[float32]
+		ops  int
+		need bool
+	}{{"float32", sgemmKernel12x32, 2 * 12 * 32 * k, true}, {"bf16", bf16Kernel12x32, 4 * 12 * 32 * k, cpu.X86.HasAVX512BF16}} {
+		b.Run(kern.name, func(b *testing.B) {
+			if !kern.need {
+				b.Skip("this CPU has no AVX512_BF16")
+			}
+			for b.Loop() {
+				kern.f(k, &a[0], &bp[0], &c[0], 32, true)
+			}
+			b.ReportMetric(float64(kern.ops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

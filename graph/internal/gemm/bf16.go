@@ -65,7 +65,7 @@ var sbf16 = widening(goSgemm, roundGo)
 // multiplies them with im's float32 kernel.
 func widening(im *impl[float32], round func(dst, src []float32)) *impl[float32] {
 	return &impl[float32]{name: im.name + "-widen", mr: im.mr, nr: im.nr, mc: im.mc, kc: im.kc, nc: im.nc,
-		kernel: im.kernel, gather: im.gather, scatter: im.scatter, panels: newRounding(round)}
+		kernel: im.kernel, finish: im.finish, gather: im.gather, scatter: im.scatter, panels: newRounding(round)}
 }
 
 // SgemmBF16 computes C = op(A)·op(B) + beta·C as Sgemm does, with every

@@ -108,7 +108,7 @@ func TestVDPBF16PS(t *testing.T) {
 				c[i] = float32(rng.NormFloat64())
 			}
 			c0 := append([]float32(nil), c...)
-			bf16Kernel12x32(k, &a[0], &b[0], &c[0], 32, accumulate)
+			bf16Kernel12x32(k, &a[0], &b[0], &c[0], 32, accumulate, nil, false)
 			for i := range 12 {
 				for j := range 32 {
 					var want float32
@@ -240,7 +240,7 @@ func BenchmarkKernel(b *testing.B) {
 		f    microKernel[float32]
 		ops  int
 		need bool
-	}{{"float32", sgemmKernel12x32, 2 * 12 * 32 * k, true}, {"bf16", bf16Kernel12x32, 4 * 12 * 32 * k, cpu.X86.HasAVX512BF16}} {
+	}{{"float32", plain(sgemmKernel12x32), 2 * 12 * 32 * k, true}, {"bf16", plain(bf16Kernel12x32), 4 * 12 * 32 * k, cpu.X86.HasAVX512BF16}} {
 		b.Run(kern.name, func(b *testing.B) {
 			if !kern.need {
 				b.Skip("this CPU has no AVX512_BF16")

@@ -13,6 +13,18 @@ import (
 // at the tile's first element, and ldc is C's leading dimension.
 type microKernel[T float] func(k int, a, b, c *T, ldc int, accumulate bool)
 
+// A finishingKernel is a microKernel that also finishes the tile as an
+// Epilogue does before storing it: it adds bias (nr values; nil for none)
+// to each row, then applies ReLU when relu is set. It serves the whole
+// tiles of a block's last pass over the inner dimension, so that the
+// epilogue costs no pass over C of its own.
+type finishingKernel[T float] func(k int, a, b, c *T, ldc int, accumulate bool, bias *T, relu bool)
+
+// plain is the microKernel of f: f without an epilogue.
+func plain[T float](f finishingKernel[T]) microKernel[T] {
+	return func(k int, a, b, c *T, ldc int, accumulate bool) { f(k, a, b, c, ldc, accumulate, nil, false) }
+}
+
 // impl is a GEMM built around one micro-kernel and the cache blocking sizes
 // that suit it.
 //
@@ -34,8 +46,10 @@ type impl[T float] struct {
 	mr, nr     int // register tile of C updated by kernel
 	mc, kc, nc int // cache blocks; mc is a multiple of mr and nc of nr
 	kernel     microKernel[T]
-	gather     packer[T] // copies rows into packed panels
-	scatter    packer[T] // copies columns into packed panels
+	// finish, when set, is kernel with the epilogue fused (see macro).
+	finish  finishingKernel[T]
+	gather  packer[T] // copies rows into packed panels
+	scatter packer[T] // copies columns into packed panels
 	// panels, when set, packs the panels instead of copying them with
 	// gather and scatter: the bfloat16 GEMM's (see bf16.go).
 	panels panelPacker[T]
@@ -217,15 +231,15 @@ func (im *impl[T]) serial(p problem[T]) {
 			accumulate := pc > 0 || p.beta != 0
 			panels := *w
 			panels.b = im.panelsB(w.b, &p, pc, jc, kc, nc)
-			last := pc+kc == p.k
+			var epi Epilogue[T] // the last pass's
+			if pc+kc == p.k {
+				epi = p.epi.from(jc)
+			}
 			for ic := 0; ic < p.m; ic += im.mc {
 				mc := min(im.mc, p.m-ic)
 				c := p.c[ic*p.ldc+jc:]
 				im.packA(w.a, &p, ic, pc, mc, kc)
-				im.macro(&panels, mc, nc, kc, c, p.ldc, accumulate)
-				if last {
-					p.epi.from(jc).Apply(c, p.ldc, mc, nc)
-				}
+				im.macro(&panels, mc, nc, kc, c, p.ldc, accumulate, epi)
 			}
 		}
 	}
@@ -248,10 +262,14 @@ func (im *impl[T]) workspace(mc, nc, kc int) *workspace[T] {
 }
 
 // macro updates the mc×nc block of C at c from the packed blocks of A and B
-// in w, tile by tile; the micro-kernel's k is the panels' depth.
-func (im *impl[T]) macro(w *workspace[T], mc, nc, kc int, c []T, ldc int, accumulate bool) {
+// in w, tile by tile, and finishes it with epi (whose Bias starts at the
+// block's first column); the micro-kernel's k is the panels' depth. Whole
+// tiles are finished by the finishing kernel where there is one, the others
+// after they are added to C.
+func (im *impl[T]) macro(w *workspace[T], mc, nc, kc int, c []T, ldc int, accumulate bool, epi Epilogue[T]) {
 	mr, nr := im.mr, im.nr
 	kd := im.depth(kc)
+	fused := im.finish != nil && (epi.Bias != nil || epi.ReLU)
 	for jr := 0; jr < nc; jr += nr {
 		b := &w.b[jr*kd]
 		cols := min(nr, nc-jr)
@@ -259,12 +277,22 @@ func (im *impl[T]) macro(w *workspace[T], mc, nc, kc int, c []T, ldc int, accumu
 			a := &w.a[ir*kd]
 			rows := min(mr, mc-ir)
 			if rows == mr && cols == nr {
-				im.kernel(kd, a, b, &c[ir*ldc+jr], ldc, accumulate)
+				if fused {
+					im.finish(kd, a, b, &c[ir*ldc+jr], ldc, accumulate, epi.biasAt(jr), epi.ReLU)
+				} else {
+					im.kernel(kd, a, b, &c[ir*ldc+jr], ldc, accumulate)
+				}
 				continue
 			}
 			im.kernel(kd, a, b, &w.tile[0], nr, false)
 			addTile(c[ir*ldc+jr:], ldc, w.tile, nr, rows, cols, accumulate)
+			if fused {
+				epi.from(jr).Apply(c[ir*ldc+jr:], ldc, rows, cols)
+			}
 		}
+	}
+	if !fused {
+		epi.Apply(c, ldc, mc, nc)
 	}
 }
 

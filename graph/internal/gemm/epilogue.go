@@ -24,6 +24,14 @@ func (e Epilogue[T]) from(j int) Epilogue[T] {
 	return e
 }
 
+// biasAt is the address of the bias of column j, nil without a bias.
+func (e Epilogue[T]) biasAt(j int) *T {
+	if e.Bias == nil {
+		return nil
+	}
+	return &e.Bias[j]
+}
+
 // Apply applies e to the m×n matrix c with leading dimension ldc, as a
 // product with e does after it: for a C computed by another GEMM.
 func (e Epilogue[T]) Apply(c []T, ldc, m, n int) {

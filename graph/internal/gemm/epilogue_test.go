@@ -10,14 +10,18 @@ import (
 
 // TestEpilogue checks that a product with an epilogue equals, bit for bit,
 // the same product followed by the bias and ReLU one element at a time, on
-// every path: every implementation with tiny and default blocks, B packed
+// every path: every implementation, the bfloat16 ones with a finishing
+// kernel included, with tiny
+// and default blocks (the epilogue in the kernel for whole tiles, after it
+// for partial ones, in the last of several passes over k), B packed
 // beforehand or not, matrix–vector products, k = 0, on several goroutines,
 // and that C's padding is left alone.
 func TestEpilogue(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	rng := rand.New(rand.NewPCG(21, 22))
 	shapes := [][3]int{{2, 7, 5}, {3, 33, 0}, {17, 31, 40}, {100, 47, 23}, {40, 1100, 130}, {700, 60, 33}, {301, 97, 600}}
-	for _, im := range impls32() {
+	fused := slices.DeleteFunc(bf16Impls(), func(im *impl[float32]) bool { return im.finish == nil })
+	for _, im := range append(impls32(), fused...) {
 		for _, s := range shapes {
 			for _, relu := range []bool{false, true} {
 				for _, hasBias := range []bool{false, true} {

@@ -16,11 +16,13 @@ var (
 	avx2Dgemm = &impl[float64]{name: "avx2", mr: 6, nr: 8, mc: 72, kc: 256, nc: 2048, kernel: dgemmKernel6x8,
 		gather: gather[float64], scatter: scatter[float64]}
 
-	avx512Sgemm = &impl[float32]{name: "avx512", mr: 12, nr: 32, mc: 192, kc: 256, nc: 4096, kernel: sgemmKernel12x32,
+	avx512Sgemm = &impl[float32]{name: "avx512", mr: 12, nr: 32, mc: 192, kc: 256, nc: 4096,
+		kernel: plain(sgemmKernel12x32), finish: sgemmKernel12x32,
 		gather: gatherAVX, scatter: scatterAVX}
 	// avx512BF16 is the bfloat16 GEMM with VDPBF16PS: its kc elements of
 	// the inner dimension take the bytes of 256 float32 ones.
-	avx512BF16 = &impl[float32]{name: "avx512bf16", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096, kernel: bf16Kernel12x32,
+	avx512BF16 = &impl[float32]{name: "avx512bf16", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096,
+		kernel: plain(bf16Kernel12x32), finish: bf16Kernel12x32,
 		gather: gatherAVX, scatter: scatterAVX, panels: avx512Pairing}
 	avx512Dgemm = &impl[float64]{name: "avx512", mr: 12, nr: 16, mc: 96, kc: 256, nc: 2048, kernel: dgemmKernel12x16,
 		gather: gather[float64], scatter: scatter[float64]}
@@ -57,18 +59,19 @@ func sgemmKernel6x16(k int, a, b, c *float32, ldc int, accumulate bool)
 //go:noescape
 func dgemmKernel6x8(k int, a, b, c *float64, ldc int, accumulate bool)
 
-// sgemmKernel12x32 is an AVX-512 microKernel for 12×32 float32 tiles; k ≥ 1.
+// sgemmKernel12x32 is an AVX-512 finishingKernel for 12×32 float32 tiles;
+// k ≥ 1.
 //
 //go:noescape
-func sgemmKernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+func sgemmKernel12x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
 
 // dgemmKernel12x16 is an AVX-512 microKernel for 12×16 float64 tiles; k ≥ 1.
 //
 //go:noescape
 func dgemmKernel12x16(k int, a, b, c *float64, ldc int, accumulate bool)
 
-// bf16Kernel12x32 is an AVX512_BF16 microKernel for 12×32 float32 tiles
-// from panels of bfloat16 pairs (pairing); k ≥ 1 counts pairs.
+// bf16Kernel12x32 is an AVX512_BF16 finishingKernel for 12×32 float32
+// tiles from panels of bfloat16 pairs (pairing); k ≥ 1 counts pairs.
 //
 //go:noescape
-func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
+func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)

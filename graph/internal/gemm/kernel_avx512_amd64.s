@@ -120,8 +120,58 @@ store: \
 	VZEROUPPER; \
 	RET
 
-// func sgemmKernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
-TEXT ·sgemmKernel12x32(SB), NOSPLIT, $0-41
+// The float32 kernels finish the tile in the registers before they store
+// it, as Epilogue.Apply would after them, one step at a time: C added
+// (accumulate), then the bias (bias non-nil: 32 values, one per column),
+// then ReLU (relu), which clears every value whose sign bit is set
+// (VPMAXSD against 0 on the bits, as vrow.ReLU does).
+
+#define ACC_ROW(c0, c1) \
+	VADDPS (BX), c0, c0; \
+	VADDPS 64(BX), c1, c1; \
+	ADDQ   R8, BX
+
+#define BIAS_ROW(c0, c1) \
+	VADDPS Z0, c0, c0; \
+	VADDPS Z1, c1, c1
+
+#define RELU_ROW(c0, c1) \
+	VPMAXSD Z2, c0, c0; \
+	VPMAXSD Z2, c1, c1
+
+#define ROWS(OP) \
+	OP(Z8, Z9); OP(Z10, Z11); OP(Z12, Z13); OP(Z14, Z15); \
+	OP(Z16, Z17); OP(Z18, Z19); OP(Z20, Z21); OP(Z22, Z23); \
+	OP(Z24, Z25); OP(Z26, Z27); OP(Z28, Z29); OP(Z30, Z31)
+
+// EPILOGUE finishes and stores the tile; the kernel's arguments are k, a,
+// b, c, ldc, accumulate, bias and relu.
+#define EPILOGUE \
+	MOVBQZX accumulate+40(FP), AX; \
+	TESTQ   AX, AX; \
+	JZ      added; \
+	MOVQ    DX, BX; \
+	ROWS(ACC_ROW); \
+added: \
+	MOVQ    bias+48(FP), AX; \
+	TESTQ   AX, AX; \
+	JZ      biased; \
+	VMOVUPS (AX), Z0; \
+	VMOVUPS 64(AX), Z1; \
+	ROWS(BIAS_ROW); \
+biased: \
+	MOVBQZX relu+56(FP), AX; \
+	TESTQ   AX, AX; \
+	JZ      rectified; \
+	VPXORD  Z2, Z2, Z2; \
+	ROWS(RELU_ROW); \
+rectified: \
+	ROWS(STORE_ROW); \
+	VZEROUPPER; \
+	RET
+
+// func sgemmKernel12x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
+TEXT ·sgemmKernel12x32(SB), NOSPLIT, $0-57
 	LOAD_ARGS(2)
 	PREFETCH_C
 	ZERO_TILE
@@ -131,7 +181,7 @@ loop:
 	DECQ CX
 	JNZ  loop
 
-	STORE_TILE(VADDPS)
+	EPILOGUE
 
 // func dgemmKernel12x16(k int, a, b, c *float64, ldc int, accumulate bool)
 TEXT ·dgemmKernel12x16(SB), NOSPLIT, $0-41
@@ -160,8 +210,8 @@ loop:
 // Intel's operand order (destination first). bf16_amd64_test.go checks them
 // against a scalar reference.
 
-// func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool)
-TEXT ·bf16Kernel12x32(SB), NOSPLIT, $0-41
+// func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
+TEXT ·bf16Kernel12x32(SB), NOSPLIT, $0-57
 	LOAD_ARGS(2)
 	PREFETCH_C
 	ZERO_TILE
@@ -210,4 +260,4 @@ loop:
 	DECQ CX
 	JNZ  loop
 
-	STORE_TILE(VADDPS)
+	EPILOGUE

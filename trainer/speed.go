@@ -141,66 +141,72 @@ func MedianDuration(runs int, f func() error) (time.Duration, error) {
 	return ds[runs/2], nil
 }
 
-// Scaling is what MeasureScaling measured: training steps on one core and
-// on Procs.
-type Scaling struct {
-	Procs int
-	// OneTokensPerS and ProcsTokensPerS are the median speeds of the steps at
-	// GOMAXPROCS 1 and Procs, in target tokens per second.
-	OneTokensPerS, ProcsTokensPerS float64
+// Pairs is what MeasurePairs measured: steps of two kinds, a and b, timed
+// in turn.
+type Pairs struct {
+	// ATokensPerS and BTokensPerS are the median speeds of the a and b
+	// steps, in target tokens per second.
+	ATokensPerS, BTokensPerS float64
 	// Ratio is the median over the pairs of steps of how many times faster
-	// the step at Procs ran; Low and High are the least and the most.
+	// the b step of a pair ran; Low and High are the least and the most.
 	Ratio, Low, High float64
 }
 
-// MeasureScaling times training steps at GOMAXPROCS 1 and procs in pairs,
-// one step at each, the order alternating from pair to pair, so that both
-// steps of a pair meet the machine in the same state: warmup untimed
-// pairs, then pairs timed ones. It sets GOMAXPROCS, for the whole process,
-// while it runs, and puts it back.
-func (r *Rig) MeasureScaling(warmup, pairs, procs int) (Scaling, error) {
-	if pairs < 1 || warmup < 0 || procs < 2 {
-		return Scaling{}, errors.Errorf("measuring scaling needs a warm-up ≥ 0, at least one pair and at least 2 cores, have %d, %d and %d", warmup, pairs, procs)
+// MeasurePairs times the steps a and b of tokens target tokens each in
+// pairs, one of each, the order alternating from pair to pair, so that both
+// steps of a pair meet the machine in the same state: warmup untimed pairs,
+// then pairs timed ones. On a machine whose speed drifts, the ratio of a
+// pair holds where the speeds do not.
+func MeasurePairs(a, b func() error, warmup, pairs int, tokens float64) (Pairs, error) {
+	if pairs < 1 || warmup < 0 {
+		return Pairs{}, errors.Errorf("measuring pairs of steps needs a warm-up ≥ 0 and at least one pair, have %d and %d", warmup, pairs)
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	var one, many []time.Duration
+	var da, db []time.Duration
 	for i := range warmup + pairs {
-		order := []int{1, procs}
+		steps, times := []func() error{a, b}, []*[]time.Duration{&da, &db}
 		if i%2 == 1 {
-			order = []int{procs, 1}
+			steps[0], steps[1], times[0], times[1] = b, a, &db, &da
 		}
-		for _, p := range order {
-			runtime.GOMAXPROCS(p)
-			d, err := MedianDuration(1, r.TrainStep)
+		for k, step := range steps {
+			d, err := MedianDuration(1, step)
 			if err != nil {
-				return Scaling{}, err
+				return Pairs{}, err
 			}
-			if i < warmup {
-				continue
-			}
-			if p == 1 {
-				one = append(one, d)
-			} else {
-				many = append(many, d)
+			if i >= warmup {
+				*times[k] = append(*times[k], d)
 			}
 		}
 	}
-	return scaling(one, many, procs, float64(len(r.Batch.TgtOut))), nil
+	return pairsOf(da, db, tokens), nil
 }
 
-// scaling sums up pairs of step durations, one[i] on one core and many[i]
-// on procs, of steps of tokens target tokens.
-func scaling(one, many []time.Duration, procs int, tokens float64) Scaling {
-	ratios := make([]float64, len(one))
-	for i := range one {
-		ratios[i] = one[i].Seconds() / many[i].Seconds()
+// pairsOf sums up pairs of step durations a[i] and b[i] of steps of tokens
+// target tokens.
+func pairsOf(a, b []time.Duration, tokens float64) Pairs {
+	ratios := make([]float64, len(a))
+	for i := range a {
+		ratios[i] = a[i].Seconds() / b[i].Seconds()
 	}
 	slices.Sort(ratios)
-	slices.Sort(one)
-	slices.Sort(many)
-	mid := len(one) / 2
-	return Scaling{
-		Procs: procs, OneTokensPerS: tokens / one[mid].Seconds(), ProcsTokensPerS: tokens / many[mid].Seconds(),
-		Ratio: ratios[mid], Low: ratios[0], High: ratios[len(ratios)-1],
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	mid := len(a) / 2
+	return Pairs{ATokensPerS: tokens / a[mid].Seconds(), BTokensPerS: tokens / b[mid].Seconds(),
+		Ratio: ratios[mid], Low: ratios[0], High: ratios[len(ratios)-1]}
+}
+
+// MeasureScaling times training steps at GOMAXPROCS 1 (a) and procs (b)
+// with MeasurePairs. It sets GOMAXPROCS, for the whole process, while it
+// runs, and puts it back.
+func (r *Rig) MeasureScaling(warmup, pairs, procs int) (Pairs, error) {
+	if procs < 2 {
+		return Pairs{}, errors.Errorf("measuring scaling needs at least 2 cores, have %d", procs)
 	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	at := func(p int) func() error {
+		return func() error {
+			runtime.GOMAXPROCS(p)
+			return r.TrainStep()
+		}
+	}
+	return MeasurePairs(at(1), at(procs), warmup, pairs, float64(len(r.Batch.TgtOut)))
 }

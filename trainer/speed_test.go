@@ -63,10 +63,10 @@ func testRigForwardSeesTraining(t *testing.T, prec graph.Precision) {
 	}
 }
 
-// TestScalingSummary sums up made-up pairs of step durations: the medians'
+// TestPairsSummary sums up made-up pairs of step durations: the medians'
 // speeds, and the median and range of the pairs' ratios, which need not be
 // the ratio of the medians.
-func TestScalingSummary(t *testing.T) {
+func TestPairsSummary(t *testing.T) {
 	ms := func(v ...int) []time.Duration {
 		d := make([]time.Duration, len(v))
 		for i, x := range v {
@@ -74,14 +74,17 @@ func TestScalingSummary(t *testing.T) {
 		}
 		return d
 	}
-	s := scaling(ms(100, 400, 300), ms(50, 100, 250), 2, 1000)
-	want := Scaling{Procs: 2, OneTokensPerS: 1000 / 0.3, ProcsTokensPerS: 1000 / 0.1, Ratio: 2, Low: 1.2, High: 4}
-	if math.Abs(s.OneTokensPerS-want.OneTokensPerS) > 1e-9 || math.Abs(s.ProcsTokensPerS-want.ProcsTokensPerS) > 1e-9 ||
-		s.Procs != 2 || math.Abs(s.Ratio-2) > 1e-12 || math.Abs(s.Low-1.2) > 1e-12 || math.Abs(s.High-4) > 1e-12 {
-		t.Fatalf("scaling %+v, want %+v", s, want)
+	s := pairsOf(ms(100, 400, 300), ms(50, 100, 250), 1000)
+	want := Pairs{ATokensPerS: 1000 / 0.3, BTokensPerS: 1000 / 0.1, Ratio: 2, Low: 1.2, High: 4}
+	if math.Abs(s.ATokensPerS-want.ATokensPerS) > 1e-9 || math.Abs(s.BTokensPerS-want.BTokensPerS) > 1e-9 ||
+		math.Abs(s.Ratio-2) > 1e-12 || math.Abs(s.Low-1.2) > 1e-12 || math.Abs(s.High-4) > 1e-12 {
+		t.Fatalf("pairs %+v, want %+v", s, want)
 	}
 	r := &Rig{}
 	if _, err := r.MeasureScaling(0, 1, 1); err == nil {
 		t.Error("scaling measured from one core to one core")
+	}
+	if _, err := MeasurePairs(r.TrainStep, r.TrainStep, 0, 0, 1); err == nil {
+		t.Error("no pairs measured")
 	}
 }

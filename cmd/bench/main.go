@@ -47,6 +47,12 @@
 // in the same state:
 //
 //	go run ./cmd/bench -scaling -presets small -vocabs 8000
+//
+// With -bf16-speedup it prints instead how much faster a training step of
+// each -presets and -vocabs runs with bfloat16 products than in float32,
+// from -runs pairs of steps, one in each precision, taken in turn:
+//
+//	go run ./cmd/bench -bf16-speedup -presets small -vocabs 8000 -runs 15
 package main
 
 import (
@@ -81,6 +87,7 @@ type options struct {
 	torch, decode   bool
 	isolate         bool
 	scaling         bool
+	bf16Speedup     bool
 	child           string
 	shape           string
 	decodePreset    string
@@ -101,6 +108,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.torch, "torch", false, "also measure PyTorch (-python's, python3-torch; on the CPU with libopenblas0-openmp)")
 	fs.BoolVar(&o.decode, "decode", true, "also measure decoding (tiny, vocabulary 8,000)")
 	fs.BoolVar(&o.scaling, "scaling", false, "instead of the table, time training steps alternately on 1 core and on GOMAXPROCS, and print how much faster the latter are")
+	fs.BoolVar(&o.bf16Speedup, "bf16-speedup", false, "instead of the table, time training steps alternately in float32 and with bf16 products, and print how much faster the latter are")
 	fs.BoolVar(&o.isolate, "isolate", true, "measure each row in a process of its own (for its peak RSS)")
 	fs.StringVar(&o.child, "child", "", "internal: measure one row and print it as JSON")
 	fs.StringVar(&o.shape, "shape", "32x32", "batch `x` length (source and target) of the train and forward rows")
@@ -120,8 +128,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case o.child != "":
 		return measureChild(o.child, o.warmup, o.runs, stdout)
+	case o.scaling && o.bf16Speedup:
+		return errors.New("-scaling and -bf16-speedup: choose one")
 	case o.scaling:
 		return o.scalingTable(stdout)
+	case o.bf16Speedup:
+		return o.bf16Table(stdout)
 	}
 	rows, err := o.rows()
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/transformer-go/transformer/graph"
 	"math"
 	"os"
 	"os/exec"
@@ -122,6 +123,26 @@ func TestBenchScaling(t *testing.T) {
 	runtime.GOMAXPROCS(1)
 	if err := run([]string{"-scaling", "-presets", "tiny", "-vocabs", "50", "-runs", "1"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "GOMAXPROCS of 2 or more") {
 		t.Errorf("-scaling at GOMAXPROCS 1: %v", err)
+	}
+}
+
+// TestBenchBF16Speedup prints one line per training row with the speeds
+// of both precisions and their ratio, and refuses to run beside -scaling.
+func TestBenchBF16Speedup(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"-bf16-speedup", "-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "3"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	line := strings.TrimSpace(out.String())
+	var f32, bf16, ratio float64
+	rest, ok := strings.CutPrefix(line, "train, tiny V50: ")
+	rest = strings.Replace(rest, " ("+graph.BF16Kernel()+")", "", 1)
+	if _, err := fmt.Sscanf(rest, "%f tok/s in float32, %f with bf16 products: %fx", &f32, &bf16, &ratio); !ok || err != nil ||
+		!(f32 > 0 && bf16 > 0 && ratio > 0) || !strings.Contains(line, graph.BF16Kernel()) {
+		t.Errorf("line %q: want both speeds, the kernel and their ratio (%v)", line, err)
+	}
+	if err := run([]string{"-bf16-speedup", "-scaling"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "choose one") {
+		t.Errorf("-bf16-speedup -scaling: %v", err)
 	}
 }
 

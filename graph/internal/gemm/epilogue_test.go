@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -108,4 +109,32 @@ func TestEpilogueBiasLength(t *testing.T) {
 	}()
 	s := make([]float32, 16)
 	SgemmEpilogue(false, false, 4, 4, 4, s, 4, s, 4, 0, s, 4, Epilogue[float32]{Bias: make([]float32, 3)})
+}
+
+// BenchmarkEpilogue times the affine products of the small preset's layers
+// (B packed, a bias and ReLU) with the epilogue in the kernel (fused) and
+// as a pass over each block after it (after), for the bfloat16 GEMM and
+// the float32 one, in GFLOP/s: impl/way/shape.
+func BenchmarkEpilogue(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range [][3]int{{1024, 256, 256}, {1024, 1024, 256}, {1024, 256, 1024}} {
+		m, n, k := s[0], s[1], s[2]
+		a, w, c := random[float32](rng, m, k, k), random[float32](rng, n, k, k), make([]float32, m*n)
+		e := Epilogue[float32]{Bias: random[float32](rng, 1, n, n), ReLU: true}
+		for _, im := range []*impl[float32]{sbf16, sgemm} {
+			pb := pack(im, true, k, n, w, k)
+			for _, way := range []string{"fused", "after"} {
+				b.Run(fmt.Sprintf("%s/%s/%dx%dx%d", im.name, way, m, n, k), func(b *testing.B) {
+					if way == "after" {
+						defer func(f finishingKernel[float32]) { im.finish = f }(im.finish)
+						im.finish = nil
+					}
+					for range b.N {
+						pb.run(problem[float32]{m: m, n: n, k: k, a: a, lda: k, c: c, ldc: n, epi: e})
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
 }

@@ -1,3 +1,0 @@
-//go:build !amd64
-
-package vadam

@@ -78,6 +78,12 @@ func timeGEMM(b *testing.B, f sgemmFunc, mode string, m, n, k int, a, bm, c []fl
 	for range b.N {
 		f(tA, tB, m, n, k, a, lda, bm, ldb, 0, c, n)
 	}
+	reportGFLOPS(b, m, n, k)
+}
+
+// reportGFLOPS reports b's speed on a product of m·n·k multiply-adds, in
+// GFLOP/s.
+func reportGFLOPS(b *testing.B, m, n, k int) {
 	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
@@ -133,7 +139,7 @@ func benchSkinny[T float](b *testing.B, dtype string, v *vecKernels[T], im *impl
 				for range b.N {
 					run(p)
 				}
-				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				reportGFLOPS(b, s.m, s.n, s.k)
 			})
 		}
 	}

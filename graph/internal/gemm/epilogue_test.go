@@ -132,7 +132,7 @@ func BenchmarkEpilogue(b *testing.B) {
 					for range b.N {
 						pb.run(problem[float32]{m: m, n: n, k: k, a: a, lda: k, c: c, ldc: n, epi: e})
 					}
-					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					reportGFLOPS(b, m, n, k)
 				})
 			}
 		}

@@ -35,40 +35,66 @@ func TestDeviceTraining(t *testing.T) {
 // CPU's.
 func compareTraining(t *testing.T, dev *graph.Runtime, cfg model.Config, sh model.Shape, tol float64) {
 	t.Helper()
-	cpu, err := NewRig(cfg, sh, graph.CPU())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpu, err := NewRig(cfg, sh, dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpu, gpu := newRigs(t, cfg, sh, dev)
 	for step := range 20 {
-		for _, r := range []*Rig{cpu, gpu} {
-			if err := r.TrainStep(); err != nil {
-				t.Fatalf("step %d: %v", step, err)
-			}
-		}
-		if a, b := cpu.train.Loss(), gpu.train.Loss(); math.Abs(a-b) > tol*math.Abs(a) {
-			t.Fatalf("step %d: loss %g on the device, %g on the CPU", step, b, a)
-		}
+		stepBoth(t, step, cpu, gpu, tol)
 	}
 	if err := dev.Download(gpu.p); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range cpu.p.Names() {
-		if strings.HasSuffix(name, "attn.k_proj.bias") {
+		if isKeyBias(name) {
 			// A key bias adds the same score to every key of a query, which
 			// softmax ignores: its gradient is 0 but for rounding, which
 			// Adam scales up to whole steps, different on each device.
 			for _, r := range []*Rig{cpu, gpu} {
-				if g, q := norm(r.train.Grad(name)), norm(r.train.Grad(strings.Replace(name, "k_proj", "q_proj", 1))); g > 10*tol*q {
-					t.Errorf("%s: gradient of norm %g beside the query bias's %g: want rounding only", name, g, q)
-				}
+				roundingOnly(t, r, name, tol)
 			}
 			continue
 		}
 		nearCPU(t, name, cpu.p.Value(name), gpu.p.Value(name), tol)
+	}
+}
+
+// newRigs makes the rigs of cfg and sh on the CPU and on dev, from the same
+// weights and batch.
+func newRigs(t *testing.T, cfg model.Config, sh model.Shape, dev *graph.Runtime) (cpu, gpu *Rig) {
+	t.Helper()
+	cpu, err := NewRig(cfg, sh, graph.CPU())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err = NewRig(cfg, sh, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cpu, gpu
+}
+
+// stepBoth runs a training step on both rigs and fails t unless their
+// losses agree within tol relative; it returns the CPU's loss.
+func stepBoth(t *testing.T, step int, cpu, gpu *Rig, tol float64) float64 {
+	t.Helper()
+	for _, r := range []*Rig{cpu, gpu} {
+		if err := r.TrainStep(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+	}
+	if a, b := cpu.train.Loss(), gpu.train.Loss(); math.Abs(a-b) > tol*math.Abs(a) {
+		t.Fatalf("step %d: loss %g on the device, %g on the CPU", step, b, a)
+	}
+	return cpu.train.Loss()
+}
+
+// isKeyBias reports whether the parameter name is an attention key's bias.
+func isKeyBias(name string) bool { return strings.HasSuffix(name, "attn.k_proj.bias") }
+
+// roundingOnly fails t unless the gradient of the key bias name is rounding
+// beside the query bias's: of norm at most 10·tol times it.
+func roundingOnly(t *testing.T, r *Rig, name string, tol float64) {
+	t.Helper()
+	if g, q := norm(r.train.Grad(name)), norm(r.train.Grad(strings.Replace(name, "k_proj", "q_proj", 1))); g > 10*tol*q {
+		t.Errorf("%s: gradient of norm %g beside the query bias's %g: want rounding only", name, g, q)
 	}
 }
 

@@ -8,14 +8,34 @@ import (
 )
 
 // TestGPUTrainingBase trains base (dropout on) for twenty steps on the GPU,
-// Adam there too, and on the CPU from the same weights and batch: every
-// parameter ends within 1e-3 relative L2 of the CPU's. It skips without a
-// GPU; scripts/gpu/run.sh runs it (TF32 off).
+// Adam there too, and on the CPU from the same weights and batch. The first
+// step's gradients agree within 1e-4 relative L2 (cuBLAS sums in another
+// order: the median was 8e-7 on an H200), the losses within 1e-2 at every
+// step, and both fall by more than a quarter. The weights are not compared:
+// Adam makes whole steps of the key biases' rounding-only gradients,
+// different on each device, and twenty steps on one batch separate the two
+// runs (losses 1e-6 apart at step 2, 1e-3 at step 19 on the H200). It
+// skips without a GPU; scripts/gpu/run.sh runs it (TF32 off).
 func TestGPUTrainingBase(t *testing.T) {
 	dev := simtest.GPU(t)
 	cfg, err := model.Preset("base", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareTraining(t, dev, cfg, model.Shape{Batch: 8, SrcLen: 16, TgtLen: 16}, 1e-3)
+	cpu, gpu := newRigs(t, cfg, model.Shape{Batch: 8, SrcLen: 16, TgtLen: 16}, dev)
+	first := stepBoth(t, 0, cpu, gpu, 1e-2)
+	for _, name := range cpu.p.Names() {
+		if isKeyBias(name) {
+			roundingOnly(t, gpu, name, 1e-3)
+			continue
+		}
+		nearCPU(t, "the gradient of "+name, cpu.train.Grad(name), gpu.train.Grad(name), 1e-4)
+	}
+	last := first
+	for step := 1; step < 20; step++ {
+		last = stepBoth(t, step, cpu, gpu, 1e-2)
+	}
+	if last > 0.75*first || gpu.train.Loss() > 0.75*first {
+		t.Errorf("twenty steps on one batch: loss %g → %g on the CPU, %g on the device; want a fall of more than a quarter", first, last, gpu.train.Loss())
+	}
 }

@@ -9,9 +9,9 @@ import (
 
 // TestGPUTrainingBase trains base (dropout on) for twenty steps on the GPU,
 // Adam there too, and on the CPU from the same weights and batch. The first
-// step's gradients agree within 1e-4 relative L2 (cuBLAS sums in another
-// order: the median was 8e-7 on an H200), the losses within 1e-2 at every
-// step, and both fall by more than a quarter. The weights are not compared:
+// step's loss agrees within 1e-4 relative and its gradients within 1e-4
+// relative L2 (cuBLAS sums in another order: the median was 8e-7 on an
+// H200), the later losses within 1e-2, and both fall by more than a quarter. The weights are not compared:
 // Adam makes whole steps of the key biases' rounding-only gradients,
 // different on each device, and twenty steps on one batch separate the two
 // runs (losses 1e-6 apart at step 2, 1e-3 at step 19 on the H200). It
@@ -23,7 +23,7 @@ func TestGPUTrainingBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu, gpu := newRigs(t, cfg, model.Shape{Batch: 8, SrcLen: 16, TgtLen: 16}, dev)
-	first := stepBoth(t, 0, cpu, gpu, 1e-2)
+	first := stepBoth(t, 0, cpu, gpu, 1e-4)
 	for _, name := range cpu.p.Names() {
 		if isKeyBias(name) {
 			roundingOnly(t, gpu, name, 1e-3)

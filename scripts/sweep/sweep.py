@@ -221,26 +221,13 @@ def val_loss(model, src, tgt, dev, ls):
     return tot / cnt
 
 
-def main():
-    data, out, name, cfg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-    c = dict(d=256, heads=8, dff=1024, enc=3, dec=3, dropout=0.1, attn_dropout=0.0, ls=0.1, lr=1.0, warmup=1000,
-             max_tokens=2048, epochs=16, bpe=8000, seed=1, wd=0.0, average=[5, 10], alphas=[1.0, 1.6], every=200, max_steps=0, val_n=0)
-    c.update(cfg)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
-    torch.set_num_threads(1 if dev == "cuda" else 2)
-    torch.manual_seed(c["seed"])
-    rng = random.Random(c["seed"])
-    d = f"{data}/bpe{c['bpe']}"
-    src, tgt, vsrc, vtgt = load(f"{d}/train.src"), load(f"{d}/train.tgt"), load(f"{d}/val.src"), load(f"{d}/val.tgt")
-    vocab = [l.rstrip("\n") for l in open(f"{d}/vocab.txt", encoding="utf-8")]
-    refs = [l.rstrip("\n") for l in open(f"{data}/val.en", encoding="utf-8")]
-    if c["val_n"]:
-        vsrc, vtgt, refs = vsrc[:c["val_n"]], vtgt[:c["val_n"]], refs[:c["val_n"]]
-    model = Model(c, len(vocab)).to(dev)
+def train(model, c, src, tgt, vocab, dev):
+    """Trains model by c's recipe; returns the last checkpoints (max of c["average"]), one every c["every"]
+    updates, the number of updates and the last logged loss."""
     opt = torch.optim.AdamW(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=c["wd"])
-    step, start, kept, log = 0, time.time(), [], []
-    maxavg = max(c["average"])
-    for epoch in range(c["epochs"]):
+    rng = random.Random(c["seed"])
+    step, kept, last = 0, [], None
+    for _ in range(c["epochs"]):
         model.train()
         for idx in batches(src, tgt, c["max_tokens"], rng):
             step += 1
@@ -254,29 +241,59 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            if step == c["max_steps"]:
-                break
             if step % c["every"] == 0:
-                kept.append({k: v.detach().clone() for k, v in model.state_dict().items()})
-                kept = kept[-maxavg:]
-                log.append((step, round(loss.item(), 4)))
-        if step == c["max_steps"]:
-            break
-    train_s = time.time() - start
-    res = dict(name=name, cfg=cfg, steps=step, train_s=round(train_s, 1), final_train_loss=log[-1] if log else None)
+                kept = (kept + [{k: v.detach().clone() for k, v in model.state_dict().items()}])[-max(c["average"]):]
+                last = (step, round(loss.item(), 4))
+            if step == c["max_steps"]:
+                return kept, step, last
+    return kept, step, last
+
+
+def bleu(hyps, refs):
+    """sacreBLEU of hyps, or None (saying so) where sacrebleu is not installed."""
+    try:
+        import sacrebleu
+    except ImportError:
+        print("sweep.py: sacrebleu is not installed (pip install sacrebleu): BLEU not scored", file=sys.stderr)
+        return None
+    return round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2)
+
+
+def score(model, c, kept, vsrc, vtgt, refs, vocab, dev, out, name):
+    """Validation loss and BLEU of the average of the last n checkpoints for each n of c["average"] (every α of
+    c["alphas"] for the first n, the first α for the others); writes the translations to OUT."""
+    res = {}
     for n in c["average"]:
-        avg = {k: sum(sd[k].float() for sd in kept[-n:]) / len(kept[-n:]) for k in kept[-1]}
-        model.load_state_dict(avg)
+        model.load_state_dict({k: sum(sd[k].float() for sd in kept[-n:]) / len(kept[-n:]) for k in kept[-1]})
         res[f"avg{n}_val_loss"] = round(val_loss(model, vsrc, vtgt, dev, c["ls"]), 4)
         for a in c["alphas"] if n == c["average"][0] else c["alphas"][:1]:
             hyps = [detok(h, vocab) for h in beam(model, vsrc, 4, a, dev)]
-            try:
-                import sacrebleu
-                res[f"avg{n}_a{a}"] = round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2)
-            except ImportError:
-                res[f"avg{n}_a{a}"] = None
+            res[f"avg{n}_a{a}"] = bleu(hyps, refs)
             with open(f"{out}/{name}.avg{n}.a{a}.en", "w", encoding="utf-8") as f:
                 f.write("\n".join(hyps) + "\n")
+    return res
+
+
+def main():
+    data, out, name, cfg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+    c = dict(d=256, heads=8, dff=1024, enc=3, dec=3, dropout=0.1, attn_dropout=0.0, ls=0.1, lr=1.0, warmup=1000,
+             max_tokens=2048, epochs=16, bpe=8000, seed=1, wd=0.0, average=[5, 10], alphas=[1.0, 1.6], every=200,
+             max_steps=0, val_n=0)
+    c.update(cfg)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.set_num_threads(1 if dev == "cuda" else 2)
+    torch.manual_seed(c["seed"])
+    d = f"{data}/bpe{c['bpe']}"
+    src, tgt, vsrc, vtgt = load(f"{d}/train.src"), load(f"{d}/train.tgt"), load(f"{d}/val.src"), load(f"{d}/val.tgt")
+    vocab = [l.rstrip("\n") for l in open(f"{d}/vocab.txt", encoding="utf-8")]
+    refs = [l.rstrip("\n") for l in open(f"{data}/val.en", encoding="utf-8")]
+    if c["val_n"]:
+        vsrc, vtgt, refs = vsrc[:c["val_n"]], vtgt[:c["val_n"]], refs[:c["val_n"]]
+    model = Model(c, len(vocab)).to(dev)
+    start = time.time()
+    kept, steps, last = train(model, c, src, tgt, vocab, dev)
+    res = dict(name=name, cfg=cfg, steps=steps, train_s=round(time.time() - start, 1), final_train_loss=last)
+    res.update(score(model, c, kept, vsrc, vtgt, refs, vocab, dev, out, name))
     res["total_s"] = round(time.time() - start, 1)
     print(json.dumps(res), flush=True)
     with open(f"{out}/{name}.json", "w") as f:

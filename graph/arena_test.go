@@ -225,3 +225,54 @@ func TestOutputReadByGorgonia(t *testing.T) {
 		}
 	}
 }
+
+// TestSiblingKeepsOutputs runs a program of a runtime and one of its
+// Sibling in turn: each one's output stays what it computed while the
+// other runs, which a second program of the same runtime would overwrite.
+func TestSiblingKeepsOutputs(t *testing.T) {
+	params, rt := newTestParams(t, tensor.Float32), CPU()
+	compile := func(rt *Runtime, scale float64) *Program {
+		s := NewScope(params)
+		x := s.Input("x", tensor.Float32, 4, 8)
+		w := s.Param("w", tensor.Shape{6, 8}, XavierUniform)
+		p, err := Compile(rt, s, nil, map[string]*G.Node{"y": s.Mul(s.MatMul(x, w, true), s.Scalar(scale))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Set("x", slices.Repeat([]float32{1, -2}, 16)); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sib := rt.Sibling()
+	if sib.Device() != rt.Device() || sib.Precision() != rt.Precision() {
+		t.Fatalf("sibling on %v, runtime on %v", sib, rt)
+	}
+	a, b, c := compile(rt, 1), compile(sib, 2), compile(rt, 3)
+	for _, p := range []*Program{a, b} {
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ya, yb := a.Output("y"), b.Output("y")
+	if ya == nil || yb == nil {
+		t.Fatalf("outputs after the sibling ran: %v, %v", ya, yb)
+	}
+	for i, v := range ya.Data().([]float32) {
+		if w := yb.Data().([]float32)[i]; w != 2*v {
+			t.Fatalf("y[%d]: %v and %v, want the second twice the first", i, v, w)
+		}
+	}
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Output("y") != nil || b.Output("y") == nil {
+		t.Error("a program of the runtime did not release the other's output, or released the sibling's")
+	}
+	for _, p := range []*Program{a, b, c} {
+		p.Close()
+	}
+	if err := sib.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

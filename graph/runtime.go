@@ -37,6 +37,9 @@ type Runtime struct {
 	// params the parameters' buffers there, shared by its programs.
 	cuda   cuda.Device
 	params map[*tensor.Dense]*deviceParam
+	// sibling: the runtime is another's Sibling, whose device and
+	// parameters' copies it shares and leaves to that one's Close.
+	sibling bool
 	// copiedToHost counts the bytes its programs' values read from the device.
 	copiedToHost int
 	// scratch is device memory for reductions (sums of squares), grown as
@@ -68,6 +71,21 @@ func NewRuntime(d Device, p Precision) (*Runtime, error) {
 // precision p.
 func onDevice(dev cuda.Device, p Precision) *Runtime {
 	return &Runtime{device: DeviceCUDA, precision: p, limit: sysmem.Process{}, cuda: dev, params: map[*tensor.Dense]*deviceParam{}}
+}
+
+// Sibling returns a runtime on rt's device (rt nil: CPU's), in its
+// precision and under its memory limit, whose programs lay their tensors
+// out apart from rt's: what a program of rt computed stays valid while the
+// sibling's programs run, and the other way round, as an ensemble's
+// models, run in turn at every decoding step, need. On a GPU it shares rt's
+// device and copies of the parameters: closing it frees only what it
+// allocated itself, and rt's Close frees the rest.
+func (rt *Runtime) Sibling() *Runtime {
+	if rt == nil {
+		return CPU()
+	}
+	return &Runtime{device: rt.device, precision: rt.precision, fallback: rt.fallback, limit: rt.limit,
+		cuda: rt.cuda, params: rt.params, sibling: true}
 }
 
 // CPU returns a runtime on the CPU with float32 products: the default, and
@@ -122,11 +140,16 @@ func (rt *Runtime) forget(p *Program) {
 }
 
 // Close frees what the runtime holds on its device (the parameters' copies)
-// and closes the device; a CPU runtime holds nothing. Its programs must be
-// closed first.
+// and closes the device; a CPU runtime holds nothing, and a Sibling only
+// its scratch memory. Its programs must be closed first.
 func (rt *Runtime) Close() error {
 	if rt.cuda == nil {
 		return nil
+	}
+	if rt.sibling {
+		err := freeScratch(rt.cuda, rt.scratch)
+		rt.cuda, rt.scratch = nil, nil
+		return errors.Wrap(err, "closing the device")
 	}
 	var first error
 	for t, p := range rt.params {

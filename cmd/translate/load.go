@@ -18,30 +18,76 @@ import (
 
 // translator is a trained model with its tokenizer, or for a synthetic
 // task's run the token ids its lines are, and the runtime its programs run
-// on.
+// on; with several -model directories, an ensemble: m and params are the
+// first model's, and others the rest.
 type translator struct {
 	m      model.Model
 	params *graph.Params
+	others []decode.Member
 	tok    codec
 	rt     *graph.Runtime
 }
 
 // load reads the checkpoint (best, final, averaged or a file) and the
-// tokenizer of the training output directory dir, to run on rt; a
-// synthetic task's run has none, and reads and writes token ids.
-func load(dir, checkpoint string, rt *graph.Runtime) (*translator, error) {
-	r, err := inference.Load(dir, checkpoint)
-	if err != nil {
-		return nil, errors.Wrap(err, "-model, -checkpoint")
-	}
-	if !decode.Generates(r.Model) && !r.Model.Layout().Aligned {
-		return nil, errors.Errorf("%s holds a model of kind %s, which neither generates nor tags", r.Path, r.Model.Config().Kind)
-	}
-	t := &translator{m: r.Model, params: r.Params, tok: idCodec{vocab: r.Model.Config().Vocab}, rt: rt}
-	if r.Tokenizer != nil {
-		t.tok = textCodec{r.Tokenizer}
+// tokenizer of each training output directory of dirs, to run on rt; a
+// synthetic task's run has none, and reads and writes token ids. Several
+// directories make an ensemble, whose models must generate and share one
+// tokenizer (by its fingerprints) or, for synthetic tasks, one vocabulary.
+func load(dirs []string, checkpoint string, rt *graph.Runtime) (*translator, error) {
+	var t *translator
+	for i, dir := range dirs {
+		r, err := inference.Load(dir, checkpoint)
+		if err != nil {
+			return nil, errors.Wrap(err, "-model, -checkpoint")
+		}
+		if !decode.Generates(r.Model) && (len(dirs) > 1 || !r.Model.Layout().Aligned) {
+			return nil, errors.Errorf("%s holds a model of kind %s, which neither generates nor tags (an ensemble's models generate)", r.Path, r.Model.Config().Kind)
+		}
+		if i == 0 {
+			t = &translator{m: r.Model, params: r.Params, tok: idCodec{vocab: r.Model.Config().Vocab}, rt: rt}
+			if r.Tokenizer != nil {
+				t.tok = textCodec{r.Tokenizer}
+			}
+			continue
+		}
+		if err := sameTokens(t, r, dirs[0], dir); err != nil {
+			return nil, err
+		}
+		t.others = append(t.others, decode.Member{Model: r.Model, Params: r.Params})
 	}
 	return t, nil
+}
+
+// sameTokens refuses r, the run of dir, as a member of the ensemble of t
+// (the run of first) unless its token ids mean what t's do: the same BPE
+// and vocabulary, or for synthetic tasks the same vocabulary size.
+func sameTokens(t *translator, r *inference.Run, first, dir string) error {
+	tc, text := t.tok.(textCodec)
+	switch {
+	case text != (r.Tokenizer != nil):
+		return errors.Errorf("-model: %s and %s cannot translate together: one was trained on text, the other on a synthetic task", first, dir)
+	case text && (tc.tok.BPE.Fingerprint() != r.Tokenizer.BPE.Fingerprint() || tc.tok.Vocab.Fingerprint() != r.Tokenizer.Vocab.Fingerprint()):
+		return errors.Errorf("-model: %s and %s cannot translate together: their tokenizers (bpe.txt, vocab.txt) differ", first, dir)
+	case r.Model.Config().Vocab != t.m.Config().Vocab:
+		return errors.Errorf("-model: %s and %s cannot translate together: their vocabularies have %d and %d tokens", first, dir, t.m.Config().Vocab, r.Model.Config().Vocab)
+	}
+	return nil
+}
+
+// members are the models the translator decodes with: its own, then the
+// rest of an ensemble.
+func (t *translator) members() []decode.Member {
+	return append([]decode.Member{{Model: t.m, Params: t.params}}, t.others...)
+}
+
+// config is the first model's config, with the least max_len of an
+// ensemble's models: what bounds the sources.
+func (t *translator) config() model.Config {
+	cfg := t.m.Config()
+	for _, o := range t.others {
+		cfg.MaxLen = min(cfg.MaxLen, o.Model.Config().MaxLen)
+	}
+	return cfg
 }
 
 // lines are consecutive lines of a file, or of standard input, the first

@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	translate -model DIR [-checkpoint best|final|averaged|FILE] [-input FILE]
+//	translate -model DIR[,DIR...] [-checkpoint best|final|averaged|FILE] [-input FILE]
 //	          [-method beam|greedy|sample] [-beam 4] [-alpha 0.6] [-nbest N]
 //	          [-temperature T] [-top-k K] [-top-p P] [-seed S] [-max-len N] [-batch 32]
 //	          [-max-src-len N] [-long error|truncate]
@@ -30,6 +30,13 @@
 // is cut off with a warning. A batch whose caches (beam × sentences ×
 // positions) would not fit in the memory the machine has available is
 // refused before it is allocated.
+//
+// Several directories, separated by commas, make an ensemble: at every
+// step the search reads the mean of the models' next-token distributions
+// (decode.NewEnsemble). Each directory's -checkpoint is loaded, and the
+// runs must share one tokenizer (the same bpe.txt and vocab.txt, as runs of
+// one command with different -seed have). An ensemble translates and
+// continues prompts; -score, -attention and tagging take one model.
 //
 // With -nbest N each sentence has N lines "LINE\tSCORE\tTRANSLATION": its N
 // best hypotheses of the beam search, LINE counting input lines from 1 and
@@ -90,6 +97,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	dir, checkpoint, input, score string
+	dirs                          []string // -model's directories
 	search                        decode.Search
 	seed                          uint64
 	attention                     string
@@ -104,7 +112,7 @@ func newFlags(fs *flag.FlagSet) *options {
 	o := &options{search: decode.DefaultSearch()}
 	s := &o.search
 	o.runtime = runtimeflag.Register(fs)
-	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required)")
+	fs.StringVar(&o.dir, "model", "", "training output directory of cmd/train (required); several, separated by commas, translate as an ensemble")
 	fs.StringVar(&o.checkpoint, "checkpoint", "best", "weights: best, final or averaged (the directory's NAME.safetensors), or a file (a relative path is in -model's directory)")
 	fs.StringVar(&o.input, "input", "", "sentences to translate, one a line (default: standard input)")
 	fs.StringVar(&s.Method, "method", s.Method, "decoding: beam, greedy or sample")
@@ -156,7 +164,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		defer targets.Close()
 	}
-	t, err := load(o.dir, o.checkpoint, rt)
+	t, err := load(o.dirs, o.checkpoint, rt)
 	if err != nil {
 		return err
 	}
@@ -176,13 +184,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // without -score) are the translations to score. It returns the
 // pair of -attention-line.
 func (o *options) stream(t *translator, in, targets *data.LineReader, stdout io.Writer) (pair, error) {
-	b, err := o.src.Bound(t.m.Config(), "translate", o.warn)
+	b, err := o.src.Bound(t.config(), "translate", o.warn)
 	if err != nil {
 		return pair{}, err
 	}
 	var d *decode.Decoder
 	if !t.tags() {
-		if d, err = decode.New(t.rt, t.m, t.params); err != nil {
+		if d, err = decode.NewEnsemble(t.rt, t.members()...); err != nil {
 			return pair{}, err
 		}
 		defer d.Close()
@@ -279,8 +287,8 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected arguments %q (flags start with -)", fs.Args())
 	}
-	if o.dir == "" {
-		return errors.New("-model DIR is required")
+	if err := o.splitDirs(); err != nil {
+		return err
 	}
 	if o.search.Method == decode.MethodSample {
 		o.search.Rand = rand.New(rand.NewPCG(o.seed, 0))
@@ -306,8 +314,10 @@ func (o *options) check(fs *flag.FlagSet) error {
 	if err := checkOutput("-attention", o.attention); err != nil {
 		return err
 	}
-	if err := rundir.Outside("-attention", o.attention, o.dir); err != nil {
-		return err
+	for _, dir := range o.dirs {
+		if err := rundir.Outside("-attention", o.attention, dir); err != nil {
+			return err
+		}
 	}
 	if err := rundir.NotInput("-attention", o.attention, "-input", o.input, "-score", o.score, "-checkpoint", o.checkpoint); err != nil {
 		return err
@@ -318,11 +328,32 @@ func (o *options) check(fs *flag.FlagSet) error {
 	return errors.Wrap(o.search.Validate(), "flags")
 }
 
+// splitDirs reads -model's directories, refusing none, an empty one and
+// an ensemble with a flag that takes one model.
+func (o *options) splitDirs() error {
+	if o.dir == "" {
+		return errors.New("-model DIR is required")
+	}
+	o.dirs = strings.Split(o.dir, ",")
+	for i, dir := range o.dirs {
+		if dir == "" {
+			return errors.Errorf("-model %q: directory %d of the list is empty", o.dir, i+1)
+		}
+	}
+	switch {
+	case len(o.dirs) > 1 && o.score != "":
+		return errors.Errorf("-score takes one model; -model names %d", len(o.dirs))
+	case len(o.dirs) > 1 && o.attention != "":
+		return errors.Errorf("-attention takes one model; -model names %d", len(o.dirs))
+	}
+	return nil
+}
+
 // checkModel reports flags the loaded model cannot serve: outputs longer
 // than its max_len; prompts need a model without sources, cross-attention maps
 // one with sources.
 func (o *options) checkModel(t *translator) error {
-	cfg := t.m.Config()
+	cfg := t.config()
 	kind, sources := cfg.Kind, t.m.Layout().Sources
 	switch {
 	case o.search.MaxLen > cfg.MaxLen:

@@ -35,14 +35,15 @@ func writeRun(t *testing.T, positions string) string {
 // writeRunOf is writeRun for a model of the given kind.
 func writeRunOf(t *testing.T, kind, positions string) string {
 	t.Helper()
-	return writeRunMaxLen(t, kind, positions, 24)
+	return writeRunMaxLen(t, kind, positions, 24, 40)
 }
 
-// writeRunMaxLen is writeRunOf for a model of the given max_len.
-func writeRunMaxLen(t *testing.T, kind, positions string, maxLen int) string {
+// writeRunMaxLen is writeRunOf for a model of the given max_len, with a
+// BPE of the given number of merges.
+func writeRunMaxLen(t *testing.T, kind, positions string, maxLen, merges int) string {
 	t.Helper()
 	dir := t.TempDir()
-	bpe, err := data.LearnBPE(sentences, 40)
+	bpe, err := data.LearnBPE(sentences, merges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestLongAndCompressedInput(t *testing.T) {
 // (more with -max-src-len), and that a target longer than the model's
 // max_len is an error naming its line even with -long truncate.
 func TestSourceBounds(t *testing.T) {
-	long := writeRunMaxLen(t, model.KindEncoderDecoder, "sinusoidal", 1<<20)
+	long := writeRunMaxLen(t, model.KindEncoderDecoder, "sinusoidal", 1<<20, 40)
 	tmp := t.TempDir()
 	in := writeFile(t, tmp, "in.de", "ein Hund .\n"+strings.Repeat("Hund ", 400)+"\n")
 	var out, errb bytes.Buffer

@@ -20,18 +20,33 @@ import (
 // each decoder layer's cross-attention keys and values); a decoder-only
 // model continues its prompts, fed one position per step. Each step program
 // decodes one new position per row against the cache, instead of re-running
-// the model over the whole prefix. It keeps the programs it compiles, one
-// set per batch shape, until Close; it is not safe for concurrent use.
+// the model over the whole prefix. A Decoder of several models (NewEnsemble)
+// runs each model's programs at every step and searches the mean of their
+// distributions. It keeps the programs it compiles, one set per batch shape
+// and model, until Close; it is not safe for concurrent use.
 type Decoder struct {
+	members []*member
+	cfg     model.Config // the first member's, with the least MaxLen of all
+	rt      *graph.Runtime
+}
+
+// member is one model a Decoder decodes with, its parameters and the
+// programs compiled for it.
+type member struct {
 	m      model.Generator
-	cfg    model.Config
-	rt     *graph.Runtime
 	params *graph.Params
+	rt     *graph.Runtime // the decoder's, or for later members a Sibling of it
 	progs  *graph.Programs
 	// memories are the shapes of each encode program's outputs, and
 	// carried the values each step program carries, by its key.
 	memories map[string]map[string]tensor.Shape
 	carried  map[string][]string
+}
+
+// Member is one model of an ensemble (NewEnsemble) and its parameters.
+type Member struct {
+	Model  model.Model
+	Params *graph.Params
 }
 
 // New returns a decoder of m, a model.Generator (an encoder-decoder or a
@@ -40,11 +55,57 @@ type Decoder struct {
 // graph.CPU). The error says why m cannot decode: it is no Generator, or one
 // of its attention sublayers is not a layers.IncrementalAttention.
 func New(rt *graph.Runtime, m model.Model, params *graph.Params) (*Decoder, error) {
-	if err := canGenerate(m); err != nil {
-		return nil, err
+	return NewEnsemble(rt, Member{Model: m, Params: params})
+}
+
+// NewEnsemble returns a decoder that decodes with several models as one,
+// such as two runs of one recipe with different seeds: at every step the
+// next-token distribution it searches is the mean of theirs,
+//
+//	p(y_t | y_<t, x) = 1/M · Σ_m p_m(y_t | y_<t, x),
+//
+// each member reading the same sources and the same prefix. The members
+// must be of one kind, with one vocabulary (the same token ids: what the
+// caller checks, as cmd/translate does by the tokenizers' fingerprints);
+// outputs stay within the least max_len of them. New is NewEnsemble of one.
+func NewEnsemble(rt *graph.Runtime, members ...Member) (*Decoder, error) {
+	if len(members) == 0 {
+		return nil, errors.New("an ensemble needs at least one model")
 	}
-	return &Decoder{m: m.(model.Generator), cfg: m.Config(), rt: rt, params: params, progs: graph.NewPrograms(),
-		memories: map[string]map[string]tensor.Shape{}, carried: map[string][]string{}}, nil
+	d := &Decoder{cfg: members[0].Model.Config(), rt: rt}
+	for i, mb := range members {
+		if err := canGenerate(mb.Model); err != nil {
+			if len(members) == 1 {
+				return nil, err
+			}
+			return nil, errors.Wrapf(err, "model %d of the ensemble", i+1)
+		}
+		if err := sameKind(i, mb.Model, members[0].Model); err != nil {
+			return nil, err
+		}
+		d.cfg.MaxLen = min(d.cfg.MaxLen, mb.Model.Config().MaxLen)
+		mrt := rt
+		if i > 0 { // each model's step outputs outlive the others' steps
+			mrt = rt.Sibling()
+		}
+		d.members = append(d.members, &member{m: mb.Model.(model.Generator), params: mb.Params, rt: mrt, progs: graph.NewPrograms(),
+			memories: map[string]map[string]tensor.Shape{}, carried: map[string][]string{}})
+	}
+	return d, nil
+}
+
+// sameKind refuses a model m, model i of an ensemble (from 0), that cannot
+// decode together with the first: of another kind, layout or vocabulary
+// size.
+func sameKind(i int, m, first model.Model) error {
+	c, f := m.Config(), first.Config()
+	switch {
+	case c.Kind != f.Kind || m.Layout() != first.Layout():
+		return errors.Errorf("model %d of the ensemble is of kind %s, the first of kind %s", i+1, c.Kind, f.Kind)
+	case c.Vocab != f.Vocab:
+		return errors.Errorf("model %d of the ensemble has a vocabulary of %d tokens, the first %d", i+1, c.Vocab, f.Vocab)
+	}
+	return nil
 }
 
 // canGenerate says why m cannot decode, or nil: it builds a step program's
@@ -75,7 +136,23 @@ func canGenerate(m model.Model) error {
 func Generates(m model.Model) bool { return canGenerate(m) == nil }
 
 // Close releases the compiled programs.
-func (d *Decoder) Close() error { return d.progs.Close() }
+func (d *Decoder) Close() error {
+	var first error
+	for i, mb := range d.members {
+		if err := mb.progs.Close(); err != nil && first == nil {
+			first = err
+		}
+		if i > 0 { // a Sibling of the decoder's runtime
+			if err := mb.rt.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// sources reports whether the decoder's models read sources.
+func (d *Decoder) sources() bool { return d.members[0].m.Layout().Sources }
 
 // Decode decodes every source as s says and returns, for each, its
 // hypotheses best first: NBest for beam search (fewer if the search
@@ -91,7 +168,7 @@ func (d *Decoder) Decode(srcs [][]int, s Search) ([][]Hypothesis, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if d.m.Layout().Sources { // add EOSID where it is missing, to copies
+	if d.sources() { // add EOSID where it is missing, to copies
 		srcs = slices.Clone(srcs)
 		for i, src := range srcs {
 			srcs[i] = model.Ended(src)
@@ -167,7 +244,7 @@ type plan struct {
 // steps to feed its prefix, then one per output token but the last.
 func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
 	pl := plan{prefixes: make([][]int, len(srcs)), limits: make([]int, len(srcs))}
-	sources, positions := d.m.Layout().Sources, 0
+	sources, positions := d.sources(), 0
 	for i, src := range srcs {
 		switch {
 		case sources && len(src) == 0:
@@ -180,7 +257,7 @@ func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
 				return pl, errors.Errorf("source %d, position %d: id %d is outside the vocabulary of %d", idx[i]+1, j+1, id, d.cfg.Vocab)
 			}
 		}
-		prefix := d.m.Prefix(src)
+		prefix := d.members[0].m.Prefix(src)
 		limit := maxLen
 		if limit == 0 {
 			limit = len(src) + DefaultExtraLen
@@ -197,16 +274,19 @@ func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
 }
 
 // checkMemory refuses, before anything is allocated, to decode the batch
-// planned by pl with beams rows a source when the encoder's pass over the
-// sources or the decoding steps would need more memory than the decoder's
-// runtime may allocate.
+// planned by pl with beams rows a source when the encoders' passes over the
+// sources or the decoding steps of all the decoder's models would need more
+// memory than the decoder's runtime may allocate.
 func (d *Decoder) checkMemory(pl plan, beams int) error {
 	n, srcLen := len(pl.prefixes), 0 // prompts are in the caches
-	if d.m.Layout().Sources {
+	if d.sources() {
 		srcLen = pl.longest
 	}
-	eb := int(d.params.Dtype().Size())
-	need := max(d.cfg.ForwardBytes(eb, n, srcLen, 0), decodeBytes(d.cfg, eb, n, beams, srcLen, pl.steps))
+	need := 0.0
+	for _, mb := range d.members { // every member's caches live together
+		c, eb := mb.m.Config(), int(mb.params.Dtype().Size())
+		need += max(c.ForwardBytes(eb, n, srcLen, 0), decodeBytes(c, eb, n, beams, srcLen, pl.steps))
+	}
 	what := fmt.Sprintf("%d rows a source, sources of up to %d tokens and caches of %d positions", beams, pl.longest, pl.steps)
 	if err := d.rt.CheckMemory(what, need); err != nil {
 		return errors.Errorf("%v; decode fewer sources at once, with a narrower beam, or shorter ones", err)

@@ -22,6 +22,13 @@ import (
 // cached Decoder must match. A decoder-only model's sources are prompts:
 // its rows start with BOSID and the prompt.
 func uncachedGreedy(m model.Model, params *graph.Params, srcs [][]int, maxLen int) ([]Hypothesis, error) {
+	return uncachedEnsemble([]Member{{m, params}}, srcs, maxLen)
+}
+
+// uncachedEnsemble is uncachedGreedy with the mean of the members'
+// distributions, each computed on the whole prefix, as log Σ p / M.
+func uncachedEnsemble(members []Member, srcs [][]int, maxLen int) ([]Hypothesis, error) {
+	m := members[0].Model
 	prefixes := make([][]int, len(srcs))
 	sh := model.Shape{Batch: len(srcs)}
 	for i, s := range srcs {
@@ -35,20 +42,30 @@ func uncachedGreedy(m model.Model, params *graph.Params, srcs [][]int, maxLen in
 		copy(b.Src[i*sh.SrcLen:], s)
 		copy(b.TgtIn[i*n:], prefixes[i])
 	}
-	p, err := model.CompileEval(nil, m, params, sh)
-	if err != nil {
-		return nil, err
+	progs := make([]*graph.Program, len(members))
+	for i, mb := range members {
+		p, err := model.CompileEval(nil, mb.Model, mb.Params, sh)
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close()
+		progs[i] = p
 	}
-	defer p.Close()
 	hyps, done := make([]Hypothesis, len(srcs)), make([]bool, len(srcs))
 	for t := range maxLen {
-		if err := m.Feed(p, params.Dtype(), b); err != nil {
-			return nil, err
+		lp := make([]float64, 0)
+		for i, mb := range members {
+			if err := mb.Model.Feed(progs[i], mb.Params.Dtype(), b); err != nil {
+				return nil, err
+			}
+			if err := progs[i].Run(); err != nil {
+				return nil, err
+			}
+			lp = sumProbs(lp, graph.Float64s(progs[i].Output(model.LogProbs)))
 		}
-		if err := p.Run(); err != nil {
-			return nil, err
+		for j := range lp {
+			lp[j] = math.Log(lp[j] / float64(len(members)))
 		}
-		lp := graph.Float64s(p.Output(model.LogProbs))
 		vocab := len(lp) / (sh.Batch * n)
 		for i := range srcs {
 			if done[i] {
@@ -72,6 +89,17 @@ func uncachedGreedy(m model.Model, params *graph.Params, srcs [][]int, maxLen in
 		hyps[i].Score = hyps[i].LogProb
 	}
 	return hyps, nil
+}
+
+// sumProbs adds exp(lp) to sum element by element (sum empty: starts it).
+func sumProbs(sum, lp []float64) []float64 {
+	if len(sum) == 0 {
+		sum = make([]float64, len(lp))
+	}
+	for i, l := range lp {
+		sum[i] += math.Exp(l)
+	}
+	return sum
 }
 
 // teacherForcedScores scores each hypothesis as the output of its source

@@ -14,49 +14,74 @@ import (
 	"github.com/transformer-go/transformer/model"
 )
 
-// session is the decoding of one batch of sources: the step program of its
-// shape, the step reached and the buffers reused from step to step.
+// session is the decoding of one batch of sources: each model's step
+// program of its shape, the step reached and the buffers reused from step
+// to step.
 type session struct {
+	parts []part // one per model of the decoder
+	rows  int
+	steps int // cache positions: the most steps the session can take
+	t     int
+	lp    []float64   // rows of the last step's log-probabilities (logProbs)
+	each  [][]float64 // an ensemble's: each model's rows of them
+}
+
+// part is one model's share of a session: its step program, the values
+// that program carries to the next step, and its dtype.
+type part struct {
 	step    *graph.Program
+	carried []string
 	dt      tensor.Dtype
-	carried []string // the values the step program carries to the next
-	rows    int
-	steps   int // cache positions: the most steps the session can take
-	t       int
-	lp      []float64 // rows of the last step's log-probabilities (logProbs)
 }
 
 // start readies a session of beams rows per source whose caches hold steps
-// positions: for a model that reads sources, it encodes srcs and hands the
-// step program the encoding.
+// positions: for models that read sources, it encodes srcs with each and
+// hands each step program its encoding.
 func (d *Decoder) start(srcs [][]int, beams, steps int) (*session, error) {
-	rows := len(srcs) * beams
-	srcLen := 0
-	var enc *graph.Program
+	ss := &session{rows: len(srcs) * beams, steps: steps}
 	var ids []int
-	var memory map[string]tensor.Shape
-	if d.m.Layout().Sources {
+	srcLen := 0
+	if d.sources() {
 		ids, srcLen = d.srcIDs(srcs)
-		var err error
-		if enc, memory, err = d.encode(ids, len(srcs), srcLen); err != nil {
+	}
+	for _, mb := range d.members {
+		p, err := mb.start(ids, len(srcs), srcLen, beams, steps)
+		if err != nil {
 			return nil, err
+		}
+		ss.parts = append(ss.parts, p)
+	}
+	return ss, nil
+}
+
+// start readies the member's part of a session of n sources (the padded
+// ids [n, srcLen], none for srcLen 0), beams rows each, whose caches hold
+// steps positions.
+func (mb *member) start(ids []int, n, srcLen, beams, steps int) (part, error) {
+	rows := n * beams
+	var enc *graph.Program
+	var memory map[string]tensor.Shape
+	if srcLen > 0 {
+		var err error
+		if enc, memory, err = mb.encode(ids, n, srcLen); err != nil {
+			return part{}, err
 		}
 	}
 	key := fmt.Sprintf("step/%dx%dx%d", rows, srcLen, steps)
-	step, err := d.progs.Get(key, func() (*graph.Program, error) {
-		s, outputs, carried := stepGraph(d.m, d.params, rows, srcLen, steps, memory)
-		d.carried[key] = carried
-		p, err := graph.Compile(d.rt, s, nil, outputs)
+	step, err := mb.progs.Get(key, func() (*graph.Program, error) {
+		s, outputs, carried := stepGraph(mb.m, mb.params, rows, srcLen, steps, memory)
+		mb.carried[key] = carried
+		p, err := graph.Compile(mb.rt, s, nil, outputs)
 		return p, errors.Wrapf(err, "step program for %d rows and %d positions", rows, steps)
 	})
 	if err != nil {
-		return nil, err
+		return part{}, err
 	}
-	ss := &session{step: step, dt: d.params.Dtype(), carried: d.carried[key], rows: rows, steps: steps}
+	p := part{step: step, carried: mb.carried[key], dt: mb.params.Dtype()}
 	if enc == nil {
-		return ss, nil
+		return p, nil
 	}
-	return ss, ss.setMemory(enc, memory, ids, srcLen, beams)
+	return p, p.setMemory(enc, memory, ids, srcLen, beams, rows)
 }
 
 // Inputs of the step program besides the values carried and the memories.
@@ -119,58 +144,73 @@ func (d *Decoder) srcIDs(srcs [][]int) (ids []int, srcLen int) {
 	return ids, srcLen
 }
 
-// encode runs the encode program, compiled the first time, on the padded
-// sources ids [n, srcLen], and returns it with the shapes of its outputs.
-func (d *Decoder) encode(ids []int, n, srcLen int) (*graph.Program, map[string]tensor.Shape, error) {
+// encode runs the member's encode program, compiled the first time, on
+// the padded sources ids [n, srcLen], and returns it with the shapes of its
+// outputs.
+func (mb *member) encode(ids []int, n, srcLen int) (*graph.Program, map[string]tensor.Shape, error) {
 	key := fmt.Sprintf("encode/%dx%d", n, srcLen)
-	enc, err := d.progs.Get(key, func() (*graph.Program, error) {
-		s, outputs, shapes := encodeGraph(d.m.(model.SourceEncoder), d.params, n, srcLen)
-		d.memories[key] = shapes
-		p, err := graph.Compile(d.rt, s, nil, outputs)
+	enc, err := mb.progs.Get(key, func() (*graph.Program, error) {
+		s, outputs, shapes := encodeGraph(mb.m.(model.SourceEncoder), mb.params, n, srcLen)
+		mb.memories[key] = shapes
+		p, err := graph.Compile(mb.rt, s, nil, outputs)
 		return p, errors.Wrapf(err, "encode program for %d sources of length %d", n, srcLen)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	mask := layers.PaddingMask(d.params.Dtype(), ids, n, srcLen, model.PadID).Data()
+	mask := layers.PaddingMask(mb.params.Dtype(), ids, n, srcLen, model.PadID).Data()
 	for name, v := range map[string]any{model.InputSrc: ids, model.InputSrcMask: mask} {
 		if err := enc.Set(name, v); err != nil {
 			return nil, nil, err
 		}
 	}
-	return enc, d.memories[key], errors.Wrap(enc.Run(), "encoding the sources")
+	return enc, mb.memories[key], errors.Wrap(enc.Run(), "encoding the sources")
 }
 
 // setMemory copies the encode program's outputs (named in memory) and the
-// padding mask of the sources ids [n, srcLen] into the step program, each
-// source's row repeated beams times; the outputs stay on a device.
-func (ss *session) setMemory(enc *graph.Program, memory map[string]tensor.Shape, ids []int, srcLen, beams int) error {
-	repeat := make([]int, ss.rows)
+// padding mask of the sources ids [n, srcLen] into the step program of
+// rows rows, each source's row repeated beams times; the outputs stay on a
+// device.
+func (p part) setMemory(enc *graph.Program, memory map[string]tensor.Shape, ids []int, srcLen, beams, rows int) error {
+	repeat := make([]int, rows)
 	for r := range repeat {
 		repeat[r] = r / beams
 	}
 	for name := range memory {
-		if err := graph.CopyRows(ss.step, name, enc, name, repeat); err != nil {
+		if err := graph.CopyRows(p.step, name, enc, name, repeat); err != nil {
 			return err
 		}
 	}
-	rowIDs := make([]int, 0, ss.rows*srcLen)
+	rowIDs := make([]int, 0, rows*srcLen)
 	for _, i := range repeat {
 		rowIDs = append(rowIDs, ids[i*srcLen:(i+1)*srcLen]...)
 	}
-	return ss.step.Set(model.InputSrcMask, layers.PaddingMask(ss.dt, rowIDs, ss.rows, srcLen, model.PadID).Data())
+	return p.step.Set(model.InputSrcMask, layers.PaddingMask(p.dt, rowIDs, rows, srcLen, model.PadID).Data())
 }
 
-// advance runs step t: row r continues row parents[r] of the step before
-// (nil: row r itself), whose carried values it reads, with the token
-// tokens[r]. logProbs reads the next-token log-probabilities it gives.
+// advance runs step t of every model: row r continues row parents[r] of
+// the step before (nil: row r itself), whose carried values it reads, with
+// the token tokens[r]. logProbs reads the next-token log-probabilities it
+// gives.
 func (ss *session) advance(tokens, parents []int) error {
 	if ss.t >= ss.steps {
 		return errors.Errorf("decoding step %d of a session of %d steps", ss.t+1, ss.steps)
 	}
-	if ss.t > 0 {
-		for _, name := range ss.carried { // the caches' updates, kept on a device
-			if err := graph.CopyRows(ss.step, name, ss.step, name, parents); err != nil {
+	for _, p := range ss.parts {
+		if err := p.advance(ss.t, ss.steps, tokens, parents); err != nil {
+			return err
+		}
+	}
+	ss.t++
+	return nil
+}
+
+// advance runs step t of the part's program, whose caches hold steps
+// positions (see session.advance).
+func (p part) advance(t, steps int, tokens, parents []int) error {
+	if t > 0 {
+		for _, name := range p.carried { // the caches' updates, kept on a device
+			if err := graph.CopyRows(p.step, name, p.step, name, parents); err != nil {
 				return err
 			}
 		}
@@ -178,32 +218,73 @@ func (ss *session) advance(tokens, parents []int) error {
 	for _, in := range [...]struct {
 		name string
 		v    any
-	}{{inStepIDs, tokens}, {inSlot, []int{ss.t}}, {inSlotMask, layers.StepMask(ss.dt, ss.t, ss.steps).Data()}} {
-		if err := ss.step.Set(in.name, in.v); err != nil {
+	}{{inStepIDs, tokens}, {inSlot, []int{t}}, {inSlotMask, layers.StepMask(p.dt, t, steps).Data()}} {
+		if err := p.step.Set(in.name, in.v); err != nil {
 			return err
 		}
 	}
-	if err := ss.step.Run(); err != nil {
-		return errors.Wrapf(err, "decoding step %d", ss.t+1)
-	}
-	ss.t++
-	return nil
+	return errors.Wrapf(p.step.Run(), "decoding step %d", t+1)
 }
 
 // logProbs is rows r0 to r0+n-1 of the last step's next-token
-// log-probabilities, [n·vocab], valid until the next call. Only the rows a
+// log-probabilities, [n·vocab], valid until the next call: an ensemble's
+// are those of the mean of its models' distributions. Only the rows a
 // search reads are converted and checked, each while it is in cache.
 func (ss *session) logProbs(r0, n int) ([]float64, error) {
-	out := ss.step.Output(model.LogProbs)
-	at, end := r0*out.Shape()[2], (r0+n)*out.Shape()[2] // out: [rows, 1, vocab]
 	var err error
+	if len(ss.parts) == 1 {
+		ss.lp, err = ss.parts[0].logProbs(ss.lp, r0, n, ss.t)
+		return ss.lp, err
+	}
+	ss.each = slices.Grow(ss.each[:0], len(ss.parts))[:len(ss.parts)]
+	for i, p := range ss.parts {
+		if ss.each[i], err = p.logProbs(ss.each[i], r0, n, ss.t); err != nil {
+			return nil, errors.Wrapf(err, "model %d of the ensemble", i+1)
+		}
+	}
+	ss.lp = meanProbs(ss.lp, ss.each)
+	return ss.lp, nil
+}
+
+// logProbs writes rows r0 to r0+n-1 of the part's last step's
+// log-probabilities into dst (see session.logProbs) after step t.
+func (p part) logProbs(dst []float64, r0, n, t int) ([]float64, error) {
+	out := p.step.Output(model.LogProbs)
+	at, end := r0*out.Shape()[2], (r0+n)*out.Shape()[2] // out: [rows, 1, vocab]
 	switch d := out.Data().(type) {
 	case []float32:
-		ss.lp, err = logProbsInto(ss.lp, d[at:end], n, ss.t)
+		return logProbsInto(dst, d[at:end], n, t)
 	case []float64:
-		ss.lp, err = logProbsInto(ss.lp, d[at:end], n, ss.t)
+		return logProbsInto(dst, d[at:end], n, t)
 	}
-	return ss.lp, err
+	return dst, errors.Errorf("decoding step %d: log-probabilities of type %T", t, out.Data())
+}
+
+// meanProbs writes into dst (grown as needed) the log of the mean of the
+// distributions whose log-probabilities are each[m], element by element:
+// log(1/M · Σ_m exp(l_m)) = l* + log Σ_m exp(l_m - l*) - log M with l* the
+// largest l_m, which keeps exp from underflowing; -Inf where every model
+// gives -Inf.
+func meanProbs(dst []float64, each [][]float64) []float64 {
+	n := len(each[0])
+	dst = slices.Grow(dst[:0], n)[:n]
+	logM := math.Log(float64(len(each)))
+	for i := range dst {
+		top := math.Inf(-1)
+		for _, l := range each {
+			top = max(top, l[i])
+		}
+		if math.IsInf(top, -1) {
+			dst[i] = top
+			continue
+		}
+		sum := 0.0
+		for _, l := range each {
+			sum += math.Exp(l[i] - top)
+		}
+		dst[i] = top + math.Log(sum) - logM
+	}
+	return dst
 }
 
 // logProbsInto writes the log-probabilities src [rows·vocab] into dst

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +26,20 @@ func TestEnsemble(t *testing.T) {
 	mixed := translateOK(t, input, "-model", dir+","+other, "-nbest", "2")
 	if slices.Equal(alone, mixed) {
 		t.Fatalf("an ensemble with another model translates as the first alone:\n%s", strings.Join(mixed, "\n"))
+	}
+}
+
+// TestCommaInDirectory loads a run whose directory's name holds a comma
+// as one model, not as an ensemble of two missing ones.
+func TestCommaInDirectory(t *testing.T) {
+	dir := writeRun(t, "sinusoidal")
+	comma := filepath.Join(t.TempDir(), "a,b")
+	if err := os.Rename(dir, comma); err != nil {
+		t.Fatal(err)
+	}
+	input := "ein Hund spielt .\n"
+	if got, want := translateOK(t, input, "-model", comma), translateOK(t, input, "-model", writeRun(t, "sinusoidal")); !slices.Equal(got, want) {
+		t.Fatalf("the run in %s translates %q, the same run elsewhere %q", comma, got, want)
 	}
 }
 

@@ -31,7 +31,8 @@
 // positions) would not fit in the memory the machine has available is
 // refused before it is allocated.
 //
-// Several directories, separated by commas, make an ensemble: at every
+// Several directories, separated by commas, make an ensemble (a -model
+// that exists as it is, commas and all, is one directory): at every
 // step the search reads the mean of the models' next-token distributions
 // (decode.NewEnsemble). Each directory's -checkpoint is loaded, and the
 // runs must share one tokenizer (the same bpe.txt and vocab.txt, as runs of
@@ -329,12 +330,16 @@ func (o *options) check(fs *flag.FlagSet) error {
 }
 
 // splitDirs reads -model's directories, refusing none, an empty one and
-// an ensemble with a flag that takes one model.
+// an ensemble with a flag that takes one model. A -model that exists as it
+// is names one directory, whose name may hold commas.
 func (o *options) splitDirs() error {
 	if o.dir == "" {
 		return errors.New("-model DIR is required")
 	}
-	o.dirs = strings.Split(o.dir, ",")
+	o.dirs = []string{o.dir}
+	if _, err := os.Stat(o.dir); err != nil {
+		o.dirs = strings.Split(o.dir, ",")
+	}
 	for i, dir := range o.dirs {
 		if dir == "" {
 			return errors.Errorf("-model %q: directory %d of the list is empty", o.dir, i+1)

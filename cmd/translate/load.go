@@ -32,7 +32,7 @@ type translator struct {
 // tokenizer of each training output directory of dirs, to run on rt; a
 // synthetic task's run has none, and reads and writes token ids. Several
 // directories make an ensemble, whose models must generate and share one
-// tokenizer (by its fingerprints) or, for synthetic tasks, one vocabulary.
+// tokenizer (by its fingerprints).
 func load(dirs []string, checkpoint string, rt *graph.Runtime) (*translator, error) {
 	var t *translator
 	for i, dir := range dirs {
@@ -60,7 +60,8 @@ func load(dirs []string, checkpoint string, rt *graph.Runtime) (*translator, err
 
 // sameTokens refuses r, the run of dir, as a member of the ensemble of t
 // (the run of first) unless its token ids mean what t's do: the same BPE
-// and vocabulary, or for synthetic tasks the same vocabulary size.
+// and vocabulary. Synthetic tasks' ids are their symbols, and
+// decode.NewEnsemble refuses models of different vocabulary sizes.
 func sameTokens(t *translator, r *inference.Run, first, dir string) error {
 	tc, text := t.tok.(textCodec)
 	switch {
@@ -68,8 +69,6 @@ func sameTokens(t *translator, r *inference.Run, first, dir string) error {
 		return errors.Errorf("-model: %s and %s cannot translate together: one was trained on text, the other on a synthetic task", first, dir)
 	case text && (tc.tok.BPE.Fingerprint() != r.Tokenizer.BPE.Fingerprint() || tc.tok.Vocab.Fingerprint() != r.Tokenizer.Vocab.Fingerprint()):
 		return errors.Errorf("-model: %s and %s cannot translate together: their tokenizers (bpe.txt, vocab.txt) differ", first, dir)
-	case r.Model.Config().Vocab != t.m.Config().Vocab:
-		return errors.Errorf("-model: %s and %s cannot translate together: their vocabularies have %d and %d tokens", first, dir, t.m.Config().Vocab, r.Model.Config().Vocab)
 	}
 	return nil
 }

@@ -27,7 +27,6 @@ import (
 type Decoder struct {
 	members []*member
 	cfg     model.Config // the first member's, with the least MaxLen of all
-	rt      *graph.Runtime
 }
 
 // member is one model a Decoder decodes with, its parameters and the
@@ -72,7 +71,7 @@ func NewEnsemble(rt *graph.Runtime, members ...Member) (*Decoder, error) {
 	if len(members) == 0 {
 		return nil, errors.New("an ensemble needs at least one model")
 	}
-	d := &Decoder{cfg: members[0].Model.Config(), rt: rt}
+	d := &Decoder{cfg: members[0].Model.Config()}
 	for i, mb := range members {
 		if err := canGenerate(mb.Model); err != nil {
 			if len(members) == 1 {
@@ -288,7 +287,7 @@ func (d *Decoder) checkMemory(pl plan, beams int) error {
 		need += max(c.ForwardBytes(eb, n, srcLen, 0), decodeBytes(c, eb, n, beams, srcLen, pl.steps))
 	}
 	what := fmt.Sprintf("%d rows a source, sources of up to %d tokens and caches of %d positions", beams, pl.longest, pl.steps)
-	if err := d.rt.CheckMemory(what, need); err != nil {
+	if err := d.members[0].rt.CheckMemory(what, need); err != nil {
 		return errors.Errorf("%v; decode fewer sources at once, with a narrower beam, or shorter ones", err)
 	}
 	return nil

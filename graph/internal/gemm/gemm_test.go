@@ -414,11 +414,12 @@ func TestRepackFloat(t *testing.T) {
 // TestParallelEqualsSerial checks that products split among goroutines, by
 // rows (B packed a block at a time for all the bands, or beforehand) or by
 // columns, equal the same products on one goroutine bit for bit, at several
-// GOMAXPROCS and betas, with and without a bias and ReLU.
+// GOMAXPROCS and betas, with and without a bias and ReLU, in float32 and
+// with bfloat16 products.
 func TestParallelEqualsSerial(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range [][5]int{ // transA, transB, m, n, k
-		{0, 1, 301, 97, 600}, {0, 1, 800, 300, 257}, {1, 0, 250, 131, 513}, {0, 0, 90, 700, 40}, {1, 1, 290, 310, 257}, {0, 1, 1024, 128, 128}, {0, 1, 200, 2100, 64}, {1, 0, 400, 4200, 30},
+		{0, 1, 301, 97, 600}, {0, 1, 800, 300, 257}, {1, 0, 250, 131, 513}, {0, 0, 90, 700, 40}, {1, 1, 290, 310, 257}, {0, 1, 1024, 128, 128}, {0, 1, 200, 2100, 64}, {1, 0, 400, 4200, 30}, {1, 0, 2500, 40, 33},
 	} {
 		tA, tB, m, n, k := s[0] == 1, s[1] == 1, s[2], s[3], s[4]
 		lda, ldb := k, n
@@ -431,26 +432,32 @@ func TestParallelEqualsSerial(t *testing.T) {
 		a, b := random[float32](rng, m, k, k), random[float32](rng, k, n, n)
 		c0 := random[float32](rng, m, n, n)
 		bias := Epilogue[float32]{Bias: random[float32](rng, 1, n, n), ReLU: true}
-		for i, beta := range []float32{0, 1, -0.5} {
-			e := Epilogue[float32]{}
-			if i != 1 {
-				e = bias
-			}
-			for _, packed := range []bool{false, true} {
-				var want []float32
-				for _, procs := range []int{1, 2, 3, 5} {
-					prev := runtime.GOMAXPROCS(procs)
-					c := slices.Clone(c0)
-					if packed {
-						SgemmPacked(tA, m, a, lda, PackSB(tB, k, n, b, ldb), beta, c, n, e)
-					} else {
-						SgemmEpilogue(tA, tB, m, n, k, a, lda, b, ldb, beta, c, n, e)
-					}
-					runtime.GOMAXPROCS(prev)
-					if want == nil {
-						want = c
-					} else if !slices.Equal(c, want) {
-						t.Fatalf("%v, beta %v, packed %v: GOMAXPROCS %d differs from 1", s, beta, packed, procs)
+		for _, prec := range []struct {
+			name string
+			run  func(tA, tB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, e Epilogue[float32])
+			pack func(tB bool, k, n int, b []float32, ldb int) *PackedB[float32]
+		}{{"float32", SgemmEpilogue, PackSB}, {"bf16", SgemmBF16, PackBF16B}} {
+			for i, beta := range []float32{0, 1, -0.5} {
+				e := Epilogue[float32]{}
+				if i != 1 {
+					e = bias
+				}
+				for _, packed := range []bool{false, true} {
+					var want []float32
+					for _, procs := range []int{1, 2, 3, 5} {
+						prev := runtime.GOMAXPROCS(procs)
+						c := slices.Clone(c0)
+						if packed {
+							SgemmPacked(tA, m, a, lda, prec.pack(tB, k, n, b, ldb), beta, c, n, e)
+						} else {
+							prec.run(tA, tB, m, n, k, a, lda, b, ldb, beta, c, n, e)
+						}
+						runtime.GOMAXPROCS(prev)
+						if want == nil {
+							want = c
+						} else if !slices.Equal(c, want) {
+							t.Fatalf("%s %v, beta %v, packed %v: GOMAXPROCS %d differs from 1", prec.name, s, beta, packed, procs)
+						}
 					}
 				}
 			}

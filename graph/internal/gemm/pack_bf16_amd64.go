@@ -44,16 +44,32 @@ func pairStripsBF16(dst []float32, w int, src []float32, ld, kc, n int) {
 	if n < padded {
 		clear(dst[(padded-w)*d : padded*d]) // no strip starts past n
 	}
-	for j := 0; j < n; {
-		p := j / w                            // the panel of the strip's first line
-		first := min(16, (p+1)*w-j, padded-j) // its lines in panel p
-		lanes := min(16, first+w, padded-j)   // and in all, read as zero past n
-		at := p*w*d + j - p*w                 // slot 0 of its first line
-		masks := lowBits(first) | (lowBits(lanes)&^lowBits(first))<<16 | lowBits(min(lanes, n-j))<<32
-		pairStrip(&dst[at], 4*w*(d-1), masks, &src[j], ld, kc, 4*w)
-		j += lanes
+	rows := kc
+	if n > narrowStrips {
+		rows = stripRows
+	}
+	for q := 0; q < kc; q += rows {
+		for j := 0; j < n; {
+			p := j / w                            // the panel of the strip's first line
+			first := min(16, (p+1)*w-j, padded-j) // its lines in panel p
+			lanes := min(16, first+w, padded-j)   // and in all, read as zero past n
+			at := p*w*d + j - p*w + q/2*w         // slot q/2 of its first line
+			masks := lowBits(first) | (lowBits(lanes)&^lowBits(first))<<16 | lowBits(min(lanes, n-j))<<32
+			pairStrip(&dst[at], 4*w*(d-1), masks, &src[q*ld+j], ld, min(rows, kc-q), 4*w)
+			j += lanes
+		}
 	}
 }
+
+// stripRows is how many rows pairStripsBF16 packs across all the strips of
+// a wide block before the next rows: read down a whole strip, rows a
+// multiple of 1 KB apart fall into a few sets of the L1 cache and evict
+// the lines the next strip needs. narrowStrips is the widest block packed
+// a strip at a time, where the calls would cost more than the misses.
+const (
+	stripRows    = 8
+	narrowStrips = 32
+)
 
 // pairStrip packs a strip of up to 16 lines lying side by side, element q
 // of line i at src[q·ld+i], into slots of bfloat16 pairs: those of lines

@@ -91,20 +91,14 @@ func (im *impl[T]) run(p problem[T]) {
 // many as keep that repeated packing small. Every element of C is computed
 // as it would be by serial, whatever the bands.
 //
-// A transposed A goes to bands of columns when it is packed into bfloat16
-// pairs, even when C is taller than wide: each band then packs A in blocks
-// of mc rows, whose strips pairStripsBF16 reads a few rows at a time across
-// the whole block, where a band of rows holds one or two panels and reads
-// down each strip alone, rows that may be a multiple of 4 KB apart and
-// evict one another from the L1 cache. Timed in pairs, it made the bfloat16
-// TN products of BenchmarkGEMM 4-17% faster (1024×128×128 10-14%); the
-// float32 ones gained on some shapes and lost on others, so they stay.
+// A product whose A is aliased (see aliasedA) goes to bands of columns even
+// when C is taller than wide.
 func (im *impl[T]) parallel(p problem[T]) {
 	workers := runtime.GOMAXPROCS(0)
 	switch {
 	case workers == 1:
 		im.serial(p)
-	case p.m < p.n || p.transA && im.panels != nil:
+	case p.m < p.n || im.aliasedA(p):
 		im.columnBands(p, workers)
 	case p.packed != nil:
 		im.rowBands(p, workers)
@@ -112,6 +106,25 @@ func (im *impl[T]) parallel(p problem[T]) {
 		im.sharedBlocks(p, workers)
 	}
 }
+
+// aliasedA reports whether p's A is transposed, packed into bfloat16 pairs,
+// and has rows a multiple of 1 KB apart, whose lines fall into 4 of the L1
+// cache's 64 sets or fewer. Packed by a band of rows, one or two panels of
+// 12 lines, each strip of A is read down its rows alone and evicts the
+// lines the next strip needs; a band of columns packs A in blocks of mc
+// rows, which pairStripsBF16 reads a few rows at a time across all their
+// strips. Timed in pairs, bands of columns made bfloat16 products with A
+// 1024 floats wide 4-26% faster (TN 1024×128×128 most) and those with rows
+// 8000 or 1000 floats apart 2-4% slower, as each band packs all of A; the
+// float32 packers gained on some shapes and lost on others, so they keep
+// their bands.
+func (im *impl[T]) aliasedA(p problem[T]) bool {
+	return p.transA && im.panels != nil && p.lda%aliasedRows == 0
+}
+
+// aliasedRows is the leading dimension, in floats, whose multiples make
+// rows 1 KB apart.
+const aliasedRows = 256
 
 // bandsPerWorker is how many bands parallel cuts per goroutine: the more
 // there are, the less the goroutines wait for the last band at the end of

@@ -117,9 +117,10 @@ func (im *impl[T]) parallel(p problem[T]) {
 // 1024 floats wide 4-26% faster (TN 1024×128×128 most) and those with rows
 // 8000 or 1000 floats apart 2-4% slower, as each band packs all of A; the
 // float32 packers gained on some shapes and lost on others, so they keep
-// their bands.
+// their bands, and so does the widening GEMM, which packs with them.
 func (im *impl[T]) aliasedA(p problem[T]) bool {
-	return p.transA && im.panels != nil && p.lda%aliasedRows == 0
+	_, paired := any(im.panels).(pairing)
+	return p.transA && paired && p.lda%aliasedRows == 0
 }
 
 // aliasedRows is the leading dimension, in floats, whose multiples make

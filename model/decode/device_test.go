@@ -43,7 +43,13 @@ func checkDecoding(t *testing.T, dev *graph.Runtime) {
 // decodeOn decodes srcs with s on rt.
 func decodeOn(t *testing.T, rt *graph.Runtime, m model.Model, params *graph.Params, srcs [][]int, s Search) [][]Hypothesis {
 	t.Helper()
-	d, err := New(rt, m, params)
+	return decodeEnsemble(t, rt, srcs, s, Member{m, params})
+}
+
+// decodeEnsemble decodes srcs with s on rt by the ensemble of members.
+func decodeEnsemble(t *testing.T, rt *graph.Runtime, srcs [][]int, s Search, members ...Member) [][]Hypothesis {
+	t.Helper()
+	d, err := NewEnsemble(rt, members...)
 	if err != nil {
 		t.Fatal(err)
 	}

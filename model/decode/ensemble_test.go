@@ -27,15 +27,8 @@ func TestEnsembleMatchesUncached(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewEnsemble(graph.CPU(), members...) // one runtime: the members' outputs must not share its memory
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := d.Decode(srcs, Search{Method: MethodGreedy, MaxLen: 10, Batch: 4})
-		d.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		// One runtime: the members' outputs must not share its memory.
+		got := decodeEnsemble(t, graph.CPU(), srcs, Search{Method: MethodGreedy, MaxLen: 10, Batch: 4}, members...)
 		var alone [][]Hypothesis
 		for _, mb := range members {
 			hyps, err := uncachedGreedy(mb.Model, mb.Params, srcs, 10)
@@ -69,24 +62,8 @@ func TestEnsembleOfOneModelTwice(t *testing.T) {
 		m, params := modeltest.Model(t, cfg, 4, 3)
 		srcs := modeltest.Sources(cfg.Vocab, 5, 6)
 		s := Search{Method: MethodBeam, Beam: 3, NBest: 3, Alpha: 0.6, MaxLen: 8, Batch: 2}
-		one, err := New(nil, m, params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := one.Decode(srcs, s)
-		one.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		two, err := NewEnsemble(graph.CPU(), Member{m, params}, Member{m, cloneParams(t, m, params, params.Dtype())})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := two.Decode(srcs, s)
-		two.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := decodeOn(t, nil, m, params, srcs, s)
+		got := decodeEnsemble(t, graph.CPU(), srcs, s, Member{m, params}, Member{m, cloneParams(t, m, params, params.Dtype())})
 		for i := range srcs {
 			for j := range want[i] {
 				g, w := got[i][j], want[i][j]

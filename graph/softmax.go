@@ -98,38 +98,33 @@ func logSoftmaxKernels[T Float]() Kernels[T] {
 }
 
 // softmaxRows writes y = softmax(scale·x + mask) row by row, rows walking
-// the rows of x and of the mask, several goroutines each taking rows.
+// the rows of x and of the mask, several goroutines each taking runs of
+// rows; float32's runs go to vexp.SoftmaxRows, which takes short rows
+// several at a time.
 func softmaxRows[T Float](y, x, mask []T, n int, rows bcast, scale float64) {
-	row := softmaxRow[T](T(scale))
+	if y32, ok := any(y).([]float32); ok {
+		x32, m32 := any(x).([]float32), any(mask).([]float32)
+		rows.parallel(n, func(r0 int, off, st []int, count int) {
+			var m []float32
+			if m32 != nil {
+				m = m32[off[0]*n:]
+			}
+			vexp.SoftmaxRows(y32[r0*n:(r0+count)*n], x32[r0*n:(r0+count)*n], m, n, st[0]*n, float32(scale))
+		})
+		return
+	}
+	s := T(scale)
 	rows.parallel(n, func(r0 int, off, st []int, count int) {
 		for i := range count {
 			r, mo := r0+i, (off[0]+i*st[0])*n
-			var mr []T
+			yr := y[r*n : (r+1)*n]
+			scaleInto(yr, x[r*n:(r+1)*n], s)
 			if mask != nil {
-				mr = mask[mo : mo+n]
+				addInto(yr, mask[mo:mo+n])
 			}
-			row(y[r*n:(r+1)*n], x[r*n:(r+1)*n], mr)
+			softmaxInPlace(yr)
 		}
 	})
-}
-
-// softmaxRow returns the function that writes one row y = softmax(s·x +
-// mask), mask nil for none: vexp's kernel for float32, which makes one
-// pass over the row per step.
-func softmaxRow[T Float](s T) func(y, x, mask []T) {
-	if s32, ok := any(s).(float32); ok {
-		return func(y, x, mask []T) {
-			m, _ := any(mask).([]float32)
-			vexp.Softmax(any(y).([]float32), any(x).([]float32), m, s32)
-		}
-	}
-	return func(y, x, mask []T) {
-		scaleInto(y, x, s)
-		if mask != nil {
-			addInto(y, mask)
-		}
-		softmaxInPlace(y)
-	}
 }
 
 // softmaxInPlace replaces the logits v by their softmax; all -Inf gives zeros.

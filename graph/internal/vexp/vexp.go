@@ -75,6 +75,44 @@ func Softmax(y, x, mask []float32, scale float32) {
 	normalize(y)
 }
 
+// SoftmaxRows is Softmax over each row of n elements of x, written to the
+// same row of y (which may be x): row r's mask is mask[r·maskStride:][:n],
+// maskStride 0 giving every row the same one, and a nil mask none. Rows of
+// up to 32 elements go four at a time through an AVX-512 kernel where the
+// CPU has one, with Softmax's results bit for bit: one row at a time,
+// short rows spend most of their time waiting on their own steps.
+func SoftmaxRows(y, x, mask []float32, n, maskStride int, scale float32) {
+	if n <= 0 {
+		return
+	}
+	rows, r := len(x)/n, 0
+	if haveAVX512 && haveAVX2 && n <= 32 {
+		var zeros [32]float32
+		m, ld := mask, maskStride
+		if m == nil {
+			m, ld = zeros[:], 0
+		}
+		for ; r+4 <= rows; r += 4 {
+			_, _, _ = x[(r+4)*n-1], y[(r+4)*n-1], m[(r+3)*ld+n-1] // bounds for softmax4AVX512
+			if !softmax4AVX512(&y[r*n], &x[r*n], &m[r*ld], n, ld, scale) {
+				softmaxEach(y, x, mask, n, maskStride, scale, r, r+4) // a row Softmax finishes in Go
+			}
+		}
+	}
+	softmaxEach(y, x, mask, n, maskStride, scale, r, rows)
+}
+
+// softmaxEach is SoftmaxRows one row at a time, rows r0 to r1.
+func softmaxEach(y, x, mask []float32, n, maskStride int, scale float32, r0, r1 int) {
+	for r := r0; r < r1; r++ {
+		var mr []float32
+		if mask != nil {
+			mr = mask[r*maskStride:][:n]
+		}
+		Softmax(y[r*n:(r+1)*n], x[r*n:(r+1)*n], mr, scale)
+	}
+}
+
 // normalize replaces the row z by its softmax.
 func normalize(z []float32) {
 	m := Max(z)

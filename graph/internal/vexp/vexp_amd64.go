@@ -27,3 +27,15 @@ func addAVX2(dst, x *float32, n int, c float32)
 //
 //go:noescape
 func softmaxAVX2(y, x, mask *float32, n int, scale float32) bool
+
+// haveAVX512 is whether SoftmaxRows may take rows four at a time with
+// softmax4AVX512.
+var haveAVX512 = cpu.X86.HasAVX512F
+
+// softmax4AVX512 is softmaxAVX2 over four rows of n elements (1 ≤ n ≤ 32)
+// at once, n apart at x and y, the mask of row r at mask + r·ldm elements;
+// it returns false, having stored nothing, when some row's maximum is -Inf
+// or some element NaN.
+//
+//go:noescape
+func softmax4AVX512(y, x, mask *float32, n, ldm int, scale float32) bool

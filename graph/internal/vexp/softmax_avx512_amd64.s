@@ -8,7 +8,24 @@
 // float64 sums in its order, the product by float32(1/sum)), so the
 // results are the same bit for bit.
 
-// The constants are EXP_SHIFT's (·expc, vexp_amd64.s).
+// EXP_SHIFT's constants (expc<> in vexp_amd64.s) and -Inf. They are this
+// file's own: a symbol of the package would be read through the GOT in the
+// plugins that the notebooks' kernel builds, and the kernel gave NaNs there.
+DATA sfc<>+0(SB)/4, $0xc2aeac4f  // lo
+DATA sfc<>+4(SB)/4, $0x42b0c0a5  // hi
+DATA sfc<>+8(SB)/4, $0x3fb8aa3b  // log2(e)
+DATA sfc<>+12(SB)/4, $0x3f318000 // c1
+DATA sfc<>+16(SB)/4, $0xb95e8083 // c2
+DATA sfc<>+20(SB)/4, $0x39506967 // p0
+DATA sfc<>+24(SB)/4, $0x3ab743ce // p1
+DATA sfc<>+28(SB)/4, $0x3c088908 // p2
+DATA sfc<>+32(SB)/4, $0x3d2aa9c1 // p3
+DATA sfc<>+36(SB)/4, $0x3e2aaaaa // p4
+DATA sfc<>+40(SB)/4, $0x3f000000 // p5
+DATA sfc<>+44(SB)/4, $0x3f800000 // 1
+DATA sfc<>+48(SB)/4, $127        // the exponent bias
+DATA sfc<>+52(SB)/4, $0xff800000 // -Inf
+GLOBL sfc<>(SB), RODATA|NOPTR, $56
 
 // LOAD_ROW sets lo and hi to z = scale·x + mask of the row at (xr), mask
 // at (mr), -Inf in the lanes past n (not in K1, K2), and jumps to special
@@ -56,12 +73,12 @@
 	VRNDSCALEPS      $0, Z12, Z12; \
 	VFNMADD231PS     Z26, Z12, z; \
 	VFNMADD231PS     Z25, Z12, z; \
-	VBROADCASTSS     ·expc+20(SB), Z13; \
-	VFMADD213PS.BCST ·expc+24(SB), z, Z13; \
-	VFMADD213PS.BCST ·expc+28(SB), z, Z13; \
-	VFMADD213PS.BCST ·expc+32(SB), z, Z13; \
-	VFMADD213PS.BCST ·expc+36(SB), z, Z13; \
-	VFMADD213PS.BCST ·expc+40(SB), z, Z13; \
+	VBROADCASTSS     sfc<>+20(SB), Z13; \
+	VFMADD213PS.BCST sfc<>+24(SB), z, Z13; \
+	VFMADD213PS.BCST sfc<>+28(SB), z, Z13; \
+	VFMADD213PS.BCST sfc<>+32(SB), z, Z13; \
+	VFMADD213PS.BCST sfc<>+36(SB), z, Z13; \
+	VFMADD213PS.BCST sfc<>+40(SB), z, Z13; \
 	VMULPS           z, z, Z14; \
 	VFMADD213PS      z, Z14, Z13; \
 	VADDPS           Z24, Z13, Z13; \
@@ -128,7 +145,7 @@ TEXT ·softmax4AVX512(SB), NOSPLIT, $0-49
 	LEAQ (DX)(R8*2), R12
 	LEAQ (R12)(R8*1), R13
 	VBROADCASTSS scale+40(FP), Z31
-	VBROADCASTSS ·expc+52(SB), Z30
+	VBROADCASTSS sfc<>+52(SB), Z30
 	LOAD_ROW(SI, DX, Z0, Z1)
 	LOAD_ROW(AX, R11, Z2, Z3)
 	LOAD_ROW(BX, R12, Z4, Z5)
@@ -138,13 +155,13 @@ TEXT ·softmax4AVX512(SB), NOSPLIT, $0-49
 	MAX_ROW(Z4, Z5, Z10, Z14)
 	MAX_ROW(Z6, Z7, Z11, Z15)
 
-	VBROADCASTSS ·expc+0(SB), Z29
-	VBROADCASTSS ·expc+4(SB), Z28
-	VBROADCASTSS ·expc+8(SB), Z27
-	VBROADCASTSS ·expc+12(SB), Z26
-	VBROADCASTSS ·expc+16(SB), Z25
-	VBROADCASTSS ·expc+44(SB), Z24
-	VPBROADCASTD ·expc+48(SB), Z23
+	VBROADCASTSS sfc<>+0(SB), Z29
+	VBROADCASTSS sfc<>+4(SB), Z28
+	VBROADCASTSS sfc<>+8(SB), Z27
+	VBROADCASTSS sfc<>+12(SB), Z26
+	VBROADCASTSS sfc<>+16(SB), Z25
+	VBROADCASTSS sfc<>+44(SB), Z24
+	VPBROADCASTD sfc<>+48(SB), Z23
 	EXP(Z0, Z8)
 	EXP(Z1, Z8)
 	EXP(Z2, Z9)

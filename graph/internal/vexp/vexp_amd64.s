@@ -2,33 +2,31 @@
 
 // Constants of Cephes' expf: the range of arguments, log2(e), ln 2 in two
 // parts (c1 exact in few bits, c2 the rest) and the polynomial for e^r - 1 - r
-// on |r| ≤ ln(2)/2, over r²; and -Inf, for the four-row softmax
-// (softmax_avx512_amd64.s).
-DATA ·expc+0(SB)/4, $0xc2aeac4f  // lo: -87.33654, e^lo = 2^-126
-DATA ·expc+4(SB)/4, $0x42b0c0a5  // hi: 88.37626
-DATA ·expc+8(SB)/4, $0x3fb8aa3b  // log2(e)
-DATA ·expc+12(SB)/4, $0x3f318000 // c1: 0.693359375
-DATA ·expc+16(SB)/4, $0xb95e8083 // c2: -2.12194440e-4
-DATA ·expc+20(SB)/4, $0x39506967 // p0: 1.9875691500e-4
-DATA ·expc+24(SB)/4, $0x3ab743ce // p1: 1.3981999507e-3
-DATA ·expc+28(SB)/4, $0x3c088908 // p2: 8.3334519073e-3
-DATA ·expc+32(SB)/4, $0x3d2aa9c1 // p3: 4.1665795894e-2
-DATA ·expc+36(SB)/4, $0x3e2aaaaa // p4: 1.6666665459e-1
-DATA ·expc+40(SB)/4, $0x3f000000 // p5: 0.5
-DATA ·expc+44(SB)/4, $0x3f800000 // 1
-DATA ·expc+48(SB)/4, $127        // the exponent bias
-DATA ·expc+52(SB)/4, $0xff800000 // -Inf
-GLOBL ·expc(SB), RODATA|NOPTR, $56
+// on |r| ≤ ln(2)/2, over r².
+DATA expc<>+0(SB)/4, $0xc2aeac4f  // lo: -87.33654, e^lo = 2^-126
+DATA expc<>+4(SB)/4, $0x42b0c0a5  // hi: 88.37626
+DATA expc<>+8(SB)/4, $0x3fb8aa3b  // log2(e)
+DATA expc<>+12(SB)/4, $0x3f318000 // c1: 0.693359375
+DATA expc<>+16(SB)/4, $0xb95e8083 // c2: -2.12194440e-4
+DATA expc<>+20(SB)/4, $0x39506967 // p0: 1.9875691500e-4
+DATA expc<>+24(SB)/4, $0x3ab743ce // p1: 1.3981999507e-3
+DATA expc<>+28(SB)/4, $0x3c088908 // p2: 8.3334519073e-3
+DATA expc<>+32(SB)/4, $0x3d2aa9c1 // p3: 4.1665795894e-2
+DATA expc<>+36(SB)/4, $0x3e2aaaaa // p4: 1.6666665459e-1
+DATA expc<>+40(SB)/4, $0x3f000000 // p5: 0.5
+DATA expc<>+44(SB)/4, $0x3f800000 // 1
+DATA expc<>+48(SB)/4, $127        // the exponent bias
+GLOBL expc<>(SB), RODATA|NOPTR, $52
 
 // EXP_CONSTANTS loads the constants EXP_SHIFT keeps in Y8-Y14.
 #define EXP_CONSTANTS \
-	VBROADCASTSS ·expc+0(SB), Y14  /* lo */ \
-	VBROADCASTSS ·expc+4(SB), Y13  /* hi */ \
-	VBROADCASTSS ·expc+8(SB), Y12  /* log2(e) */ \
-	VBROADCASTSS ·expc+12(SB), Y11 /* c1 */ \
-	VBROADCASTSS ·expc+16(SB), Y10 /* c2 */ \
-	VBROADCASTSS ·expc+44(SB), Y9  /* 1 */ \
-	VPBROADCASTD ·expc+48(SB), Y8  /* 127 */
+	VBROADCASTSS expc<>+0(SB), Y14  /* lo */ \
+	VBROADCASTSS expc<>+4(SB), Y13  /* hi */ \
+	VBROADCASTSS expc<>+8(SB), Y12  /* log2(e) */ \
+	VBROADCASTSS expc<>+12(SB), Y11 /* c1 */ \
+	VBROADCASTSS expc<>+16(SB), Y10 /* c2 */ \
+	VBROADCASTSS expc<>+44(SB), Y9  /* 1 */ \
+	VPBROADCASTD expc<>+48(SB), Y8  /* 127 */
 
 // EXP_SHIFT sets Y2 = e^(Y0 - Y15) for eight elements: t = Y0 - Y15, clamped
 // to [lo, hi]; k = round(t·log2 e); r = t - k·ln 2; e^r = 1 + r + r²·p(r);
@@ -43,16 +41,16 @@ GLOBL ·expc(SB), RODATA|NOPTR, $56
 	VROUNDPS     $0, Y1, Y1         /* k, to nearest */ \
 	VFNMADD231PS Y11, Y1, Y0        /* r = t - k·c1 */ \
 	VFNMADD231PS Y10, Y1, Y0        /* r -= k·c2 */ \
-	VBROADCASTSS ·expc+20(SB), Y2  /* p(r) by Horner */ \
-	VBROADCASTSS ·expc+24(SB), Y3 \
+	VBROADCASTSS expc<>+20(SB), Y2  /* p(r) by Horner */ \
+	VBROADCASTSS expc<>+24(SB), Y3 \
 	VFMADD213PS  Y3, Y0, Y2 \
-	VBROADCASTSS ·expc+28(SB), Y3 \
+	VBROADCASTSS expc<>+28(SB), Y3 \
 	VFMADD213PS  Y3, Y0, Y2 \
-	VBROADCASTSS ·expc+32(SB), Y3 \
+	VBROADCASTSS expc<>+32(SB), Y3 \
 	VFMADD213PS  Y3, Y0, Y2 \
-	VBROADCASTSS ·expc+36(SB), Y3 \
+	VBROADCASTSS expc<>+36(SB), Y3 \
 	VFMADD213PS  Y3, Y0, Y2 \
-	VBROADCASTSS ·expc+40(SB), Y3 \
+	VBROADCASTSS expc<>+40(SB), Y3 \
 	VFMADD213PS  Y3, Y0, Y2 \
 	VMULPS       Y0, Y0, Y3         /* r² */ \
 	VFMADD213PS  Y0, Y3, Y2         /* r + r²·p(r) */ \

@@ -53,7 +53,8 @@ func TestPairPackersBF16(t *testing.T) {
 }
 
 // checkPairPackers packs n lines of kc elements of src, with leading
-// dimension ld = the line's length + extra, in both layouts with the
+// dimension ld = the line's length + extra, in the three layouts (lines
+// and strips into panels of pairs, lines into panels by rows) with the
 // AVX512_BF16 packers and the Go model, into panels of w lines, and
 // compares the two. The panels start filled with NaNs, to show what the
 // packers leave unwritten.
@@ -65,7 +66,7 @@ func checkPairPackers(t *testing.T, src []float32, w, kc, n, extra int) {
 		name        string
 		vector, ref blockPacker
 		ld          int
-	}{{"lines", pairLinesBF16, model.lines, kc + extra}, {"strips", pairStripsBF16, model.strips, n + extra}} {
+	}{{"lines", pairLinesBF16, model.lines, kc + extra}, {"strips", pairStripsBF16, model.strips, n + extra}, {"rows", pairRowsBF16, pairRowsGo, kc + extra}} {
 		got, want := make([]float32, size+16), make([]float32, size+16)
 		for i := range got {
 			got[i], want[i] = float32(math.NaN()), float32(math.NaN())
@@ -75,6 +76,62 @@ func checkPairPackers(t *testing.T, src []float32, w, kc, n, extra int) {
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%s, w=%d kc=%d n=%d: slot %d is %#08x, want %#08x", layout.name, w, kc, n, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}
+
+// pairRowsGo is the Go model of pairRowsBF16: slot q of line l holds its
+// elements 2q and 2q+1 rounded to bfloat16 (zero past kc), at l·(kc+1)/2.
+func pairRowsGo(dst []float32, w int, src []float32, ld, kc, n int) {
+	d := (kc + 1) / 2
+	clear(dst[:roundUp(n, w)*d])
+	for l := range n {
+		for q := range d {
+			hi := uint32(0)
+			if 2*q+1 < kc {
+				hi = uint32(ToBF16(src[l*ld+2*q+1]))
+			}
+			dst[l*d+q] = math.Float32frombits(uint32(ToBF16(src[l*ld+2*q])) | hi<<16)
+		}
+	}
+}
+
+// TestRowsKernelBF16 checks bf16Kernel12x32Rows against bf16Kernel12x32 bit
+// for bit: the same pairs (edge values among them), laid out by rows for
+// the one and by columns for the other, with and without accumulating, a
+// bias and ReLU.
+func TestRowsKernelBF16(t *testing.T) {
+	needBF16(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []int{1, 2, 3, 16, 129} {
+		byCols, byRows, b := make([]float32, 12*k), make([]float32, 12*k), make([]float32, 32*k)
+		for i := range byCols {
+			byCols[i] = math.Float32frombits(uint32(ToBF16(pick(rng, edgeFloats(rng, 40)))) | uint32(ToBF16(float32(rng.NormFloat64())))<<16)
+			byRows[i%12*k+i/12] = byCols[i]
+		}
+		for i := range b {
+			b[i] = math.Float32frombits(uint32(ToBF16(float32(rng.NormFloat64()))) | uint32(ToBF16(float32(rng.NormFloat64())))<<16)
+		}
+		bias := make([]float32, 32)
+		for i := range bias {
+			bias[i] = float32(rng.NormFloat64())
+		}
+		for _, f := range []struct {
+			accumulate, relu bool
+			bias             *float32
+		}{{false, false, nil}, {true, false, nil}, {true, true, &bias[0]}, {false, true, nil}} {
+			c0 := make([]float32, 12*32)
+			for i := range c0 {
+				c0[i] = float32(rng.NormFloat64())
+			}
+			got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
+			bf16Kernel12x32Rows(k, &byRows[0], &b[0], &got[0], 32, f.accumulate, f.bias, f.relu)
+			bf16Kernel12x32(k, &byCols[0], &b[0], &want[0], 32, f.accumulate, f.bias, f.relu)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("k=%d %+v: c[%d] = %#08x, by columns %#08x", k, f, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
 			}
 		}
 	}
@@ -168,6 +225,10 @@ func TestBF16Encodings(t *testing.T) {
 	var want []string
 	for _, line := range strings.Split(string(src), "\n") {
 		insn, comment, ok := strings.Cut(strings.TrimSpace(line), " // ")
+		if !ok { // a line of a macro: BYTE …; BYTE … /* instruction */; \
+			insn, comment, ok = strings.Cut(strings.TrimSpace(line), " /* ")
+			comment, _, _ = strings.Cut(comment, " */")
+		}
 		if !ok || !strings.HasPrefix(insn, "BYTE ") {
 			continue
 		}
@@ -183,8 +244,8 @@ func TestBF16Encodings(t *testing.T) {
 		args = strings.NewReplacer("Z", "zmm", "Y", "ymm", " ", "").Replace(args)
 		want = append(want, strings.ToLower(op)+" "+args)
 	}
-	if len(want) != 58 {
-		t.Fatalf("%d byte-encoded instructions, want 58 (24 VDPBF16PS, 34 VCVTNE2PS2BF16)", len(want))
+	if len(want) != 60 {
+		t.Fatalf("%d byte-encoded instructions, want 60 (24 VDPBF16PS, 36 VCVTNE2PS2BF16)", len(want))
 	}
 	raw := t.TempDir() + "/code.bin"
 	if err := os.WriteFile(raw, code, 0o600); err != nil {
@@ -250,5 +311,15 @@ func BenchmarkKernel(b *testing.B) {
 			}
 			b.ReportMetric(float64(kern.ops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// TestNativeBF16Kept checks that a CPU with AVX512_BF16 runs the
+// VDPBF16PS GEMM: checked falls back to the widening one, silently, when
+// the native one computes a product differently in either layout of A.
+func TestNativeBF16Kept(t *testing.T) {
+	needBF16(t)
+	if sbf16 != avx512BF16 {
+		t.Fatalf("the bfloat16 GEMM is %s: checked refused avx512bf16", sbf16.name)
 	}
 }

@@ -53,7 +53,46 @@ type impl[T float] struct {
 	// panels, when set, packs the panels instead of copying them with
 	// gather and scatter: the bfloat16 GEMM's (see bf16.go).
 	panels panelPacker[T]
-	pool   sync.Pool // of *workspace[T]
+	// rows, when set, packs and multiplies the panels of an A that is not
+	// transposed in another layout (see rowPanels).
+	rows *rowPanels[T]
+	pool sync.Pool // of *workspace[T]
+}
+
+// rowPanels packs the panels of an A whose rows are contiguous row by row,
+// each row's slots one after the other, and has the micro-kernels that
+// read panels so laid out: the bfloat16 GEMM's, whose panels of pairs
+// would otherwise be a transposition of A's rows (pairLines16), while by
+// rows each row is rounded in place, 32 values an instruction. The kernels
+// find row r of a panel at r·k slots; they compute what the ones of the
+// other layout do, bit for bit.
+type rowPanels[T float] struct {
+	pack   func(dst []T, w int, src []T, ld, kc, n int) // as a blockPacker
+	kernel microKernel[T]
+	finish finishingKernel[T]
+}
+
+// kernels are the micro-kernel that computes a product's tiles and its
+// finishing form (nil for none).
+type kernels[T float] struct {
+	kernel microKernel[T]
+	finish finishingKernel[T]
+}
+
+// rowsOf returns im's rowPanels when they pack p's A, else nil.
+func (im *impl[T]) rowsOf(p *problem[T]) *rowPanels[T] {
+	if p.transA {
+		return nil
+	}
+	return im.rows
+}
+
+// kernelsOf returns the micro-kernels for the panels of p's A.
+func (im *impl[T]) kernelsOf(p *problem[T]) kernels[T] {
+	if r := im.rowsOf(p); r != nil {
+		return kernels[T]{r.kernel, r.finish}
+	}
+	return kernels[T]{im.kernel, im.finish}
 }
 
 // workspace holds one goroutine's packing buffers and scratch tile.
@@ -247,6 +286,7 @@ func (im *impl[T]) serial(p problem[T]) {
 	if p.beta != 0 && p.beta != 1 {
 		scale(p.c, p.ldc, p.m, p.n, p.beta)
 	}
+	ks := im.kernelsOf(&p)
 	for jc := 0; jc < p.n; jc += im.nc {
 		nc := min(im.nc, p.n-jc)
 		for pc := 0; pc < p.k; pc += kcEqual {
@@ -262,7 +302,7 @@ func (im *impl[T]) serial(p problem[T]) {
 				mc := min(im.mc, p.m-ic)
 				c := p.c[ic*p.ldc+jc:]
 				im.packA(w.a, &p, ic, pc, mc, kc)
-				im.macro(&panels, mc, nc, kc, c, p.ldc, accumulate, epi)
+				im.macro(&panels, ks, mc, nc, kc, c, p.ldc, accumulate, epi)
 			}
 		}
 	}
@@ -285,14 +325,14 @@ func (im *impl[T]) workspace(mc, nc, kc int) *workspace[T] {
 }
 
 // macro updates the mc×nc block of C at c from the packed blocks of A and B
-// in w, tile by tile, and finishes it with epi (whose Bias starts at the
+// in w, tile by tile with the micro-kernels ks, and finishes it with epi (whose Bias starts at the
 // block's first column); the micro-kernel's k is the panels' depth. Whole
 // tiles are finished by the finishing kernel where there is one, the others
 // after they are added to C.
-func (im *impl[T]) macro(w *workspace[T], mc, nc, kc int, c []T, ldc int, accumulate bool, epi Epilogue[T]) {
+func (im *impl[T]) macro(w *workspace[T], ks kernels[T], mc, nc, kc int, c []T, ldc int, accumulate bool, epi Epilogue[T]) {
 	mr, nr := im.mr, im.nr
 	kd := im.depth(kc)
-	fused := im.finish != nil && (epi.Bias != nil || epi.ReLU)
+	fused := ks.finish != nil && (epi.Bias != nil || epi.ReLU)
 	for jr := 0; jr < nc; jr += nr {
 		b := &w.b[jr*kd]
 		cols := min(nr, nc-jr)
@@ -301,13 +341,13 @@ func (im *impl[T]) macro(w *workspace[T], mc, nc, kc int, c []T, ldc int, accumu
 			rows := min(mr, mc-ir)
 			if rows == mr && cols == nr {
 				if fused {
-					im.finish(kd, a, b, &c[ir*ldc+jr], ldc, accumulate, epi.biasAt(jr), epi.ReLU)
+					ks.finish(kd, a, b, &c[ir*ldc+jr], ldc, accumulate, epi.biasAt(jr), epi.ReLU)
 				} else {
-					im.kernel(kd, a, b, &c[ir*ldc+jr], ldc, accumulate)
+					ks.kernel(kd, a, b, &c[ir*ldc+jr], ldc, accumulate)
 				}
 				continue
 			}
-			im.kernel(kd, a, b, &w.tile[0], nr, false)
+			ks.kernel(kd, a, b, &w.tile[0], nr, false)
 			addTile(c[ir*ldc+jr:], ldc, w.tile, nr, rows, cols, accumulate)
 			if fused {
 				epi.from(jr).Apply(c[ir*ldc+jr:], ldc, rows, cols)

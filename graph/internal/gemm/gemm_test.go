@@ -14,7 +14,8 @@ import (
 // small products go through every blocking loop several times.
 func variants[T float](im *impl[T]) []*impl[T] {
 	tiny := &impl[T]{name: im.name + "-tiny", mr: im.mr, nr: im.nr,
-		mc: 2 * im.mr, kc: 11, nc: 3 * im.nr, kernel: im.kernel, finish: im.finish, gather: im.gather, scatter: im.scatter, panels: im.panels}
+		mc: 2 * im.mr, kc: 11, nc: 3 * im.nr, kernel: im.kernel, finish: im.finish, gather: im.gather, scatter: im.scatter, panels: im.panels,
+		rows: im.rows}
 	return []*impl[T]{im, tiny}
 }
 

@@ -23,7 +23,8 @@ var (
 	// the inner dimension take the bytes of 256 float32 ones.
 	avx512BF16 = &impl[float32]{name: "avx512bf16", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096,
 		kernel: plain(bf16Kernel12x32), finish: bf16Kernel12x32,
-		gather: gatherAVX, scatter: scatterAVX, panels: avx512Pairing}
+		gather: gatherAVX, scatter: scatterAVX, panels: avx512Pairing,
+		rows: &rowPanels[float32]{pack: pairRowsBF16, kernel: plain(bf16Kernel12x32Rows), finish: bf16Kernel12x32Rows}}
 	avx512Dgemm = &impl[float64]{name: "avx512", mr: 12, nr: 16, mc: 96, kc: 256, nc: 2048, kernel: dgemmKernel12x16,
 		gather: gather[float64], scatter: scatter[float64]}
 )
@@ -75,3 +76,9 @@ func dgemmKernel12x16(k int, a, b, c *float64, ldc int, accumulate bool)
 //
 //go:noescape
 func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
+
+// bf16Kernel12x32Rows is bf16Kernel12x32 on an A panel laid out by rows:
+// row r's k pairs one after the other, 4·k bytes after row r-1's.
+//
+//go:noescape
+func bf16Kernel12x32Rows(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)

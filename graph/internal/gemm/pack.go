@@ -2,8 +2,13 @@ package gemm
 
 // packA packs op(A)[i0:i0+mc, p0:p0+kc] into dst as panels of mr rows:
 // panel q holds rows q·mr to q·mr+mr-1, column after column (mr slots each),
-// starting at dst[q·mr·depth(kc)]. Rows past mc are zero.
+// starting at dst[q·mr·depth(kc)], or row after row where im.rows packs
+// them (rowPanels). Rows past mc are zero.
 func (im *impl[T]) packA(dst []T, p *problem[T], i0, p0, mc, kc int) {
+	if r := im.rowsOf(p); r != nil {
+		r.pack(dst, im.mr, p.a[p.offsetA(i0, p0):], p.lda, kc, mc)
+		return
+	}
 	if im.panels != nil {
 		im.panels.packA(im, dst, *p, i0, p0, mc, kc)
 		return

@@ -79,3 +79,25 @@ const (
 //
 //go:noescape
 func pairStrip(dst *float32, off1 int, masks int, src *float32, ld, kc, wb int)
+
+// pairRowsBF16 is the packer of rowPanels for the AVX512_BF16 GEMM: it
+// packs n lines of kc contiguous elements (an untransposed A) into panels
+// of w lines laid out by rows, line l of the block holding its (kc+1)/2
+// slots of pairs (as pairing's) at l·(kc+1)/2, the last panel's lines past
+// n zero. It needs AVX512_BF16.
+func pairRowsBF16(dst []float32, w int, src []float32, ld, kc, n int) {
+	d := (kc + 1) / 2
+	if n == 0 || kc == 0 {
+		return
+	}
+	_, _ = dst[roundUp(n, w)*d-1], src[(n-1)*ld+kc-1] // bounds for pairRows
+	pairRows(&dst[0], &src[0], ld, kc, n)
+	clear(dst[n*d : roundUp(n, w)*d])
+}
+
+// pairRows packs n lines of kc contiguous elements, line i at src[i·ld],
+// into slots of bfloat16 pairs, line i's at dst[i·(kc+1)/2]. It needs
+// AVX512_BF16.
+//
+//go:noescape
+func pairRows(dst, src *float32, ld, kc, n int)

@@ -394,3 +394,78 @@ last:
 done:
 	VZEROUPPER
 	RET
+
+// func pairRows(dst, src *float32, ld, kc, n int)
+//
+// Packs n lines of kc contiguous elements (an untransposed A), line i at
+// src + 4·ld·i bytes, row after row: line i's (kc+1)/2 slots of pairs at
+// dst + 4·i·((kc+1)/2) bytes. 32 values at a time become 16 slots
+// (VCVTNE2PS2BF16) stored as they are, no transposition; the last kc mod 32
+// values are read under lane masks, those past kc as zero, and stored
+// under a mask of their slots.
+TEXT ·pairRows(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8             // bytes from a line of src to the next
+	MOVQ kc+24(FP), CX
+	MOVQ n+32(FP), DX
+	MOVQ CX, R9
+	ANDQ $31, R9            // the values past the whole groups of 32
+	MOVQ CX, R11
+	SHRQ $5, R11            // the whole groups
+	MOVL $1, AX
+	SHLXQ R9, AX, AX
+	DECQ AX
+	KMOVW AX, K1            // the first 16 of the last values
+	SHRQ $16, AX
+	KMOVW AX, K2            // and the rest
+	MOVQ R9, R10
+	INCQ R10
+	SHRQ $1, R10            // their slots
+	MOVL $1, AX
+	SHLXQ R10, AX, AX
+	DECQ AX
+	KMOVW AX, K3
+	MOVQ CX, AX
+	INCQ AX
+	SHRQ $1, AX
+	SHLQ $2, AX             // bytes from a line of dst to the next
+
+line:
+	MOVQ SI, R12
+	MOVQ DI, R13
+	MOVQ R11, BX
+	TESTQ BX, BX
+	JZ   last
+
+group:
+	VMOVDQU32 (R12), Z30
+	VMOVDQU32 64(R12), Z29
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xC6 // VCVTNE2PS2BF16 Z0, Z29, Z30
+	VMOVDQU32 Z0, (R13)
+	ADDQ $128, R12
+	ADDQ $64, R13
+	DECQ BX
+	JNZ  group
+
+last:
+	TESTQ R9, R9
+	JZ    next
+	VMOVDQU32.Z (R12), K1, Z30
+	VPXORD      Z29, Z29, Z29
+	CMPQ        R9, $16
+	JBE         convert     // no load under an empty mask
+	VMOVDQU32.Z 64(R12), K2, Z29
+
+convert:
+	BYTE $0x62; BYTE $0x92; BYTE $0x17; BYTE $0x40; BYTE $0x72; BYTE $0xC6 // VCVTNE2PS2BF16 Z0, Z29, Z30
+	VMOVDQU32 Z0, K3, (R13)
+
+next:
+	ADDQ R8, SI
+	ADDQ AX, DI
+	DECQ DX
+	JNZ  line
+	VZEROUPPER
+	RET

@@ -100,7 +100,8 @@ func pairRowsGo(dst []float32, w int, src []float32, ld, kc, n int) {
 // TestRowsKernelBF16 checks bf16Kernel12x32Rows against bf16Kernel12x32 bit
 // for bit: the same pairs (edge values among them), laid out by rows for
 // the one and by columns for the other, with and without accumulating, a
-// bias and ReLU.
+// bias and ReLU; and the 8-row kernels of both layouts against the first 8
+// rows of bf16Kernel12x32's tile, leaving the other 4 rows of C as they were.
 func TestRowsKernelBF16(t *testing.T) {
 	needBF16(t)
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -125,12 +126,24 @@ func TestRowsKernelBF16(t *testing.T) {
 			for i := range c0 {
 				c0[i] = float32(rng.NormFloat64())
 			}
-			got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
-			bf16Kernel12x32Rows(k, &byRows[0], &b[0], &got[0], 32, f.accumulate, f.bias, f.relu)
+			want := append([]float32(nil), c0...)
 			bf16Kernel12x32(k, &byCols[0], &b[0], &want[0], 32, f.accumulate, f.bias, f.relu)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("k=%d %+v: c[%d] = %#08x, by columns %#08x", k, f, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			for _, kern := range []struct {
+				name string
+				f    finishingKernel[float32]
+				a    []float32
+				rows int
+			}{{"12x32Rows", bf16Kernel12x32Rows, byRows, 12}, {"8x32", bf16Kernel8x32, byCols, 8}, {"8x32Rows", bf16Kernel8x32Rows, byRows, 8}} {
+				got := append([]float32(nil), c0...)
+				kern.f(k, &kern.a[0], &b[0], &got[0], 32, f.accumulate, f.bias, f.relu)
+				for i := range got {
+					w := want[i]
+					if i >= 32*kern.rows {
+						w = c0[i]
+					}
+					if math.Float32bits(got[i]) != math.Float32bits(w) {
+						t.Fatalf("%s k=%d %+v: c[%d] = %#08x, want %#08x", kern.name, k, f, i, math.Float32bits(got[i]), math.Float32bits(w))
+					}
 				}
 			}
 		}

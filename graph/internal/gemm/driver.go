@@ -56,7 +56,10 @@ type impl[T float] struct {
 	// rows, when set, packs and multiplies the panels of an A that is not
 	// transposed in another layout (see rowPanels).
 	rows *rowPanels[T]
-	pool sync.Pool // of *workspace[T]
+	// short, when set, are kernel and finish on the first shortRows rows
+	// of a panel alone.
+	short *kernels[T]
+	pool  sync.Pool // of *workspace[T]
 }
 
 // rowPanels packs the panels of an A whose rows are contiguous row by row,
@@ -70,14 +73,23 @@ type rowPanels[T float] struct {
 	pack   func(dst []T, w int, src []T, ld, kc, n int) // as a blockPacker
 	kernel microKernel[T]
 	finish finishingKernel[T]
+	short  *kernels[T]
 }
 
 // kernels are the micro-kernel that computes a product's tiles and its
-// finishing form (nil for none).
+// finishing form (nil for none), and, when short is set, the kernels that
+// compute the first shortRows rows of a panel alone: those of the last
+// panel of a block whose rows leave it shortRows or fewer (the third panel
+// of attention's products of 32 rows), which then costs two thirds of a
+// whole one and, at exactly shortRows rows, no scratch tile.
 type kernels[T float] struct {
 	kernel microKernel[T]
 	finish finishingKernel[T]
+	short  *kernels[T]
 }
+
+// shortRows is the height of the tiles of kernels.short.
+const shortRows = 8
 
 // rowsOf returns im's rowPanels when they pack p's A, else nil.
 func (im *impl[T]) rowsOf(p *problem[T]) *rowPanels[T] {
@@ -90,9 +102,9 @@ func (im *impl[T]) rowsOf(p *problem[T]) *rowPanels[T] {
 // kernelsOf returns the micro-kernels for the panels of p's A.
 func (im *impl[T]) kernelsOf(p *problem[T]) kernels[T] {
 	if r := im.rowsOf(p); r != nil {
-		return kernels[T]{r.kernel, r.finish}
+		return kernels[T]{r.kernel, r.finish, r.short}
 	}
-	return kernels[T]{im.kernel, im.finish}
+	return kernels[T]{im.kernel, im.finish, im.short}
 }
 
 // workspace holds one goroutine's packing buffers and scratch tile.
@@ -339,15 +351,19 @@ func (im *impl[T]) macro(w *workspace[T], ks kernels[T], mc, nc, kc int, c []T, 
 		for ir := 0; ir < mc; ir += mr {
 			a := &w.a[ir*kd]
 			rows := min(mr, mc-ir)
-			if rows == mr && cols == nr {
+			k, height := ks, mr
+			if rows <= shortRows && ks.short != nil {
+				k, height = *ks.short, shortRows
+			}
+			if rows == height && cols == nr {
 				if fused {
-					ks.finish(kd, a, b, &c[ir*ldc+jr], ldc, accumulate, epi.biasAt(jr), epi.ReLU)
+					k.finish(kd, a, b, &c[ir*ldc+jr], ldc, accumulate, epi.biasAt(jr), epi.ReLU)
 				} else {
-					ks.kernel(kd, a, b, &c[ir*ldc+jr], ldc, accumulate)
+					k.kernel(kd, a, b, &c[ir*ldc+jr], ldc, accumulate)
 				}
 				continue
 			}
-			ks.kernel(kd, a, b, &w.tile[0], nr, false)
+			k.kernel(kd, a, b, &w.tile[0], nr, false)
 			addTile(c[ir*ldc+jr:], ldc, w.tile, nr, rows, cols, accumulate)
 			if fused {
 				epi.from(jr).Apply(c[ir*ldc+jr:], ldc, rows, cols)

@@ -15,7 +15,7 @@ import (
 func variants[T float](im *impl[T]) []*impl[T] {
 	tiny := &impl[T]{name: im.name + "-tiny", mr: im.mr, nr: im.nr,
 		mc: 2 * im.mr, kc: 11, nc: 3 * im.nr, kernel: im.kernel, finish: im.finish, gather: im.gather, scatter: im.scatter, panels: im.panels,
-		rows: im.rows}
+		rows: im.rows, short: im.short}
 	return []*impl[T]{im, tiny}
 }
 

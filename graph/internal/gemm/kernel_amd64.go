@@ -24,7 +24,9 @@ var (
 	avx512BF16 = &impl[float32]{name: "avx512bf16", mr: 12, nr: 32, mc: 192, kc: 512, nc: 4096,
 		kernel: plain(bf16Kernel12x32), finish: bf16Kernel12x32,
 		gather: gatherAVX, scatter: scatterAVX, panels: avx512Pairing,
-		rows: &rowPanels[float32]{pack: pairRowsBF16, kernel: plain(bf16Kernel12x32Rows), finish: bf16Kernel12x32Rows}}
+		short: &kernels[float32]{kernel: plain(bf16Kernel8x32), finish: bf16Kernel8x32},
+		rows: &rowPanels[float32]{pack: pairRowsBF16, kernel: plain(bf16Kernel12x32Rows), finish: bf16Kernel12x32Rows,
+			short: &kernels[float32]{kernel: plain(bf16Kernel8x32Rows), finish: bf16Kernel8x32Rows}}}
 	avx512Dgemm = &impl[float64]{name: "avx512", mr: 12, nr: 16, mc: 96, kc: 256, nc: 2048, kernel: dgemmKernel12x16,
 		gather: gather[float64], scatter: scatter[float64]}
 )
@@ -82,3 +84,14 @@ func bf16Kernel12x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *fl
 //
 //go:noescape
 func bf16Kernel12x32Rows(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
+
+// bf16Kernel8x32 is bf16Kernel12x32 on the first 8 rows of the panel: an
+// 8×32 tile.
+//
+//go:noescape
+func bf16Kernel8x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
+
+// bf16Kernel8x32Rows is bf16Kernel8x32 on a panel laid out by rows.
+//
+//go:noescape
+func bf16Kernel8x32Rows(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)

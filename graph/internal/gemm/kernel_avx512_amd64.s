@@ -139,34 +139,38 @@ store: \
 	VPMAXSD Z2, c0, c0; \
 	VPMAXSD Z2, c1, c1
 
-#define ROWS(OP) \
+#define ROWS8(OP) \
 	OP(Z8, Z9); OP(Z10, Z11); OP(Z12, Z13); OP(Z14, Z15); \
-	OP(Z16, Z17); OP(Z18, Z19); OP(Z20, Z21); OP(Z22, Z23); \
+	OP(Z16, Z17); OP(Z18, Z19); OP(Z20, Z21); OP(Z22, Z23)
+
+#define ROWS(OP) \
+	ROWS8(OP); \
 	OP(Z24, Z25); OP(Z26, Z27); OP(Z28, Z29); OP(Z30, Z31)
 
-// EPILOGUE finishes and stores the tile; the kernel's arguments are k, a,
-// b, c, ldc, accumulate, bias and relu.
-#define EPILOGUE \
+// EPILOGUE finishes and stores the tile, the rows that ROWSOP (ROWS or
+// ROWS8) names; the kernel's arguments are k, a, b, c, ldc, accumulate,
+// bias and relu.
+#define EPILOGUE(ROWSOP) \
 	MOVBQZX accumulate+40(FP), AX; \
 	TESTQ   AX, AX; \
 	JZ      added; \
 	MOVQ    DX, BX; \
-	ROWS(ACC_ROW); \
+	ROWSOP(ACC_ROW); \
 added: \
 	MOVQ    bias+48(FP), AX; \
 	TESTQ   AX, AX; \
 	JZ      biased; \
 	VMOVUPS (AX), Z0; \
 	VMOVUPS 64(AX), Z1; \
-	ROWS(BIAS_ROW); \
+	ROWSOP(BIAS_ROW); \
 biased: \
 	MOVBQZX relu+56(FP), AX; \
 	TESTQ   AX, AX; \
 	JZ      rectified; \
 	VPXORD  Z2, Z2, Z2; \
-	ROWS(RELU_ROW); \
+	ROWSOP(RELU_ROW); \
 rectified: \
-	ROWS(STORE_ROW); \
+	ROWSOP(STORE_ROW); \
 	VZEROUPPER; \
 	RET
 
@@ -181,7 +185,7 @@ loop:
 	DECQ CX
 	JNZ  loop
 
-	EPILOGUE
+	EPILOGUE(ROWS)
 
 // func dgemmKernel12x16(k int, a, b, c *float64, ldc int, accumulate bool)
 TEXT ·dgemmKernel12x16(SB), NOSPLIT, $0-41
@@ -210,13 +214,15 @@ loop:
 // Intel's operand order (destination first). bf16_amd64_test.go checks them
 // against a scalar reference.
 
-// BF16_STEP does one step of the bfloat16 kernels' k loop: it loads a slot
-// row of the packed B panel into Z0 and Z1 and, for each of the 12 rows of
-// the tile, broadcasts the row's pair of A from its address (a0 … a11) into
-// Z2 and does two VDPBF16PS.
-#define BF16_STEP(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11) \
+// The steps of the bfloat16 kernels' k loop: BF16_B loads a slot row of the
+// packed B panel into Z0 and Z1; BF16_ROWS8 and BF16_ROWS4, for rows 0-7
+// and 8-11 of the tile, broadcast the row's pair of A from its address
+// into Z2 and do two VDPBF16PS each.
+#define BF16_B \
 	VMOVUPS (DI), Z0; \
-	VMOVUPS 64(DI), Z1; \
+	VMOVUPS 64(DI), Z1
+
+#define BF16_ROWS8(a0, a1, a2, a3, a4, a5, a6, a7) \
 	VPBROADCASTD a0, Z2; \
 	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC0 /* VDPBF16PS Z8, Z2, Z0 */; \
 	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC9 /* VDPBF16PS Z9, Z2, Z1 */; \
@@ -240,17 +246,19 @@ loop:
 	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE9 /* VDPBF16PS Z21, Z2, Z1 */; \
 	VPBROADCASTD a7, Z2; \
 	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF0 /* VDPBF16PS Z22, Z2, Z0 */; \
-	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF9 /* VDPBF16PS Z23, Z2, Z1 */; \
-	VPBROADCASTD a8, Z2; \
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF9 /* VDPBF16PS Z23, Z2, Z1 */
+
+#define BF16_ROWS4(b0, b1, b2, b3) \
+	VPBROADCASTD b0, Z2; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC0 /* VDPBF16PS Z24, Z2, Z0 */; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC9 /* VDPBF16PS Z25, Z2, Z1 */; \
-	VPBROADCASTD a9, Z2; \
+	VPBROADCASTD b1, Z2; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD0 /* VDPBF16PS Z26, Z2, Z0 */; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD9 /* VDPBF16PS Z27, Z2, Z1 */; \
-	VPBROADCASTD a10, Z2; \
+	VPBROADCASTD b2, Z2; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE0 /* VDPBF16PS Z28, Z2, Z0 */; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE9 /* VDPBF16PS Z29, Z2, Z1 */; \
-	VPBROADCASTD a11, Z2; \
+	VPBROADCASTD b3, Z2; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF0 /* VDPBF16PS Z30, Z2, Z0 */; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF9 /* VDPBF16PS Z31, Z2, Z1 */
 
@@ -261,13 +269,15 @@ TEXT ·bf16Kernel12x32(SB), NOSPLIT, $0-57
 	ZERO_TILE
 
 loop:
-	BF16_STEP(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 24(SI), 28(SI), 32(SI), 36(SI), 40(SI), 44(SI))
+	BF16_B
+	BF16_ROWS8(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 24(SI), 28(SI))
+	BF16_ROWS4(32(SI), 36(SI), 40(SI), 44(SI))
 	ADDQ $48, SI
 	ADDQ $128, DI
 	DECQ CX
 	JNZ  loop
 
-	EPILOGUE
+	EPILOGUE(ROWS)
 
 
 // func bf16Kernel12x32Rows(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
@@ -288,7 +298,9 @@ TEXT ·bf16Kernel12x32Rows(SB), NOSPLIT, $0-57
 	ADDQ R9, R12            // row 9
 
 rows:
-	BF16_STEP((SI), (SI)(R9*1), (SI)(R9*2), (R10), (R10)(R9*1), (R10)(R9*2), (R11), (R11)(R9*1), (R11)(R9*2), (R12), (R12)(R9*1), (R12)(R9*2))
+	BF16_B
+	BF16_ROWS8((SI), (SI)(R9*1), (SI)(R9*2), (R10), (R10)(R9*1), (R10)(R9*2), (R11), (R11)(R9*1))
+	BF16_ROWS4((R11)(R9*2), (R12), (R12)(R9*1), (R12)(R9*2))
 	ADDQ $4, SI
 	ADDQ $4, R10
 	ADDQ $4, R11
@@ -297,4 +309,49 @@ rows:
 	DECQ CX
 	JNZ  rows
 
-	EPILOGUE
+	EPILOGUE(ROWS)
+
+// func bf16Kernel8x32(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
+//
+// bf16Kernel12x32 on the first 8 rows of the panel alone: the last panel
+// of a block whose rows leave 8 or fewer for it.
+TEXT ·bf16Kernel8x32(SB), NOSPLIT, $0-57
+	LOAD_ARGS(2)
+	PREFETCH_C
+	ZERO_TILE
+
+loop:
+	BF16_B
+	BF16_ROWS8(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 24(SI), 28(SI))
+	ADDQ $48, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop
+
+	EPILOGUE(ROWS8)
+
+// func bf16Kernel8x32Rows(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
+//
+// bf16Kernel8x32 on a panel laid out by rows (rowPanels).
+TEXT ·bf16Kernel8x32Rows(SB), NOSPLIT, $0-57
+	LOAD_ARGS(2)
+	PREFETCH_C
+	ZERO_TILE
+	MOVQ CX, R9
+	SHLQ $2, R9             // a row of the panel: 4·k bytes
+	LEAQ (SI)(R9*2), R10
+	ADDQ R9, R10            // row 3
+	LEAQ (R10)(R9*2), R11
+	ADDQ R9, R11            // row 6
+
+rows:
+	BF16_B
+	BF16_ROWS8((SI), (SI)(R9*1), (SI)(R9*2), (R10), (R10)(R9*1), (R10)(R9*2), (R11), (R11)(R9*1))
+	ADDQ $4, SI
+	ADDQ $4, R10
+	ADDQ $4, R11
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  rows
+
+	EPILOGUE(ROWS8)

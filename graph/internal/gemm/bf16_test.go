@@ -183,7 +183,8 @@ func TestSgemmBF16(t *testing.T) {
 func TestPackedBF16(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	rng := rand.New(rand.NewPCG(9, 10))
-	large := []testCase{{false, true, 40, 600, 130, 0, 0}, {true, false, 700, 60, 33, 1, 1}, {true, false, 2100, 24, 33, 0, 0.5}, {true, false, 768, 40, 50, 0, 1}, {false, false, 40, 70, 1031, 0, 0.5}}
+	large := []testCase{{false, true, 40, 600, 130, 0, 0}, {true, false, 700, 60, 33, 1, 1}, {true, false, 2100, 24, 33, 0, 0.5}, {true, false, 768, 40, 50, 0, 1}, {false, false, 40, 70, 1031, 0, 0.5},
+		{false, true, 32, 40, 48, 0, 0}, {true, false, 32, 33, 31, 2, 1}, {false, false, 20, 64, 17, 0, -0.5}} // last panels of exactly 8 rows
 	for _, im := range bf16Impls() {
 		packed := func(p problem[float32]) {
 			pb := pack(im, p.transB, p.k, p.n, p.b, p.ldb)

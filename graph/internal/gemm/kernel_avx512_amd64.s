@@ -279,6 +279,16 @@ loop:
 
 	EPILOGUE(ROWS)
 
+// ROW_BASES sets R9 to a row of a panel laid out by rows (4·k bytes, k in
+// CX) and R10 and R11 to its rows 3 and 6 (SI the first): with R9 as the
+// index, they address rows 0-8.
+#define ROW_BASES \
+	MOVQ CX, R9; \
+	SHLQ $2, R9; \
+	LEAQ (SI)(R9*2), R10; \
+	ADDQ R9, R10; \
+	LEAQ (R10)(R9*2), R11; \
+	ADDQ R9, R11
 
 // func bf16Kernel12x32Rows(k int, a, b, c *float32, ldc int, accumulate bool, bias *float32, relu bool)
 //
@@ -288,12 +298,7 @@ TEXT ·bf16Kernel12x32Rows(SB), NOSPLIT, $0-57
 	LOAD_ARGS(2)
 	PREFETCH_C
 	ZERO_TILE
-	MOVQ CX, R9
-	SHLQ $2, R9             // a row of the panel: 4·k bytes
-	LEAQ (SI)(R9*2), R10
-	ADDQ R9, R10            // row 3
-	LEAQ (R10)(R9*2), R11
-	ADDQ R9, R11            // row 6
+	ROW_BASES
 	LEAQ (R11)(R9*2), R12
 	ADDQ R9, R12            // row 9
 
@@ -337,12 +342,7 @@ TEXT ·bf16Kernel8x32Rows(SB), NOSPLIT, $0-57
 	LOAD_ARGS(2)
 	PREFETCH_C
 	ZERO_TILE
-	MOVQ CX, R9
-	SHLQ $2, R9             // a row of the panel: 4·k bytes
-	LEAQ (SI)(R9*2), R10
-	ADDQ R9, R10            // row 3
-	LEAQ (R10)(R9*2), R11
-	ADDQ R9, R11            // row 6
+	ROW_BASES
 
 rows:
 	BF16_B

@@ -70,10 +70,8 @@ type impl[T float] struct {
 // find row r of a panel at r·k slots; they compute what the ones of the
 // other layout do, bit for bit.
 type rowPanels[T float] struct {
-	pack   func(dst []T, w int, src []T, ld, kc, n int) // as a blockPacker
-	kernel microKernel[T]
-	finish finishingKernel[T]
-	short  *kernels[T]
+	pack func(dst []T, w int, src []T, ld, kc, n int) // as a blockPacker
+	kernels[T]
 }
 
 // kernels are the micro-kernel that computes a product's tiles and its
@@ -102,7 +100,7 @@ func (im *impl[T]) rowsOf(p *problem[T]) *rowPanels[T] {
 // kernelsOf returns the micro-kernels for the panels of p's A.
 func (im *impl[T]) kernelsOf(p *problem[T]) kernels[T] {
 	if r := im.rowsOf(p); r != nil {
-		return kernels[T]{r.kernel, r.finish, r.short}
+		return r.kernels
 	}
 	return kernels[T]{im.kernel, im.finish, im.short}
 }
@@ -337,10 +335,10 @@ func (im *impl[T]) workspace(mc, nc, kc int) *workspace[T] {
 }
 
 // macro updates the mc×nc block of C at c from the packed blocks of A and B
-// in w, tile by tile with the micro-kernels ks, and finishes it with epi (whose Bias starts at the
-// block's first column); the micro-kernel's k is the panels' depth. Whole
-// tiles are finished by the finishing kernel where there is one, the others
-// after they are added to C.
+// in w, tile by tile with the micro-kernels ks, and finishes it with epi
+// (whose Bias starts at the block's first column); the micro-kernel's k is
+// the panels' depth. Whole tiles are finished by the finishing kernel where
+// there is one, the others after they are added to C.
 func (im *impl[T]) macro(w *workspace[T], ks kernels[T], mc, nc, kc int, c []T, ldc int, accumulate bool, epi Epilogue[T]) {
 	mr, nr := im.mr, im.nr
 	kd := im.depth(kc)

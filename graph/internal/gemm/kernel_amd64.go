@@ -25,8 +25,8 @@ var (
 		kernel: plain(bf16Kernel12x32), finish: bf16Kernel12x32,
 		gather: gatherAVX, scatter: scatterAVX, panels: avx512Pairing,
 		short: &kernels[float32]{kernel: plain(bf16Kernel8x32), finish: bf16Kernel8x32},
-		rows: &rowPanels[float32]{pack: pairRowsBF16, kernel: plain(bf16Kernel12x32Rows), finish: bf16Kernel12x32Rows,
-			short: &kernels[float32]{kernel: plain(bf16Kernel8x32Rows), finish: bf16Kernel8x32Rows}}}
+		rows: &rowPanels[float32]{pack: pairRowsBF16, kernels: kernels[float32]{kernel: plain(bf16Kernel12x32Rows), finish: bf16Kernel12x32Rows,
+			short: &kernels[float32]{kernel: plain(bf16Kernel8x32Rows), finish: bf16Kernel8x32Rows}}}}
 	avx512Dgemm = &impl[float64]{name: "avx512", mr: 12, nr: 16, mc: 96, kc: 256, nc: 2048, kernel: dgemmKernel12x16,
 		gather: gather[float64], scatter: scatter[float64]}
 )

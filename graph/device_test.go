@@ -69,6 +69,10 @@ func deviceCases() []deviceCase {
 		{"log-softmax", func(s *Scope) *G.Node { return s.LogSoftmax(x(s, 2, 3, 7)) }, nil},
 		{"layer norm", func(s *Scope) *G.Node { return s.LayerNorm(x(s, 3, 5), p(s, "g", 5), p(s, "b", 5), 1e-5) }, nil},
 		{"rms norm", func(s *Scope) *G.Node { return s.Normalize(x(s, 4, 6), p(s, "g", 6), 1e-6, false) }, nil},
+		{"add and layer norm", func(s *Scope) *G.Node {
+			return s.AddLayerNorm(x(s, 3, 5), p(s, "r", 3, 5), p(s, "g", 5), p(s, "b", 5), 1e-5)
+		}, nil},
+		{"add and rms norm", func(s *Scope) *G.Node { return s.AddNormalize(x(s, 4, 6), p(s, "r", 4, 6), p(s, "g", 6), 1e-6, false) }, nil},
 		{"matmul", func(s *Scope) *G.Node { return s.MatMul(x(s, 2, 3, 4), p(s, "w", 4, 5), false) }, nil},
 		{"matmul transposed", func(s *Scope) *G.Node { return s.MatMul(x(s, 2, 3, 4), p(s, "w", 5, 4), true) }, nil},
 		{"affine", func(s *Scope) *G.Node { return s.Affine(x(s, 2, 3, 4), p(s, "w", 4, 5), p(s, "b", 5), false) }, nil},

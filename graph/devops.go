@@ -258,11 +258,45 @@ func embedDevice(vocab int, scale float64) DeviceKernels {
 	}
 }
 
-// normalizeDevice are the device kernels of Normalize and LayerNorm:
+// normalizeDevice are the device kernels of a normalizing op of the form
+// f: rowsNormDevice's, given the sum x + r in scratch memory (add_f32)
+// when f.sum.
+func normalizeDevice(f normForm) DeviceKernels {
+	k := rowsNormDevice(f.eps, f.center)
+	if !f.sum {
+		return k
+	}
+	sum := func(d *DeviceCall, x []DeviceOperand) ([]DeviceOperand, error) {
+		n := x[0].Len()
+		s, err := d.Scratch(3, 4*n)
+		if err == nil {
+			err = d.Elems("add_f32", n, s, x[0].Ptr, x[1].Ptr, n)
+		}
+		return append([]DeviceOperand{{Shape: x[0].Shape, Ptr: s}}, x[2:]...), err
+	}
+	return DeviceKernels{
+		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
+			in, err := sum(d, x)
+			if err != nil {
+				return err
+			}
+			return k.Forward(d, y, in)
+		},
+		Backward: func(d *DeviceCall, i int, dx DeviceOperand, x []DeviceOperand, y, dy DeviceOperand) error {
+			in, err := sum(d, x)
+			if err != nil {
+				return err
+			}
+			return k.Backward(d, max(i-1, 0), dx, in, y, dy)
+		},
+	}
+}
+
+// rowsNormDevice are the device kernels of Normalize and LayerNorm:
 // layernorm_fwd_f32 (the rows' means and reciprocal deviations in scratch
-// memory; the gradients compute them again), layernorm_bwd_f32 and
-// layernorm_bwd_params_f32.
-func normalizeDevice(eps float64, center bool) DeviceKernels {
+// memory 0 and 1; the gradients compute them again), layernorm_bwd_f32 and
+// layernorm_bwd_params_f32 (scratch memory 2).
+func rowsNormDevice(eps float64, center bool) DeviceKernels {
 	stats := func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) (mean, rstd DevicePtr, err error) {
 		cols := lastDim(x[0].Shape)
 		rows := x[0].Len() / cols

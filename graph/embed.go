@@ -64,13 +64,9 @@ func checkIDs(ids []int, vocab int) error {
 // some of the ids.
 func gatherRows[T Float](y, w []T, ids []int, scale float64) {
 	d := len(y) / max(len(ids), 1)
-	s := T(scale)
 	forElems(len(ids), d, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			yr, wr := y[i*d:(i+1)*d], w[ids[i]*d:(ids[i]+1)*d]
-			for j, v := range wr {
-				yr[j] = s * v
-			}
+			scaleInto(y[i*d:(i+1)*d], w[ids[i]*d:(ids[i]+1)*d], T(scale))
 		}
 	})
 }

@@ -3,10 +3,12 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // Normalize scales each row (last axis) of x to unit variance and multiplies it by
@@ -21,66 +23,163 @@ import (
 //
 // LayerNorm adds the bias for the full LayerNorm in the same pass.
 func Normalize(x, g *G.Node, eps float64, center bool) (*G.Node, error) {
-	return normalize(x, g, nil, eps, center)
+	return normalize(x, nil, g, nil, eps, center)
 }
 
 // LayerNorm is layer normalization with gain g and bias b in one op:
 // y = g ⊙ x̂ + b, x̂ as in Normalize with center.
-func LayerNorm(x, g, b *G.Node, eps float64) (*G.Node, error) { return normalize(x, g, b, eps, true) }
+func LayerNorm(x, g, b *G.Node, eps float64) (*G.Node, error) {
+	return normalize(x, nil, g, b, eps, true)
+}
 
-// normalize is Normalize plus the bias b unless it is nil.
-func normalize(x, g, b *G.Node, eps float64, center bool) (*G.Node, error) {
+// AddNormalize is Normalize of the sum x + r, the post-norm residual
+// connection's Norm(x + r), in one op that never writes the sum out. It
+// gives Normalize(Add(x, r), …) bit for bit; both addends get the sum's
+// gradient.
+func AddNormalize(x, r, g *G.Node, eps float64, center bool) (*G.Node, error) {
+	return normalize(x, r, g, nil, eps, center)
+}
+
+// AddLayerNorm is LayerNorm of the sum x + r in one op, as AddNormalize.
+func AddLayerNorm(x, r, g, b *G.Node, eps float64) (*G.Node, error) {
+	return normalize(x, r, g, b, eps, true)
+}
+
+// normalize is Normalize of x, or of x + r unless r is nil, plus the bias
+// b unless it is nil. The op's inputs are x, r (when not nil), g, b (when
+// not nil).
+func normalize(x, r, g, b *G.Node, eps float64, center bool) (*G.Node, error) {
 	if x == nil || g == nil {
 		return nil, errors.New("normalize: no input or no gain")
 	}
 	if g.Dims() != 1 || g.Shape()[0] != lastDim(x.Shape()) {
 		return nil, errors.Errorf("normalize: x %v with gain %v: gain must be a vector of x's last size", x.Shape(), g.Shape())
 	}
-	op := Op{
-		Name:   fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center),
-		Arity:  2,
-		Shape:  firstShape,
-		F32:    normalizeKernels[float32](eps, center),
-		F64:    normalizeKernels[float64](eps, center),
-		Device: normalizeDevice(eps, center),
-		Diff:   []bool{true, true},
-		Save:   []int{0, 1},
-	}
-	if b == nil {
-		return op.Apply(x, g)
-	}
-	if b.Dims() != 1 || b.Shape()[0] != lastDim(x.Shape()) {
+	if b != nil && (b.Dims() != 1 || b.Shape()[0] != lastDim(x.Shape())) {
 		return nil, errors.Errorf("layer norm: x %v with bias %v: bias must be a vector of x's last size", x.Shape(), b.Shape())
 	}
-	op.Name, op.Arity, op.Diff = fmt.Sprintf("layer_norm(eps=%g)", eps), 3, []bool{true, true, true}
-	return op.Apply(x, g, b)
+	if r != nil && !slices.Equal(r.Shape(), x.Shape()) {
+		return nil, errors.Errorf("normalize: x %v plus %v: the addends must have one shape", x.Shape(), r.Shape())
+	}
+	in := slices.DeleteFunc([]*G.Node{x, r, g, b}, func(n *G.Node) bool { return n == nil })
+	f := normForm{eps: eps, center: center, sum: r != nil}
+	name := fmt.Sprintf("normalize(eps=%g,center=%t)", eps, center)
+	if b != nil {
+		name = fmt.Sprintf("layer_norm(eps=%g)", eps)
+	}
+	if f.sum {
+		name = "add_" + name
+	}
+	op := Op{
+		Name:   name,
+		Arity:  len(in),
+		Shape:  firstShape,
+		F32:    normalizeKernels[float32](f),
+		F64:    normalizeKernels[float64](f),
+		Device: normalizeDevice(f),
+		Diff:   slices.Repeat([]bool{true}, len(in)),
+		Save:   []int{0, 1},
+	}
+	if f.sum {
+		op.Grad = sumGrads(op)
+	}
+	return op.Apply(in...)
 }
 
-// normalizeKernels are Normalize's kernels, and LayerNorm's with the bias
-// b as a third input. With d = g ⊙ dy and r the row's 1/sqrt(σ² + eps), the
-// backward pass is
+// sumGrads is the Grad of the sum form's op: a node per gradient running
+// its Backward kernels on x, r, g and dy, the sum's taken by both addends,
+// so that it is computed once.
+func sumGrads(op Op) func(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
+		grads := make(G.Nodes, len(in))
+		for i := range in {
+			if i == 1 {
+				continue
+			}
+			shape := in[i].Shape().Clone()
+			g, err := Op{
+				Name:   fmt.Sprintf("%s/grad%d", op.Name, i),
+				Arity:  4,
+				Shape:  func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
+				F32:    Kernels[float32]{Forward: gradPart(op.F32.Backward, i)},
+				F64:    Kernels[float64]{Forward: gradPart(op.F64.Backward, i)},
+				Device: DeviceKernels{Forward: deviceGradPart(op.Device.Backward, i)},
+			}.Apply(in[0], in[1], in[2], dy)
+			if err != nil {
+				return nil, err
+			}
+			grads[i] = g
+		}
+		grads[1] = grads[0]
+		return grads, nil
+	}
+}
+
+// gradPart runs back for input i given x, r, g and dy.
+func gradPart[T Float](back func(int, Operand[T], []Operand[T], Operand[T], Operand[T]) error, i int) func(Operand[T], []Operand[T]) error {
+	return func(d Operand[T], a []Operand[T]) error { return back(i, d, a[:3], Operand[T]{}, a[3]) }
+}
+
+// deviceGradPart is gradPart of the device kernel back.
+func deviceGradPart(back func(*DeviceCall, int, DeviceOperand, []DeviceOperand, DeviceOperand, DeviceOperand) error, i int) func(*DeviceCall, DeviceOperand, []DeviceOperand) error {
+	return func(d *DeviceCall, dx DeviceOperand, a []DeviceOperand) error {
+		return back(d, i, dx, a[:3], DeviceOperand{}, a[3])
+	}
+}
+
+// normForm is what a normalizing op computes: its eps, whether it centers
+// the rows, and whether it normalizes the sum of its first two inputs.
+type normForm struct {
+	eps         float64
+	center, sum bool
+}
+
+// firstParam is the index of the gain among the op's inputs.
+func (f normForm) firstParam() int {
+	if f.sum {
+		return 2
+	}
+	return 1
+}
+
+// normInputs are the rows x, the addend r (nil unless f.sum), the gain g and
+// the bias b (nil if none) among a normalizing op's inputs.
+func normInputs[T Float](f normForm, in []Operand[T]) (x, r, g, b []T) {
+	p := f.firstParam()
+	x, g = in[0].Data, in[p].Data
+	if f.sum {
+		r = in[1].Data
+	}
+	if len(in) > p+1 {
+		b = in[p+1].Data
+	}
+	return x, r, g, b
+}
+
+// normalizeKernels are the kernels of a normalizing op of the form f. With
+// d = g ⊙ dy and r the row's 1/sqrt(σ² + eps), the backward pass is
 //
 //	dx = r · (d - mean(d) - x̂ · mean(d ⊙ x̂))   (the mean(d) term only when centered)
 //	dg = Σ_rows dy ⊙ x̂
 //	db = Σ_rows dy
-func normalizeKernels[T Float](eps float64, center bool) Kernels[T] {
+//
+// and an addend's gradient is the sum's, dx.
+func normalizeKernels[T Float](f normForm) Kernels[T] {
 	return Kernels[T]{
 		Forward: func(y Operand[T], in []Operand[T]) error {
-			var b []T
-			if len(in) == 3 {
-				b = in[2].Data
-			}
-			normalizeRows(y.Data, in[0].Data, in[1].Data, b, eps, center)
+			x, r, g, b := normInputs(f, in)
+			normalizeRows(y.Data, x, r, g, b, f)
 			return nil
 		},
 		Backward: func(i int, d Operand[T], in []Operand[T], _, dy Operand[T]) error {
-			switch i {
-			case 2:
-				columnSums(d.Data, dy.Data)
+			x, r, g, _ := normInputs(f, in)
+			switch i - f.firstParam() {
 			case 1:
-				gainGrad(d.Data, in[0].Data, dy.Data, eps, center)
+				columnSums(d.Data, dy.Data)
+			case 0:
+				gainGrad(d.Data, x, r, dy.Data, f)
 			default:
-				normalizeBackward(d.Data, in[0].Data, in[1].Data, dy.Data, eps, center)
+				normalizeBackward(d.Data, x, r, g, dy.Data, f)
 			}
 			return nil
 		},
@@ -142,13 +241,14 @@ func gradMoments[T Float](x, g, dy []T, c float64) (sd, sdx float64) {
 	return a0 + a1, b0 + b1
 }
 
-// normalizeRows writes y = g ⊙ x̂ (+ b, unless nil) row by row.
-func normalizeRows[T Float](y, x, g, b []T, eps float64, center bool) {
+// normalizeRows writes y = g ⊙ x̂ (+ b, unless nil) row by row, x̂ that of
+// x's row, or of x + r's written into y first unless r is nil.
+func normalizeRows[T Float](y, x, r, g, b []T, f normForm) {
 	n := len(g)
 	forRows(x, n, func(lo, hi int) {
-		for r := lo * n; r < hi*n; r += n {
-			xr, yr := x[r:r+n], y[r:r+n]
-			mean, rstd := rowStats(xr, eps, center)
+		for i := lo * n; i < hi*n; i += n {
+			xr, yr := rowOf(x, r, i, n, y[i:i+n]), y[i:i+n]
+			mean, rstd := rowStats(xr, f.eps, f.center)
 			if x32, ok := any(xr).([]float32); ok {
 				b32, _ := any(b).([]float32)
 				vrow.Normalize(any(yr).([]float32), x32, any(g).([]float32), b32, mean, rstd)
@@ -166,20 +266,30 @@ func normalizeRows[T Float](y, x, g, b []T, eps float64, center bool) {
 	})
 }
 
-// normalizeBackward writes the gradient of x into out.
-func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center bool) {
+// rowOf is the row of n elements at offset i of x, or, unless r is nil,
+// that of x + r written into buf.
+func rowOf[T Float](x, r []T, i, n int, buf []T) []T {
+	if r == nil {
+		return x[i : i+n]
+	}
+	AddRow(buf, x[i:i+n], r[i:i+n])
+	return buf
+}
+
+// normalizeBackward writes the gradient of x (or of x + r) into out.
+func normalizeBackward[T Float](out, x, r, g, dy []T, f normForm) {
 	n := len(g)
 	forRows(x, n, func(lo, hi int) {
-		for r := lo * n; r < hi*n; r += n {
-			xr, dyr := x[r:r+n], dy[r:r+n]
-			mean, rstd := rowStats(xr, eps, center)
+		for i := lo * n; i < hi*n; i += n {
+			or, dyr := out[i:i+n], dy[i:i+n]
+			xr := rowOf(x, r, i, n, or)
+			mean, rstd := rowStats(xr, f.eps, f.center)
 			md, mdx := gradMoments(xr, g, dyr, mean)
 			md /= float64(n)
 			mdx *= rstd / float64(n)
-			if !center {
+			if !f.center {
 				md = 0
 			}
-			or := out[r : r+n]
 			if x32, ok := any(xr).([]float32); ok {
 				vrow.NormalizeGrad(any(or).([]float32), x32, any(g).([]float32), any(dyr).([]float32), mean, rstd, md, mdx)
 				continue
@@ -192,13 +302,13 @@ func normalizeBackward[T Float](out, x, g, dy []T, eps float64, center bool) {
 	})
 }
 
-// gainGrad writes dg = Σ_rows dy ⊙ x̂, each row's statistics computed as it
-// is summed.
-func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
+// gainGrad writes dg = Σ_rows dy ⊙ x̂, each row's statistics (of x, or of
+// x + r unless r is nil) computed as it is summed.
+func gainGrad[T Float](dg, x, r, dy []T, f normForm) {
 	n := len(dg)
-	sumOverRows(dg, len(x)/n, func(out []T, r int) {
-		xr, dyr := x[r*n:(r+1)*n], dy[r*n:(r+1)*n]
-		mean, rstd := rowStats(xr, eps, center)
+	sumOverRows(dg, len(x)/n, func(out, tmp []T, i int) {
+		xr, dyr := rowOf(x, r, i*n, n, tmp), dy[i*n:(i+1)*n]
+		mean, rstd := rowStats(xr, f.eps, f.center)
 		if x32, ok := any(xr).([]float32); ok {
 			o := any(out).([]float32)
 			vrow.Normalize(o, x32, any(dyr).([]float32), o, mean, rstd)
@@ -213,43 +323,45 @@ func gainGrad[T Float](dg, x, dy []T, eps float64, center bool) {
 // columnSums writes s[j] = Σ_rows x[r, j] for x of rows of len(s).
 func columnSums[T Float](s, x []T) {
 	n := len(s)
-	sumOverRows(s, len(x)/n, func(out []T, r int) { addInto(out, x[r*n:(r+1)*n]) })
+	sumOverRows(s, len(x)/n, func(out, _ []T, r int) { addInto(out, x[r*n:(r+1)*n]) })
 }
 
 // sumRowsChunk is how many rows sumOverRows sums into one partial sum.
 const sumRowsChunk = 64
 
-// sumOverRows writes into s the sum over rows of terms, add(out, r)
-// adding row r's terms into out (as long as s). Chunks of sumRowsChunk
-// rows are summed in parallel, each in order into a partial sum of its
-// own, and the partial sums are then added in chunk order: every goroutine
-// reads whole rows, and the result does not depend on how many goroutines
-// there are.
-func sumOverRows[T Float](s []T, rows int, add func(out []T, r int)) {
-	n, chunks := len(s), (rows+sumRowsChunk-1)/sumRowsChunk
-	if chunks <= 1 {
+// sumOverRows writes into s the sum over rows of terms, add(out, tmp, r)
+// adding row r's terms into out (as long as s), with tmp a row of scratch
+// memory of the same length. Chunks of sumRowsChunk rows are summed in
+// parallel, each in order into a partial sum of its own, and the partial
+// sums are then added in chunk order: every goroutine reads whole rows, and
+// the result does not depend on how many goroutines there are.
+func sumOverRows[T Float](s []T, rows int, add func(out, tmp []T, r int)) {
+	n, chunks := len(s), max((rows+sumRowsChunk-1)/sumRowsChunk, 1)
+	buf := getScratch[T]((2*chunks - 1) * n)
+	defer scratch.Put(buf)
+	part, tmp := (*buf)[:(chunks-1)*n], (*buf)[(chunks-1)*n:]
+	if chunks == 1 {
 		clear(s)
 		for r := range rows {
-			add(s, r)
+			add(s, tmp[:n], r)
 		}
 		return
 	}
-	buf := getScratch[T](chunks * n)
-	defer scratch.Put(buf)
-	part := *buf
 	forElems(chunks, sumRowsChunk*n, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			out := part[c*n : (c+1)*n]
+			out := s
+			if c > 0 {
+				out = part[(c-1)*n : c*n]
+			}
 			clear(out)
 			for r := c * sumRowsChunk; r < min((c+1)*sumRowsChunk, rows); r++ {
-				add(out, r)
+				add(out, tmp[c*n:(c+1)*n], r)
 			}
 		}
 	})
 	forElems(n, chunks, func(j0, j1 int) {
-		copy(s[j0:j1], part[j0:j1])
 		for c := 1; c < chunks; c++ {
-			addInto(s[j0:j1], part[c*n+j0:c*n+j1])
+			addInto(s[j0:j1], part[(c-1)*n+j0:(c-1)*n+j1])
 		}
 	})
 }

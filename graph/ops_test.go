@@ -59,6 +59,13 @@ func TestOpGradients(t *testing.T) {
 		{"rms norm", func(s *Scope) *G.Node {
 			return s.Normalize(x(s, 4, 6), s.Param("g", tensor.Shape{6}, Normal(1)), 1e-6, false)
 		}, nil, false},
+		{"add and layer norm", func(s *Scope) *G.Node {
+			r, g, b := s.Param("r", tensor.Shape{3, 5}, Normal(1)), s.Param("g", tensor.Shape{5}, Normal(1)), s.Param("b", tensor.Shape{5}, Normal(1))
+			return s.AddLayerNorm(x(s, 3, 5), r, g, b, 1e-5)
+		}, nil, false},
+		{"add and rms norm", func(s *Scope) *G.Node {
+			return s.AddNormalize(x(s, 2, 2, 6), s.Param("r", tensor.Shape{2, 2, 6}, Normal(1)), s.Param("g", tensor.Shape{6}, Normal(1)), 1e-6, false)
+		}, nil, false},
 		{"embed", func(s *Scope) *G.Node {
 			return s.Embed(s.Param("w", tensor.Shape{6, 4}, Normal(1)), s.Input("ids", tensor.Int, 2, 3), 2)
 		}, setIDs, false},

@@ -152,6 +152,16 @@ func (s *Scope) LayerNorm(x, g, b *G.Node, eps float64) *G.Node {
 	return s.do(func() (*G.Node, error) { return LayerNorm(x, g, b, eps) }, x, g, b)
 }
 
+// AddLayerNorm is AddLayerNorm recorded in s.
+func (s *Scope) AddLayerNorm(x, r, g, b *G.Node, eps float64) *G.Node {
+	return s.do(func() (*G.Node, error) { return AddLayerNorm(x, r, g, b, eps) }, x, r, g, b)
+}
+
+// AddNormalize is AddNormalize recorded in s.
+func (s *Scope) AddNormalize(x, r, g *G.Node, eps float64, center bool) *G.Node {
+	return s.do(func() (*G.Node, error) { return AddNormalize(x, r, g, eps, center) }, x, r, g)
+}
+
 // Normalize is Normalize recorded in s.
 func (s *Scope) Normalize(x, g *G.Node, eps float64, center bool) *G.Node {
 	return s.do(func() (*G.Node, error) { return Normalize(x, g, eps, center) }, x, g)

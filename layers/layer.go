@@ -139,6 +139,8 @@ func (l Layer) norm() Norm {
 //
 // Pre-norm (Xiong et al., 2020) trains without warmup troubles and needs a final
 // norm after the last layer of a stack.
+// Post-norm with a SumNorm (LayerNorm and RMSNorm are) normalizes the sum in
+// the norm's op, without writing it out.
 type Residual struct {
 	Norm    Norm
 	Dropout float64
@@ -154,5 +156,9 @@ func (r Residual) Apply(s *graph.Scope, x *G.Node, f func(x *G.Node) *G.Node) *G
 	if r.PreNorm {
 		return s.Add(x, s.Dropout(f(r.Norm.Apply(s, x)), r.Dropout))
 	}
-	return r.Norm.Apply(s, s.Add(x, s.Dropout(f(x), r.Dropout)))
+	y := s.Dropout(f(x), r.Dropout)
+	if n, ok := r.Norm.(SumNorm); ok {
+		return n.ApplySum(s, x, y)
+	}
+	return r.Norm.Apply(s, s.Add(x, y))
 }

@@ -12,6 +12,14 @@ type Norm interface {
 	Apply(s *graph.Scope, x *G.Node) *G.Node
 }
 
+// SumNorm is a Norm that also normalizes a sum x + r in one op, never
+// writing the sum out: Residual's post-norm Norm(x + Dropout(f(x))) uses it
+// when its Norm has it. ApplySum gives Apply(s, x + r) bit for bit.
+type SumNorm interface {
+	Norm
+	ApplySum(s *graph.Scope, x, r *G.Node) *G.Node
+}
+
 // LayerNorm is layer normalization (Ba et al., 2016) with a gain "weight" and a
 // bias "bias":
 //
@@ -28,6 +36,13 @@ func (n LayerNorm) Apply(s *graph.Scope, x *G.Node) *G.Node {
 	return s.LayerNorm(x, g, b, n.Eps)
 }
 
+// ApplySum normalizes x + r [..., dModel].
+func (n LayerNorm) ApplySum(s *graph.Scope, x, r *G.Node) *G.Node {
+	g := s.Param("weight", tensor.Shape{n.DModel}, graph.Ones)
+	b := s.Param("bias", tensor.Shape{n.DModel}, graph.Zeros)
+	return s.AddLayerNorm(x, r, g, b, n.Eps)
+}
+
 // RMSNorm is root-mean-square normalization (Zhang & Sennrich, 2019), a variant
 // without centering or bias:
 //
@@ -40,4 +55,9 @@ type RMSNorm struct {
 // Apply normalizes x [..., dModel].
 func (n RMSNorm) Apply(s *graph.Scope, x *G.Node) *G.Node {
 	return s.Normalize(x, s.Param("weight", tensor.Shape{n.DModel}, graph.Ones), n.Eps, false)
+}
+
+// ApplySum normalizes x + r [..., dModel].
+func (n RMSNorm) ApplySum(s *graph.Scope, x, r *G.Node) *G.Node {
+	return s.AddNormalize(x, r, s.Param("weight", tensor.Shape{n.DModel}, graph.Ones), n.Eps, false)
 }

@@ -96,7 +96,7 @@ func DotAbout(a, b, x []float32, c float64) float64 {
 // Normalize writes y_i = g_i·x̂_i + b_i with x̂_i = (x_i - mean)·rstd
 // computed in float64 and rounded to float32, and the product rounded
 // before b_i is added; a nil b adds nothing. y, g and b (unless nil) are as
-// long as x, and y may be b: Normalize(y, x, g, y, …) adds g·x̂ to y.
+// long as x, and y may be x, or b: Normalize(y, x, g, y, …) adds g·x̂ to y.
 func Normalize(y, x, g, b []float32, mean, rstd float64) {
 	y, g = y[:len(x)], g[:len(x)]
 	i := body(len(x), 8)
@@ -119,7 +119,7 @@ func Normalize(y, x, g, b []float32, mean, rstd float64) {
 // NormalizeGrad writes the gradient of a normalized row's input,
 // dx_i = rstd·(g_i·dy_i - md - x̂_i·mdx) with x̂_i = (x_i - mean)·rstd,
 // g_i·dy_i rounded to float32 and the rest in float64. dx, g and dy are as
-// long as x.
+// long as x, and dx may be x.
 func NormalizeGrad(dx, x, g, dy []float32, mean, rstd, md, mdx float64) {
 	dx, g, dy = dx[:len(x)], g[:len(x)], dy[:len(x)]
 	i := body(len(x), 8)

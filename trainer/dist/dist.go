@@ -21,10 +21,21 @@ import (
 // longer buffers go in pieces.
 const maxCount = 1 << 30
 
+// sendPiece is the most elements one all-reduce sends. MPI reduces a
+// buffer onto itself only through MPI_IN_PLACE, which is (void *) 1 in Open
+// MPI, and cogentcore's in-place form keeps that in a Go pointer: when the
+// runtime moved the goroutine's stack during the call, it found the pointer
+// and stopped the process ("invalid pointer found on stack"). So every
+// all-reduce sends a copy, made a piece at a time into a buffer the world
+// keeps.
+const sendPiece = 1 << 20
+
 // World is this process's place among the processes of a run.
 type World struct {
 	comm       *mpi.Comm
 	rank, size int
+	send32     []float32 // the copies that all-reduces send
+	send64     []float64
 }
 
 // Alone is the world of a process that runs by itself.
@@ -66,30 +77,39 @@ func (w *World) Root() bool { return w.rank == 0 }
 func (w *World) parallel() bool { return w.size > 1 && w.comm != nil }
 
 // SumF32 replaces buf on every rank with the element-wise sum of every
-// rank's buf (an in-place all-reduce).
+// rank's buf (an all-reduce).
 func (w *World) SumF32(buf []float32) error {
-	return w.pieces(len(buf), func(lo, hi int) error {
-		return w.comm.AllReduceF32(mpi.OpSum, buf[lo:hi], nil)
+	return w.pieces(len(buf), sendPiece, func(lo, hi int) error {
+		return w.comm.AllReduceF32(mpi.OpSum, buf[lo:hi], sendCopy(&w.send32, buf[lo:hi]))
 	}, "summing float32s")
 }
 
 // SumF64 is SumF32 for float64s.
 func (w *World) SumF64(buf []float64) error {
-	return w.pieces(len(buf), func(lo, hi int) error {
-		return w.comm.AllReduceF64(mpi.OpSum, buf[lo:hi], nil)
+	return w.pieces(len(buf), sendPiece, func(lo, hi int) error {
+		return w.comm.AllReduceF64(mpi.OpSum, buf[lo:hi], sendCopy(&w.send64, buf[lo:hi]))
 	}, "summing float64s")
+}
+
+// sendCopy is a copy of x in *buf, grown as needed: what an all-reduce
+// into x sends.
+func sendCopy[T float32 | float64](buf *[]T, x []T) []T {
+	if cap(*buf) < len(x) {
+		*buf = make([]T, len(x))
+	}
+	return append((*buf)[:0], x...)
 }
 
 // BroadcastF32 replaces buf on every rank with rank 0's.
 func (w *World) BroadcastF32(buf []float32) error {
-	return w.pieces(len(buf), func(lo, hi int) error {
+	return w.pieces(len(buf), maxCount, func(lo, hi int) error {
 		return w.comm.BcastF32(mpi.Root, buf[lo:hi])
 	}, "broadcasting float32s")
 }
 
 // BroadcastF64 replaces buf on every rank with rank 0's.
 func (w *World) BroadcastF64(buf []float64) error {
-	return w.pieces(len(buf), func(lo, hi int) error {
+	return w.pieces(len(buf), maxCount, func(lo, hi int) error {
 		return w.comm.BcastF64(mpi.Root, buf[lo:hi])
 	}, "broadcasting float64s")
 }
@@ -107,20 +127,20 @@ func (w *World) BroadcastBytes(b []byte) ([]byte, error) {
 	if !w.Root() {
 		b = make([]byte, n[0])
 	}
-	err := w.pieces(len(b), func(lo, hi int) error {
+	err := w.pieces(len(b), maxCount, func(lo, hi int) error {
 		return w.comm.BcastU8(mpi.Root, b[lo:hi])
 	}, "broadcasting bytes")
 	return b, err
 }
 
-// pieces runs op over [0, n) in pieces of at most maxCount elements, when
-// there is anyone to talk to.
-func (w *World) pieces(n int, op func(lo, hi int) error, what string) error {
+// pieces runs op over [0, n) in pieces of at most size elements (at most
+// maxCount), when there is anyone to talk to.
+func (w *World) pieces(n, size int, op func(lo, hi int) error, what string) error {
 	if !w.parallel() {
 		return nil
 	}
-	for lo := 0; lo < n; lo += maxCount {
-		if err := op(lo, min(lo+maxCount, n)); err != nil {
+	for lo := 0; lo < n; lo += size {
+		if err := op(lo, min(lo+size, n)); err != nil {
 			return errors.Wrapf(err, "MPI: %s", what)
 		}
 	}
@@ -162,7 +182,7 @@ func (w *World) Same(sum uint64) error {
 		piece := float64(sum >> (16 * i) & 0xffff)
 		buf[i], buf[4+i] = piece, -piece
 	}
-	if err := w.comm.AllReduceF64(mpi.OpMax, buf, nil); err != nil {
+	if err := w.comm.AllReduceF64(mpi.OpMax, buf, sendCopy(&w.send64, buf)); err != nil {
 		return errors.Wrap(err, "MPI: comparing checksums")
 	}
 	for i := range 4 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func ranksMain() int {
 	}
 	defer w.Leave()
 	var problems []string
-	for _, check := range []func(*World) error{checkSums, checkBroadcasts, checkAgree, checkSame} {
+	for _, check := range []func(*World) error{checkSums, checkBroadcasts, checkAgree, checkSame, checkSumsUnderGC} {
 		if err := check(w); err != nil {
 			problems = append(problems, err.Error())
 		}
@@ -77,6 +78,58 @@ func checkSums(w *World) error {
 		}
 	}
 	return nil
+}
+
+// checkSumsUnderGC: sums of one element, many times over, while the
+// collector runs and shrinks this goroutine's grown stack. A pointer slot
+// holding MPI_IN_PLACE, (void *) 1, in an all-reduce's frame stopped the
+// process ("invalid pointer found on stack") when the stack was moved.
+func checkSumsUnderGC(w *World) error {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	return deepStack(64, func() error {
+		f32, f64 := []float32{1}, []float64{1}
+		for range 20000 {
+			f32[0], f64[0] = 1, 1
+			if err := w.SumF32(f32); err != nil {
+				return err
+			}
+			if err := w.SumF64(f64); err != nil {
+				return err
+			}
+			if f32[0] != float32(w.Size()) || f64[0] != float64(w.Size()) {
+				return fmt.Errorf("sums of ones on %d ranks: %v and %v", w.Size(), f32[0], f64[0])
+			}
+		}
+		return nil
+	})
+}
+
+// deepStack grows the stack by depth frames of a kilobyte, returns, and
+// calls f: the stack is then large and mostly unused, and the collector
+// shrinks it.
+func deepStack(depth int, f func() error) error {
+	var grow func(int) byte
+	grow = func(d int) byte {
+		var pad [1024]byte
+		pad[d%len(pad)] = byte(d)
+		if d == 0 {
+			return pad[0]
+		}
+		return grow(d-1) + pad[d%len(pad)]
+	}
+	grow(depth)
+	return f()
 }
 
 // checkBroadcasts: every rank ends with rank 0's values.

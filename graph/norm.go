@@ -8,7 +8,6 @@ import (
 	"github.com/pkg/errors"
 	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Normalize scales each row (last axis) of x to unit variance and multiplies it by
@@ -81,50 +80,32 @@ func normalize(x, r, g, b *G.Node, eps float64, center bool) (*G.Node, error) {
 		Save:   []int{0, 1},
 	}
 	if f.sum {
-		op.Grad = sumGrads(op)
+		op.Save, op.Grad = []int{0, 1, 2}, sumGrads
 	}
 	return op.Apply(in...)
 }
 
-// sumGrads is the Grad of the sum form's op: a node per gradient running
-// its Backward kernels on x, r, g and dy, the sum's taken by both addends,
-// so that it is computed once.
-func sumGrads(op Op) func(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
-		grads := make(G.Nodes, len(in))
-		for i := range in {
-			if i == 1 {
-				continue
-			}
-			shape := in[i].Shape().Clone()
-			g, err := Op{
-				Name:   fmt.Sprintf("%s/grad%d", op.Name, i),
-				Arity:  4,
-				Shape:  func([]tensor.Shape) (tensor.Shape, error) { return shape.Clone(), nil },
-				F32:    Kernels[float32]{Forward: gradPart(op.F32.Backward, i)},
-				F64:    Kernels[float64]{Forward: gradPart(op.F64.Backward, i)},
-				Device: DeviceKernels{Forward: deviceGradPart(op.Device.Backward, i)},
-			}.Apply(in[0], in[1], in[2], dy)
-			if err != nil {
-				return nil, err
-			}
-			grads[i] = g
+// sumGrads is the Grad of the sum form's op: the nodes that running its
+// Backward kernels takes (kernelOp.gradOp, on x, r, g and dy), but one for
+// the sum's gradient, which both addends take, so that it is computed once.
+func sumGrads(in G.Nodes, out, dy *G.Node) (G.Nodes, error) {
+	k, ok := out.Op().(*kernelOp)
+	if !ok {
+		return nil, errors.Errorf("normalizing a sum: the output's op is %T", out.Op())
+	}
+	grads := make(G.Nodes, len(in))
+	for i := range in {
+		if i == 1 {
+			grads[1] = grads[0]
+			continue
 		}
-		grads[1] = grads[0]
-		return grads, nil
+		g, err := k.gradOp(i).Apply(in[0], in[1], in[2], dy)
+		if err != nil {
+			return nil, err
+		}
+		grads[i] = g
 	}
-}
-
-// gradPart runs back for input i given x, r, g and dy.
-func gradPart[T Float](back func(int, Operand[T], []Operand[T], Operand[T], Operand[T]) error, i int) func(Operand[T], []Operand[T]) error {
-	return func(d Operand[T], a []Operand[T]) error { return back(i, d, a[:3], Operand[T]{}, a[3]) }
-}
-
-// deviceGradPart is gradPart of the device kernel back.
-func deviceGradPart(back func(*DeviceCall, int, DeviceOperand, []DeviceOperand, DeviceOperand, DeviceOperand) error, i int) func(*DeviceCall, DeviceOperand, []DeviceOperand) error {
-	return func(d *DeviceCall, dx DeviceOperand, a []DeviceOperand) error {
-		return back(d, i, dx, a[:3], DeviceOperand{}, a[3])
-	}
+	return grads, nil
 }
 
 // normForm is what a normalizing op computes: its eps, whether it centers

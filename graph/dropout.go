@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
+	"github.com/transformer-go/transformer/graph/internal/vrow"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -105,7 +106,7 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 		Name:  fmt.Sprintf("dropout(p=%g)", p),
 		Arity: 2,
 		Shape: firstShape,
-		F32:   Kernels[float32]{Forward: maskKernel(p, scaleMasked32)},
+		F32:   Kernels[float32]{Forward: maskKernel(p, vrow.ScaleMasked)},
 		F64:   Kernels[float64]{Forward: maskKernel(p, scaleMasked64)},
 		Device: DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
 			return d.Elems("dropout_f32", y.Len(), y.Ptr, in[0].Ptr, in[1].Ptr, float32(1/(1-p)), y.Len())
@@ -130,17 +131,9 @@ func maskKernel[T Float](p float64, scaleMasked func(y, x []T, mask []int, s T))
 	}
 }
 
-// scaleMasked32 writes y = x·s where the mask's bit is set, else 0, by the
-// product's bits and'ed with the bit widened to a word: no branch to
-// mispredict on random bits.
-func scaleMasked32(y, x []float32, mask []int, s float32) {
-	for i, v := range x {
-		keep := -uint32(mask[i>>6] >> (i & 63) & 1)
-		y[i] = math.Float32frombits(math.Float32bits(v*s) & keep)
-	}
-}
-
-// scaleMasked64 is scaleMasked32 in float64.
+// scaleMasked64 is vrow.ScaleMasked in float64: y = x·s where the mask's
+// bit is set, else 0, by the product's bits and'ed with the bit widened to
+// a word, with no branch to mispredict on random bits.
 func scaleMasked64(y, x []float64, mask []int, s float64) {
 	for i, v := range x {
 		keep := -uint64(mask[i>>6] >> (i & 63) & 1)

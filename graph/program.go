@@ -87,7 +87,7 @@ func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*
 			p.ops = append(p.ops, op)
 		}
 	}
-	tm := G.NewTapeMachine(s.b.g)
+	tm := G.NewTapeMachine(s.b.g, G.WithEngine(machineEngine{}))
 	p.vm = tm
 	regs := nodeRegisters(tm.LocMap())
 	order, err := p.plan(regs)

@@ -211,3 +211,19 @@ func Scale(y, x []float32, s float32) {
 		y[i] = s * x[i]
 	}
 }
+
+// ScaleMasked writes y_i = s·x_i where bit i mod 64 of mask[i/64] is set,
+// else +0: the product's bits and'ed with the bit widened to a word, so
+// that no branch waits on a random bit (dropout's mask). y is at least as
+// long as x, and may be x; mask holds a word for every 64 elements of x.
+func ScaleMasked(y, x []float32, mask []int, s float32) {
+	y = y[:len(x)]
+	i := body(len(x), 64)
+	if i > 0 {
+		scaleMaskedAVX2(&y[0], &x[0], &mask[:i/64][0], i/64, s)
+	}
+	for ; i < len(x); i++ {
+		keep := -uint32(mask[i>>6] >> (i & 63) & 1)
+		y[i] = math.Float32frombits(math.Float32bits(s*x[i]) & keep)
+	}
+}

@@ -39,3 +39,6 @@ func reluGradAVX2(dx, x, dy *float32, n int)
 
 //go:noescape
 func scaleAVX2(y, x *float32, n int, s float32)
+
+//go:noescape
+func scaleMaskedAVX2(y, x *float32, mask *int, words int, s float32)

@@ -299,3 +299,50 @@ scale:
 	JNZ     scale
 	VZEROUPPER
 	RET
+
+// The bits of a byte of the dropout mask, one a lane: lane j tests bit j.
+DATA maskbits<>+0(SB)/4, $1
+DATA maskbits<>+4(SB)/4, $2
+DATA maskbits<>+8(SB)/4, $4
+DATA maskbits<>+12(SB)/4, $8
+DATA maskbits<>+16(SB)/4, $16
+DATA maskbits<>+20(SB)/4, $32
+DATA maskbits<>+24(SB)/4, $64
+DATA maskbits<>+28(SB)/4, $128
+GLOBL maskbits<>(SB), RODATA|NOPTR, $32
+
+// func scaleMaskedAVX2(y, x *float32, mask *int, words int, s float32)
+//
+// Eight elements a step: the step's byte of the mask word is broadcast to
+// every lane, and's lane j's bit and compares it with that bit, so the lane
+// is all ones where the bit is set; the product s·x_i is and'ed with it.
+TEXT ·scaleMaskedAVX2(SB), NOSPLIT, $0-36
+	MOVQ         y+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         mask+16(FP), DX
+	MOVQ         words+24(FP), CX
+	VBROADCASTSS s+32(FP), Y1
+	VMOVDQU      maskbits<>(SB), Y2
+
+word:
+	MOVQ (DX), AX
+	MOVQ $8, BX
+
+byte:
+	VMOVD        AX, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y3
+	VPCMPEQD     Y2, Y3, Y3
+	VMULPS       (SI), Y1, Y0
+	VANDPS       Y3, Y0, Y0
+	VMOVUPS      Y0, (DI)
+	SHRQ         $8, AX
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         BX
+	JNZ          byte
+	ADDQ         $8, DX
+	DECQ         CX
+	JNZ          word
+	VZEROUPPER
+	RET

@@ -25,3 +25,5 @@ func reluAVX2(y, x *float32, n int) { panic("vrow: no AVX2") }
 func reluGradAVX2(dx, x, dy *float32, n int) { panic("vrow: no AVX2") }
 
 func scaleAVX2(y, x *float32, n int, s float32) { panic("vrow: no AVX2") }
+
+func scaleMaskedAVX2(y, x *float32, mask *int, words int, s float32) { panic("vrow: no AVX2") }

@@ -148,3 +148,45 @@ func TestElementwise(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleMasked checks ScaleMasked element by element against its
+// definition, over random masks (and all-ones and all-zeros words), special
+// values and every tail length, and in place.
+func TestScaleMasked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	special := []float32{float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-45, 3e38}
+	for _, n := range append(lengths, 64, 128, 130, 64*9+5) {
+		x := randomRow(rng, n, 2)
+		for i := range x {
+			if i%5 == 0 {
+				x[i] = special[rng.IntN(len(special))]
+			}
+		}
+		mask := make([]int, (n+63)/64)
+		for w := range mask {
+			switch w % 3 {
+			case 0:
+				mask[w] = int(rng.Uint64())
+			case 1:
+				mask[w] = -1
+			}
+		}
+		y := make([]float32, n)
+		ScaleMasked(y, x, mask, 1.25)
+		for i, v := range x {
+			want := float32(0)
+			if mask[i/64]>>(i%64)&1 == 1 {
+				want = 1.25 * v
+			}
+			if math.Float32bits(y[i]) != math.Float32bits(want) {
+				t.Fatalf("n %d, element %d (x %v, bit %d): %v, want %v", n, i, v, mask[i/64]>>(i%64)&1, y[i], want)
+			}
+		}
+		ScaleMasked(x, x, mask, 1.25)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				t.Fatalf("n %d: in place differs at %d", n, i)
+			}
+		}
+	}
+}

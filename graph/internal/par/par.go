@@ -43,27 +43,43 @@ func Do(parts int, f func(i int)) {
 		return
 	}
 	j := &job{f: f, parts: parts}
+	j.left.Store(int64(parts))
 	offered := j.offer(workers - 1)
-	j.work()
+	j.work(false)
 	withdraw(offered)
 	j.g.wait()
 }
 
-// A job is one call of Do: its parts, the next one nobody has taken, and
+// A job is one call of Do: its parts, how many nobody has taken, and
 // the group of the tasks offered for it. It is allocated once per call,
 // with room for the task of one helper.
 type job struct {
 	f     func(i int)
 	parts int
-	next  atomic.Int64
-	g     group
-	one   [1]task
+	// left counts the parts not yet claimed; front and back those
+	// numbered from either end.
+	left, front, back atomic.Int64
+	g                 group
+	one               [1]task
 }
 
-// work calls f on the parts nobody has taken, until there are none.
-func (j *job) work() {
-	for i := int(j.next.Add(1) - 1); i < j.parts; i = int(j.next.Add(1) - 1) {
-		j.f(i)
+// work calls f on the parts nobody has taken, until there are none: the
+// caller's from the first part on, a helper's from the last one back. With
+// two workers (two cores), each then keeps to its own end of every
+// computation: the rows of an op's output that one computed are, for the
+// next op that splits its rows alike, the rows it reads, still in its own
+// L2 rather than the other core's. Timed in pairs in one process against
+// taking parts in order, both from the front (three sets of 31 pairs, bf16,
+// small V1000), a forward pass was 2–6% faster and a training step 2–6.5%.
+// Claims are counted (left) before they are numbered, so the two ends never
+// take the same part.
+func (j *job) work(fromBack bool) {
+	for j.left.Add(-1) >= 0 {
+		if fromBack {
+			j.f(j.parts - int(j.back.Add(1)))
+		} else {
+			j.f(int(j.front.Add(1) - 1))
+		}
 	}
 }
 
@@ -181,7 +197,7 @@ func helper(tasks chan *task) {
 	for {
 		t := receive(tasks)
 		if t.claimed.CompareAndSwap(false, true) {
-			t.j.work()
+			t.j.work(true)
 			t.j.g.done()
 		}
 	}

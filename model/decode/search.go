@@ -282,10 +282,15 @@ func (b *beams) best(n int) []Hypothesis {
 
 // topK is the indices of the k largest finite values of v, largest first
 // (of equal values, the first).
+//
+// A value enters only if it is above the bar: the k-th largest so far once
+// there are k, else -Inf; the one comparison also refuses NaN and -Inf, so
+// most of a row costs a comparison a value.
 func topK(v []float64, k int) []int {
 	idx := make([]int, 0, k+1)
+	bar := math.Inf(-1)
 	for i, x := range v {
-		if math.IsInf(x, -1) || math.IsNaN(x) || (len(idx) == k && x <= v[idx[k-1]]) {
+		if !(x > bar) {
 			continue
 		}
 		j := len(idx)
@@ -295,6 +300,9 @@ func topK(v []float64, k int) []int {
 		idx = slices.Insert(idx, j, i)
 		if len(idx) > k {
 			idx = idx[:k]
+		}
+		if len(idx) == k {
+			bar = v[idx[k-1]]
 		}
 	}
 	return idx

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
@@ -291,33 +292,52 @@ func meanProbs(dst []float64, each [][]float64) []float64 {
 // (grown as needed) as float64s, in the same pass refusing ones that no
 // distribution has: NaN, +Inf, or a row without a finite value. Broken
 // weights give them, and a search fed them would end with no hypothesis.
+// Rows are split among the cores (graph.ParallelFor); the error is the
+// first bad row's, as if they went in order.
 func logProbsInto[T float32 | float64](dst []float64, src []T, rows, step int) ([]float64, error) {
 	dst = slices.Grow(dst[:0], len(src))[:len(src)]
 	vocab := len(src) / rows
-	for r := range rows {
-		out, in := dst[r*vocab:(r+1)*vocab], src[r*vocab:(r+1)*vocab]
-		// x - x is 0 for a finite x and NaN for NaN and ±Inf, so the sums
-		// stay 0 for a row of finite values (four of them, so that the
-		// additions do not wait on each other).
-		var s0, s1, s2, s3 float64
-		i := 0
-		for ; i+4 <= len(in); i += 4 {
-			f0, f1, f2, f3 := float64(in[i]), float64(in[i+1]), float64(in[i+2]), float64(in[i+3])
-			out[i], out[i+1], out[i+2], out[i+3] = f0, f1, f2, f3
-			s0, s1, s2, s3 = s0+(f0-f0), s1+(f1-f1), s2+(f2-f2), s3+(f3-f3)
-		}
-		for ; i < len(in); i++ {
-			f := float64(in[i])
-			out[i] = f
-			s0 += f - f
-		}
-		if (s0+s1)+(s2+s3) != 0 {
-			if err := checkRow(out, step); err != nil {
-				return dst, err
+	var firstBad atomic.Int64
+	firstBad.Store(int64(rows))
+	graph.ParallelFor(rows, vocab, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			out := dst[r*vocab : (r+1)*vocab]
+			if !widenFinite(out, src[r*vocab:(r+1)*vocab]) && checkRow(out, step) != nil {
+				lower(&firstBad, int64(r))
+				return // the part's later rows cannot be the first bad one
 			}
 		}
+	})
+	if r := int(firstBad.Load()); r < rows {
+		return dst, checkRow(dst[r*vocab:(r+1)*vocab], step)
 	}
 	return dst, nil
+}
+
+// lower sets a to v if v is less.
+func lower(a *atomic.Int64, v int64) {
+	for old := a.Load(); v < old && !a.CompareAndSwap(old, v); old = a.Load() {
+	}
+}
+
+// widenFinite writes in as float64s into out and reports whether every
+// value is finite: x - x is 0 for a finite x and NaN for NaN and ±Inf, so
+// the sums stay 0 for a row of finite values (four of them, so that the
+// additions do not wait on each other).
+func widenFinite[T float32 | float64](out []float64, in []T) bool {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(in); i += 4 {
+		f0, f1, f2, f3 := float64(in[i]), float64(in[i+1]), float64(in[i+2]), float64(in[i+3])
+		out[i], out[i+1], out[i+2], out[i+3] = f0, f1, f2, f3
+		s0, s1, s2, s3 = s0+(f0-f0), s1+(f1-f1), s2+(f2-f2), s3+(f3-f3)
+	}
+	for ; i < len(in); i++ {
+		f := float64(in[i])
+		out[i] = f
+		s0 += f - f
+	}
+	return (s0+s1)+(s2+s3) == 0
 }
 
 // checkRow refuses a row of log-probabilities that holds NaN or +Inf, or

@@ -7,12 +7,13 @@ import (
 )
 
 // machineEngine is the tensor engine the TapeMachine gives every value it
-// computes: Gorgonia's, except that Add of two float32 tensors of the same shape, written into
-// one of them or into a given tensor, runs on every core eight lanes at a
-// time. That Add is what the `+` nodes run that G.Grad puts where gradients
-// meet (a node read by several ops), which tensor.StdEng runs on one core
-// one element at a time: 2% of a training step of the small model. The sums
-// are the same float32 additions, so the results are the same bit for bit.
+// computes: Gorgonia's, except that Add of two float32 tensors of the same
+// shape, written into one of them or into a given tensor, runs on every
+// core eight lanes at a time. That Add is what the `+` nodes run that
+// G.Grad puts where gradients meet (a node read by several ops), which
+// tensor.StdEng runs on one core one element at a time: 2% of a training
+// step of the small model. The sums are the same float32 additions, so the
+// results are the same bit for bit.
 type machineEngine struct{ G.StandardEngine }
 
 // Add is G.StandardEngine's Add, the common case done by fastAdd.

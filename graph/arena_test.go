@@ -62,7 +62,7 @@ func TestProgramsShareArena(t *testing.T) {
 	defer small.Close()
 	defer large.Close()
 	want := map[*Program]result{small: runOnce(small, 3)}
-	first := weak.Make(&rt.arena.f32[0])
+	first := weak.Make(&hostOf(rt).arena.f32[0])
 	want[large] = runOnce(large, 40) // grows the arena
 	runtime.GC()
 	if first.Value() != nil {
@@ -79,7 +79,7 @@ func TestProgramsShareArena(t *testing.T) {
 		}
 	}
 	need := max(small.layout.f32, large.layout.f32)
-	if got := len(rt.arena.f32); got < need || got > need+need/8 {
+	if got := len(hostOf(rt).arena.f32); got < need || got > need+need/8 {
 		t.Errorf("arena of %d float32s for programs needing %d and %d", got, small.layout.f32, large.layout.f32)
 	}
 	if small.layout.f32 == 0 || small.layout.f32 >= large.layout.f32 {

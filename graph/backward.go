@@ -32,8 +32,8 @@ func deviceBackward(back func(*DeviceCall, int, DeviceOperand, []DeviceOperand, 
 	if back == nil {
 		return nil
 	}
+	x := make([]DeviceOperand, len(shapes))
 	return func(d *DeviceCall, dx DeviceOperand, args []DeviceOperand) error {
-		x := make([]DeviceOperand, len(shapes))
 		for j, s := range shapes {
 			x[j] = DeviceOperand{Shape: s}
 		}

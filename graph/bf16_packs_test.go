@@ -11,7 +11,7 @@ import (
 // bf16Copies is the BF16 packed copies that rt holds, by key.
 func bf16Copies(rt *Runtime) map[packKey]any {
 	out := map[packKey]any{}
-	for key, c := range rt.packs.copies {
+	for key, c := range hostOf(rt).packs.copies {
 		if key.bf16 && c.current {
 			out[key] = c.pack
 		}
@@ -28,7 +28,7 @@ func bf16Copies(rt *Runtime) map[packKey]any {
 func TestBF16PacksLiveUntilUpdated(t *testing.T) {
 	params := newTestParams(t, tensor.Float32)
 	rt := newTestRuntime(t, BF16)
-	rt.packs.keepFirst = true
+	hostOf(rt).packs.keepFirst = true
 	c := newProductCase(params, "affine", true, 80, 70, 49)
 	p, err := Compile(rt, c.s, c.loss, map[string]*G.Node{"y": c.y})
 	if err != nil {
@@ -139,7 +139,7 @@ func TestBF16StepAllocations(t *testing.T) {
 	for i, prec := range []Precision{BF16, Float32} {
 		params := newTestParams(t, tensor.Float32)
 		rt := newTestRuntime(t, prec)
-		rt.packs.keepFirst = true
+		hostOf(rt).packs.keepFirst = true
 		c := newProductCase(params, "affine", true, 256, 200, 160)
 		p, err := Compile(rt, c.s, c.loss, map[string]*G.Node{"y": c.y})
 		if err != nil {

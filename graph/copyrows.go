@@ -7,7 +7,6 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/transformer-go/transformer/graph/internal/cuda"
 )
 
 // CopyRows sets the float input named input of dst to rows of the output
@@ -33,18 +32,7 @@ func CopyRows(dst *Program, input string, src *Program, output string, rows []in
 	if err != nil {
 		return errors.Wrapf(err, "copying rows of output %s into input %s", output, input)
 	}
-	if dst.dev != nil {
-		return errors.Wrapf(dst.dev.gather(in, src.dev, out, rows, size), "copying rows of output %s into input %s", output, input)
-	}
-	to := in.Value().(*tensor.Dense)
-	from, _ := src.value(output).(*tensor.Dense)
-	switch d := to.Data().(type) {
-	case []float32:
-		gather(d, from.Data().([]float32), size, rows)
-	case []float64:
-		gather(d, from.Data().([]float64), size, rows)
-	}
-	return nil
+	return errors.Wrapf(dst.exec.copyRows(in, src, output, rows, size), "copying rows of output %s into input %s", output, input)
 }
 
 // copyRowsNodes are CopyRows' input and output nodes, checked.
@@ -56,7 +44,7 @@ func copyRowsNodes(dst *Program, input string, src *Program, output string) (in,
 		return nil, nil, errors.Errorf("copying rows: the program has no input %s", input)
 	case !has:
 		return nil, nil, errors.Errorf("copying rows: the program has no output %s", output)
-	case dst.rt != src.rt && (dst.dev != nil || src.dev != nil):
+	case dst.rt != src.rt && (dst.rt.device != DeviceCPU || src.rt.device != DeviceCPU):
 		return nil, nil, errors.Errorf("copying rows of output %s into input %s: the programs run on different runtimes, one on a device", output, input)
 	case !src.ran:
 		return nil, nil, errors.Errorf("copying rows of output %s: it is not readable (the program has not run since it or another program of its runtime last did)", output)
@@ -100,47 +88,68 @@ func gather[T any](dst, src []T, size int, rows []int) {
 	}
 }
 
-// gather is CopyRows on the device: in's device value takes the rows of
-// out's, a node of src, and the host's copy of in no longer goes to the
-// device.
-func (d *deviceProgram) gather(in *G.Node, src *deviceProgram, out *G.Node, rows []int, size int) error {
-	if err := src.eval(out); err != nil {
-		return err
+// copyRows is CopyRows on the host: in's values take the rows of src's
+// output.
+func (x *hostExec) copyRows(in *G.Node, src *Program, output string, rows []int, size int) error {
+	to := in.Value().(*tensor.Dense)
+	from, _ := src.value(output).(*tensor.Dense)
+	switch d := to.Data().(type) {
+	case []float32:
+		gather(d, from.Data().([]float32), size, rows)
+	case []float64:
+		gather(d, from.Data().([]float64), size, rows)
 	}
-	var from cuda.Ptr
-	if rows != nil {
-		idx := make([]int32, len(rows))
-		for i, r := range rows {
-			idx[i] = int32(r)
-		}
-		if err := d.rowIndices(); err != nil {
-			return err
-		}
-		if err := d.dev.ToDevice(d.rows, cuda.Int32Bytes(idx)); err != nil {
-			return err
-		}
-		from = d.rows
-	}
-	n := in.Shape()[0]
-	if err := cuda.Elems(d.dev, "gather_rows_f32", n*size, d.loc[in], src.loc[out], from, n, size); err != nil {
-		return err
-	}
-	delete(d.set, in)
 	return nil
 }
 
-// rowIndices gives d a buffer for the row indices of CopyRows, once: as
-// many as the longest first axis of its inputs.
-func (d *deviceProgram) rowIndices() (err error) {
-	if d.rows != 0 {
-		return nil
+// copyRows is CopyRows on the device: in's device value takes the rows of
+// src's output (gather_rows_f32), and the host's copy of in no longer goes
+// to the device.
+func (x *deviceExec) copyRows(in *G.Node, src *Program, output string, rows []int, size int) error {
+	from, ok := src.exec.(*deviceExec)
+	if !ok {
+		return errors.New("the output's program does not run on the device")
 	}
-	n := 1
-	for _, u := range d.uploads {
-		if sh := u.Shape(); len(sh) > 0 {
-			n = max(n, sh[0])
+	out := src.outputs[output].n
+	var idx DevicePtr
+	if rows != nil {
+		if err := x.rowIndices(rows); err != nil {
+			return err
+		}
+		idx = x.rows
+	}
+	n := in.Shape()[0]
+	x.call.launch = gatherRowsF32.Elems(n*size).Ptr(x.loc[in]).Ptr(from.loc[out]).Ptr(idx).Int(n).Int(size)
+	if err := x.b.Launch(&x.call.launch); err != nil {
+		return err
+	}
+	for _, u := range x.inputs {
+		if u.n == in {
+			u.set = false
 		}
 	}
-	d.rows, err = d.alloc(4 * n)
-	return err
+	return nil
+}
+
+// rowIndices copies rows to the program's buffer of CopyRows' row indices,
+// made once, as long as the longest first axis of its inputs.
+func (x *deviceExec) rowIndices(rows []int) error {
+	if x.rows == 0 {
+		n := 1
+		for _, u := range x.inputs {
+			if sh := u.n.Shape(); len(sh) > 0 {
+				n = max(n, sh[0])
+			}
+		}
+		p, err := x.alloc(4 * n)
+		if err != nil {
+			return err
+		}
+		x.rows, x.rowsHost = p, make([]int32, n)
+	}
+	idx := x.rowsHost[:len(rows)]
+	for i, r := range rows {
+		idx[i] = int32(r)
+	}
+	return x.b.ToDevice(x.rows, i32Bytes(idx))
 }

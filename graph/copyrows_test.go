@@ -1,4 +1,4 @@
-package graph
+package graph_test
 
 import (
 	"slices"
@@ -7,6 +7,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	. "github.com/transformer-go/transformer/graph"
 )
 
 // doubleProgram is a program on rt of the input named in, of the given
@@ -14,7 +16,7 @@ import (
 // too.
 func doubleProgram(t *testing.T, rt *Runtime, in, out string, self bool, shape ...int) *Program {
 	t.Helper()
-	s := NewScope(newTestParams(t, tensor.Float32))
+	s := NewScope(NewTestParams(t, tensor.Float32))
 	x := s.Input(in, tensor.Float32, shape...)
 	outputs := map[string]*G.Node{out: s.Add(x, x)}
 	if self {
@@ -49,7 +51,7 @@ func runOutput(t *testing.T, p *Program, in string, x []float32, out string) []f
 // until the host sets them again; on the device nothing of them crosses to
 // the host, and the host's stale copy of an input does not overwrite them.
 func TestCopyRows(t *testing.T) {
-	for name, rt := range map[string]*Runtime{"cpu": CPU(), "sim": simRuntime(t)} {
+	for name, rt := range map[string]*Runtime{"cpu": CPU(), "sim": simRuntime(t, Float32)} {
 		t.Run(name, func(t *testing.T) {
 			src := doubleProgram(t, rt, "x", "y", false, 3, 2)
 			dst := doubleProgram(t, rt, "z", "w", false, 4, 2)
@@ -90,7 +92,7 @@ func TestCopyRows(t *testing.T) {
 // TestCopyRowsRefuses: CopyRows names what is wrong with its programs,
 // names, shapes and rows, and copies nothing then.
 func TestCopyRowsRefuses(t *testing.T) {
-	rts := map[string]*Runtime{"cpu": CPU(), "sim": simRuntime(t)}
+	rts := map[string]*Runtime{"cpu": CPU(), "sim": simRuntime(t, Float32)}
 	for name, rt := range rts {
 		t.Run(name, func(t *testing.T) {
 			other := rts["cpu"]
@@ -108,7 +110,7 @@ func refusals(t *testing.T, rt, other *Runtime) {
 	fresh := doubleProgram(t, rt, "u", "v", false, 3, 2)
 	wide := doubleProgram(t, rt, "a", "b", false, 3, 3)
 	elsewhere := doubleProgram(t, other, "o", "p", false, 3, 2)
-	s := NewScope(newTestParams(t, tensor.Float32))
+	s := NewScope(NewTestParams(t, tensor.Float32))
 	ints, err := Compile(rt, s, nil, map[string]*G.Node{"ids": s.Input("ids", tensor.Int, 3, 2)})
 	if err != nil {
 		t.Fatal(err)

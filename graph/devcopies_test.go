@@ -1,4 +1,4 @@
-package graph
+package graph_test
 
 import (
 	"math/rand/v2"
@@ -9,28 +9,40 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/transformer-go/transformer/graph/internal/cuda"
+	. "github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/graph/cuda"
 )
 
-// countingDevice is a device that counts its copies to the device and
+// countingBackend is a backend that counts its copies to the device and
 // their bytes.
-type countingDevice struct {
-	cuda.Device
+type countingBackend struct {
+	Backend
 	copies, bytes atomic.Int64
 }
 
-// ToDevice implements cuda.Device.
-func (c *countingDevice) ToDevice(dst cuda.Ptr, src []byte) error {
+// ToDevice implements Backend.
+func (c *countingBackend) ToDevice(dst DevicePtr, src []byte) error {
 	c.copies.Add(1)
 	c.bytes.Add(int64(len(src)))
-	return c.Device.ToDevice(dst, src)
+	return c.Backend.ToDevice(dst, src)
 }
 
-// counted is rt with its device's copies to the device counted.
-func counted(rt *Runtime) *countingDevice {
-	c := &countingDevice{Device: rt.cuda}
-	rt.cuda = c
-	return c
+// counted is a runtime on the simulated device whose copies to the device
+// are counted.
+func counted(t *testing.T) (*Runtime, *countingBackend) {
+	t.Helper()
+	simRuntime(t, Float32) // skips without g++
+	sim, err := cuda.OpenSim(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &countingBackend{Backend: sim}
+	rt, err := NewBackendRuntime(DeviceCUDA, c, Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt, c
 }
 
 // TestDeviceRunCopiesInputsOnly: once a training program has run, a run
@@ -38,9 +50,8 @@ func counted(rt *Runtime) *countingDevice {
 // not its broadcasting and transposing ops' layouts nor its constants: the
 // scope's (Scope.Scalar) and Gorgonia's 1 that seeds the loss's gradient.
 func TestDeviceRunCopiesInputsOnly(t *testing.T) {
-	rt := simRuntime(t)
-	c := counted(rt)
-	params := newTestParams(t, tensor.Float32)
+	rt, c := counted(t)
+	params := NewTestParams(t, tensor.Float32)
 	s := NewScope(params)
 	x := s.Input("x", tensor.Float32, 2, 3, 4)
 	y := s.Mul(s.Add(x, s.Param("b", tensor.Shape{3, 1}, Normal(1))), s.Param("w", tensor.Shape{2, 1, 4}, Normal(1)))
@@ -77,47 +88,13 @@ func TestDeviceRunCopiesInputsOnly(t *testing.T) {
 	}
 }
 
-// TestDeviceLayoutCopiedWhenItChanges: a layout goes to the device at its
-// first use and whenever its values change, and the device holds them.
-func TestDeviceLayoutCopiedWhenItChanges(t *testing.T) {
-	rt := simRuntime(t)
-	c := counted(rt)
-	d := &DeviceCall{dev: c, mem: &nodeMemory{}}
-	defer func() {
-		if err := freeScratch(c, d.mem.layouts); err != nil {
-			t.Error(err)
-		}
-	}()
-	for i, tc := range []struct {
-		v      []int32
-		copies int64
-	}{{[]int32{1, 2, 3}, 1}, {[]int32{1, 2, 3}, 0}, {[]int32{4, 5}, 1}, {[]int32{4, 5, 6, 7}, 1}, {[]int32{4, 5, 6, 7}, 0}} {
-		c0 := c.copies.Load()
-		p, err := d.Layout(0, tc.v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := c.copies.Load() - c0; n != tc.copies {
-			t.Errorf("layout %d, %v: %d copies to the device, want %d", i, tc.v, n, tc.copies)
-		}
-		got := make([]int32, len(tc.v))
-		if err := c.ToHost(cuda.Int32Bytes(got), cuda.Ptr(p)); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got, tc.v) {
-			t.Errorf("layout %d: the device holds %v, want %v", i, got, tc.v)
-		}
-	}
-}
-
 // TestDeviceDropoutCopiesNoMask: a program with dropout draws its masks on
-// the device, so that a run copies its input alone, and the masks of
-// successive runs are the CPU's bit for bit (213 elements: an odd count in a
-// part word).
+// the device, so that a run copies its input and the run's seed (a per-run
+// word, 8 bytes), no mask, and the masks of successive runs are the CPU's
+// bit for bit (213 elements: an odd count in a part word).
 func TestDeviceDropoutCopiesNoMask(t *testing.T) {
-	rt := simRuntime(t)
-	c := counted(rt)
-	params := newTestParams(t, tensor.Float32)
+	rt, c := counted(t)
+	params := NewTestParams(t, tensor.Float32)
 	compile := func(rt *Runtime) *Program {
 		s := NewScope(params, Training(rand.New(rand.NewPCG(7, 1))))
 		y := s.Dropout(s.Mul(s.Input("x", tensor.Float32, 3, 71), s.Param("w", tensor.Shape{1, 71}, Normal(1))), 0.4)
@@ -130,7 +107,7 @@ func TestDeviceDropoutCopiesNoMask(t *testing.T) {
 	}
 	cpu, dev := compile(CPU()), compile(rt)
 	for i := range 3 {
-		c0 := c.copies.Load()
+		c0, b0 := c.copies.Load(), c.bytes.Load()
 		for _, p := range []*Program{cpu, dev} {
 			if err := p.Set("x", slices.Repeat([]float32{float32(i + 1)}, 213)); err != nil {
 				t.Fatal(err)
@@ -139,8 +116,8 @@ func TestDeviceDropoutCopiesNoMask(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if copies := c.copies.Load() - c0; i > 0 && copies != 1 {
-			t.Errorf("run %d: %d copies to the device, want x's alone", i, copies)
+		if copies, bytes := c.copies.Load()-c0, c.bytes.Load()-b0; i > 0 && (copies != 2 || bytes != 4*213+8) {
+			t.Errorf("run %d: %d copies to the device of %d bytes, want x's and the seed's: 2 of %d", i, copies, bytes, 4*213+8)
 		}
 		want, got := cpu.Output("y").Data().([]float32), dev.Output("y").Data().([]float32)
 		if !slices.Equal(got, want) {

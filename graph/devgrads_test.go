@@ -1,10 +1,12 @@
-package graph
+package graph_test
 
 import (
 	"math"
 	"testing"
 
 	"gorgonia.org/tensor"
+
+	. "github.com/transformer-go/transformer/graph"
 )
 
 // TestDeviceGradSums: on the simulated device, gradient sums of two runs
@@ -12,11 +14,11 @@ import (
 // and the program's own are the CPU's (a weight larger than the sum's grid,
 // so that its threads stride), and values set from the host come back.
 func TestDeviceGradSums(t *testing.T) {
-	dev := simRuntime(t)
+	dev := simRuntime(t, Float32)
 	names := []string{"w", "b"}
 	var grads [][]float64
 	for _, rt := range []*Runtime{CPU(), dev} {
-		params := newTestParams(t, tensor.Float32)
+		params := NewTestParams(t, tensor.Float32)
 		s := NewScope(params)
 		w := s.Param("w", tensor.Shape{70, 61}, Normal(1))
 		b := s.Param("b", tensor.Shape{1, 61}, Normal(1))
@@ -56,10 +58,11 @@ func testGradSums(t *testing.T, rt *Runtime, params *Params, p *Program, names [
 	for _, g := range want {
 		flat = append(flat, g...)
 	}
-	got, err := sums.AppendHost(nil)
+	host, err := sums.AppendHost(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := host.([]float32)
 	var sq, d, w float64
 	for i, g := range flat {
 		sq += g * g

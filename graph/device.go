@@ -1,10 +1,6 @@
 package graph
 
-import (
-	"github.com/pkg/errors"
-
-	"github.com/transformer-go/transformer/graph/internal/cuda"
-)
+import "github.com/pkg/errors"
 
 // Device is where a runtime's programs run.
 type Device string
@@ -12,8 +8,9 @@ type Device string
 const (
 	// DeviceCPU runs programs on the CPU: the default.
 	DeviceCPU Device = "cpu"
-	// DeviceCUDA runs programs on the first CUDA GPU. A runtime asked for
-	// it fails, naming what is missing, when there is none that works.
+	// DeviceCUDA runs programs on the first CUDA GPU, through the backend
+	// that graph/cuda registers. A runtime asked for it fails, naming what
+	// is missing, when there is none that works.
 	DeviceCUDA Device = "cuda"
 	// DeviceAuto runs programs on a usable CUDA GPU, or else on the CPU,
 	// and says why (Runtime.Fallback).
@@ -47,24 +44,24 @@ func (d *Device) Set(s string) error {
 	return err
 }
 
-// open opens d: the device programs will run on (gpu, the first GPU, for
-// DeviceCUDA), and for DeviceAuto the reason it fell back to the CPU. An
-// error opening the GPU names what is missing (a library, the driver's
-// version, CUDA_ERROR_NO_DEVICE, the GPU's compute capability).
-func (d Device) open() (dev Device, gpu cuda.Device, fallback string, err error) {
+// open opens d: the backend programs will run on (nil on the CPU), and
+// for DeviceAuto the reason it fell back to the CPU. An error opening the
+// device names what is missing (a backend's package, a library, the
+// driver's version, a GPU).
+func (d Device) open() (b Backend, fallback string, err error) {
 	switch d {
 	case "", DeviceCPU:
-		return DeviceCPU, nil, "", nil
+		return nil, "", nil
 	case DeviceCUDA, DeviceAuto:
-		gpu, err := cuda.Open()
+		b, err := openBackend(DeviceCUDA)
 		switch {
 		case err == nil:
-			return DeviceCUDA, gpu, "", nil
+			return b, "", nil
 		case d == DeviceAuto:
-			return DeviceCPU, nil, err.Error(), nil
+			return nil, err.Error(), nil
 		}
-		return "", nil, "", errors.Wrap(err, "device")
+		return nil, "", errors.Wrap(err, "device")
 	}
 	_, err = ParseDevice(string(d))
-	return "", nil, "", err
+	return nil, "", err
 }

@@ -1,4 +1,4 @@
-package graph
+package graph_test
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gorgonia.org/tensor"
+
+	. "github.com/transformer-go/transformer/graph"
 )
 
 // TestDeviceInputGrad: on the simulated device, the gradients with respect
@@ -34,7 +36,7 @@ func TestDeviceInputGrad(t *testing.T) {
 		defer p.Close()
 		return [2][]float64{Float64s(p.InputGrad("x")), Float64s(p.InputGrad("u"))}
 	}
-	want, got := grads(CPU()), grads(simRuntime(t))
+	want, got := grads(CPU()), grads(simRuntime(t, Float32))
 	for k, name := range []string{"x", "u"} {
 		if len(got[k]) != len(want[k]) {
 			t.Fatalf("∂L/∂%s: %d values on the device, %d on the CPU", name, len(got[k]), len(want[k]))

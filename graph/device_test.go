@@ -1,4 +1,4 @@
-package graph
+package graph_test
 
 import (
 	"math/rand/v2"
@@ -9,30 +9,9 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-)
 
-// simRuntime is a runtime on the simulated device (the kernels' CUDA source
-// built with g++ and run on the CPU). Without g++ it skips, unless CI=true,
-// where it fails.
-func simRuntime(t *testing.T) *Runtime {
-	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
-		}
-		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
-	}
-	rt, err := NewSimulatedRuntime(t.TempDir(), Float32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return rt
-}
+	. "github.com/transformer-go/transformer/graph"
+)
 
 // deviceCase builds an op's output y from a scope whose parameter store is
 // the same on either runtime; set fills the inputs.
@@ -64,7 +43,7 @@ func deviceCases() []deviceCase {
 		{"div, broadcast", func(s *Scope) *G.Node { return s.Div(x(s, 2, 3, 4), s.Exp(p(s, "b", 3, 4))) }, nil},
 		{"softmax", func(s *Scope) *G.Node { return s.Softmax(x(s, 3, 5), nil, 1) }, nil},
 		{"softmax scaled and masked", func(s *Scope) *G.Node {
-			return s.Softmax(x(s, 2, 3, 2, 4), s.Constant("mask", keyMask()), 0.5)
+			return s.Softmax(x(s, 2, 3, 2, 4), s.Constant("mask", KeyMask()), 0.5)
 		}, nil},
 		{"log-softmax", func(s *Scope) *G.Node { return s.LogSoftmax(x(s, 2, 3, 7)) }, nil},
 		{"layer norm", func(s *Scope) *G.Node { return s.LayerNorm(x(s, 3, 5), p(s, "g", 5), p(s, "b", 5), 1e-5) }, nil},
@@ -124,7 +103,7 @@ func deviceRuntimes(t *testing.T) []testRuntime {
 	t.Helper()
 	var rts []testRuntime
 	if _, err := exec.LookPath("g++"); err == nil || os.Getenv("CI") == "true" {
-		rts = append(rts, testRuntime{simRuntime(t), "sim", 1e-5})
+		rts = append(rts, testRuntime{simRuntime(t, Float32), "sim", 1e-5})
 	}
 	if rt, err := NewRuntime(DeviceCUDA, Float32); err == nil {
 		t.Cleanup(func() { _ = rt.Close() })
@@ -181,8 +160,8 @@ func TestDeviceDropout(t *testing.T) {
 // holds an op without device kernels is not compiled, and the error names it.
 func TestDeviceCompileNamesOpsWithoutKernels(t *testing.T) {
 	dev := deviceRuntimes(t)[0].Runtime
-	s := NewScope(newTestParams(t, tensor.Float32))
-	y := total(s, s.Param("x", tensor.Shape{3}, Normal(1)))
+	s := NewScope(NewTestParams(t, tensor.Float32))
+	y := Total(s, s.Param("x", tensor.Shape{3}, Normal(1)))
 	p, err := Compile(dev, s, nil, map[string]*G.Node{"y": y})
 	if err == nil {
 		_ = p.Close()
@@ -193,24 +172,37 @@ func TestDeviceCompileNamesOpsWithoutKernels(t *testing.T) {
 	}
 }
 
-// TestDeviceAdamNeedsADeviceProgram: Program.Adam updates on a device only,
-// and after a run.
-func TestDeviceAdamNeedsADeviceProgram(t *testing.T) {
-	params := newTestParams(t, tensor.Float32)
-	s := NewScope(params)
-	x := s.Param("x", tensor.Shape{3}, Normal(1))
-	loss := s.Sum(s.Mul(x, x), 0, false)
-	p, err := Compile(CPU(), s, loss, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestDeviceAdamRefusesGradientsElsewhere: Adam on a device refuses
+// gradients on the host, and Adam on the CPU gradients on a device, saying
+// where each lies.
+func TestDeviceAdamRefusesGradientsElsewhere(t *testing.T) {
+	dev := simRuntime(t, Float32)
+	progs := map[*Runtime]*Program{}
+	for _, rt := range []*Runtime{CPU(), dev} {
+		params := NewTestParams(t, tensor.Float32)
+		s := NewScope(params)
+		x := s.Param("x", tensor.Shape{3}, Normal(1))
+		p, err := Compile(rt, s, s.Sum(s.Mul(x, x), 0, false), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		progs[rt] = p
 	}
-	defer p.Close()
-	if err := p.Run(); err != nil {
-		t.Fatal(err)
-	}
+	params := NewTestParams(t, tensor.Float32)
+	NewScope(params).Param("x", tensor.Shape{3}, Normal(1))
 	step := AdamStep{Beta1: 0.9, Beta2: 0.98, Eps: 1e-9, LR: 1e-3, Scale: 1, Step: 1}
-	if err := p.Adam(params, params, params, []string{"x"}, step); err == nil || !strings.Contains(err.Error(), "device") {
-		t.Fatalf("Adam on a CPU program: %v, want an error saying it needs a device", err)
+	for rt, p := range progs {
+		other := dev
+		if rt == dev {
+			other = CPU()
+		}
+		if err := other.Adam(params, params, params, p, step); err == nil || !strings.Contains(err.Error(), "the gradients lie on") {
+			t.Errorf("Adam on %s of gradients on %s: %v, want an error saying where the gradients lie", other, rt, err)
+		}
 	}
 }
 
@@ -219,14 +211,7 @@ func TestDeviceAdamNeedsADeviceProgram(t *testing.T) {
 // does, and sums in float32: outputs and gradients agree with the CPU's
 // BF16 programs to 1e-5 relative.
 func TestDeviceBF16Products(t *testing.T) {
-	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CI") != "true" {
-		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
-	}
-	dev, err := NewSimulatedRuntime(t.TempDir(), BF16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := simRuntime(t, BF16)
 	x := func(s *Scope, shape ...int) *G.Node { return s.Param("x", shape, Normal(1)) }
 	p := func(s *Scope, name string, shape ...int) *G.Node { return s.Param(name, shape, Normal(1)) }
 	for _, tc := range []deviceCase{
@@ -250,9 +235,9 @@ func TestDeviceBF16Products(t *testing.T) {
 // vocabulary stops a run on a device with the CPU's error, checked on the
 // host before the kernel launches.
 func TestDeviceRefusesIDsOutsideTheVocabulary(t *testing.T) {
-	s := NewScope(newTestParams(t, tensor.Float32))
+	s := NewScope(NewTestParams(t, tensor.Float32))
 	y := s.Embed(s.Param("w", tensor.Shape{6, 4}, Normal(1)), s.Input("ids", tensor.Int, 2, 3), 1)
-	p, err := Compile(simRuntime(t), s, nil, map[string]*G.Node{"y": y})
+	p, err := Compile(simRuntime(t, Float32), s, nil, map[string]*G.Node{"y": y})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,25 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/transformer-go/transformer/graph/internal/cuda"
 )
-
-// NewSimulatedRuntime returns a runtime whose programs run on the simulated
-// CUDA device, with products in precision p: the kernels' CUDA source built
-// in dir with the g++ on PATH and run on the CPU, its "device" memory in
-// the host's. It is for tests and CI, which check programs on a device
-// without a GPU (DeviceCheck); no command reaches it. Close it to free what
-// it holds.
-func NewSimulatedRuntime(dir string, p Precision) (*Runtime, error) {
-	if err := p.valid(); err != nil {
-		return nil, err
-	}
-	sim, err := cuda.OpenSim(dir)
-	if err != nil {
-		return nil, errors.Wrap(err, "device")
-	}
-	return onDevice(sim, p), nil
-}
 
 // DeviceCheck compares a graph's program on a device runtime with the same
 // program on the CPU, of float32 parameters, with products in the device

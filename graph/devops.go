@@ -4,28 +4,25 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
-	"github.com/transformer-go/transformer/graph/internal/cuda"
 )
 
 // The device kernels of this package's ops: launches of the kernels of
-// graph/internal/cuda/kernels named in each function, and matrix products.
-
-// Len is the number of elements of o: 1 for a scalar.
-func (o DeviceOperand) Len() int { return max(o.Shape.TotalSize(), 1) }
+// kernels/*.cu named in each function, and matrix products.
 
 // pointwiseDevice are the device kernels of the pointwise function name:
 // NAME_fwd_f32, and NAME_bwd_f32 reading y (fromY) or x.
 func pointwiseDevice(name string, fromY bool) DeviceKernels {
+	fwd, bwd := deviceKernels.Kernel(name+"_fwd_f32"), deviceKernels.Kernel(name+"_bwd_f32")
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
-			return d.Elems(name+"_fwd_f32", y.Len(), y.Ptr, x[0].Ptr, y.Len())
+			return d.Launch(fwd.Elems(y.Len()).Ptr(y.Ptr).Ptr(x[0].Ptr).Int(y.Len()))
 		},
 		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, x []DeviceOperand, y, dy DeviceOperand) error {
 			v := x[0].Ptr
 			if fromY {
 				v = y.Ptr
 			}
-			return d.Elems(name+"_bwd_f32", dx.Len(), dx.Ptr, v, dy.Ptr, dx.Len())
+			return d.Launch(bwd.Elems(dx.Len()).Ptr(dx.Ptr).Ptr(v).Ptr(dy.Ptr).Int(dx.Len()))
 		},
 	}
 }
@@ -33,7 +30,7 @@ func pointwiseDevice(name string, fromY bool) DeviceKernels {
 // reluGradDevice is reluGradFromOutput's device kernel: relu_bwd_f32 with y
 // for x.
 var reluGradDevice = DeviceKernels{Forward: func(d *DeviceCall, dz DeviceOperand, in []DeviceOperand) error {
-	return d.Elems("relu_bwd_f32", dz.Len(), dz.Ptr, in[0].Ptr, in[1].Ptr, dz.Len())
+	return d.Launch(reluBwdF32.Elems(dz.Len()).Ptr(dz.Ptr).Ptr(in[0].Ptr).Ptr(in[1].Ptr).Int(dz.Len()))
 }}
 
 // binaryDevice are the device kernels of the binary op k with broadcasting:
@@ -45,14 +42,15 @@ func binaryDevice(k binary) DeviceKernels {
 			if err != nil {
 				return err
 			}
-			return d.Elems("bcast_f32", n, y.Ptr, x[0].Ptr, x[1].Ptr, lp, rank, n, int(k))
+			return d.Launch(bcastF32.Elems(n).Ptr(y.Ptr).Ptr(x[0].Ptr).Ptr(x[1].Ptr).Ptr(lp).Int(rank).Int(n).Int(int(k)))
 		},
 		Backward: func(d *DeviceCall, i int, dx DeviceOperand, x []DeviceOperand, _, dy DeviceOperand) error {
 			lp, rank, n, err := broadcastLayout(d, x[0].Shape, x[1].Shape)
 			if err != nil {
 				return err
 			}
-			return d.Elems("bcast_bwd_f32", dx.Len(), dx.Ptr, x[0].Ptr, x[1].Ptr, dy.Ptr, lp, rank, n, dx.Len(), int(k), i)
+			return d.Launch(bcastBwdF32.Elems(dx.Len()).Ptr(dx.Ptr).Ptr(x[0].Ptr).Ptr(x[1].Ptr).Ptr(dy.Ptr).Ptr(lp).Int(rank).Int(n).
+				Int(dx.Len()).Int(int(k)).Int(i))
 		},
 	}
 }
@@ -71,7 +69,7 @@ func broadcastDevice(scale float64, sum bool) DeviceKernels {
 		if err != nil || scale == 1 {
 			return err
 		}
-		return d.Elems("scale_f32", y.Len(), y.Ptr, y.Ptr, float32(scale), y.Len())
+		return d.Launch(scaleF32.Elems(y.Len()).Ptr(y.Ptr).Ptr(y.Ptr).F32(float32(scale)).Int(y.Len()))
 	}}
 }
 
@@ -81,14 +79,15 @@ func sumToDevice(d *DeviceCall, y, x DeviceOperand) error {
 	if err != nil {
 		return err
 	}
-	return d.Elems("bcast_bwd_f32", y.Len(), y.Ptr, x.Ptr, x.Ptr, x.Ptr, lp, rank, n, y.Len(), int(add), 1)
+	return d.Launch(bcastBwdF32.Elems(y.Len()).Ptr(y.Ptr).Ptr(x.Ptr).Ptr(x.Ptr).Ptr(x.Ptr).Ptr(lp).Int(rank).Int(n).
+		Int(y.Len()).Int(int(add)).Int(1))
 }
 
-// broadcastLayout is the broadcast of shapes a and b (cuda.BroadcastLayout)
+// broadcastLayout is the broadcast of shapes a and b (BroadcastLayout)
 // in the node's layout buffer 0: the layout's address, its rank and the
 // number of elements of the broadcast shape.
 func broadcastLayout(d *DeviceCall, a, b tensor.Shape) (lp DevicePtr, rank, n int, err error) {
-	layout, n, err := cuda.BroadcastLayout(a, b)
+	layout, n, err := BroadcastLayout(a, b)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -99,7 +98,7 @@ func broadcastLayout(d *DeviceCall, a, b tensor.Shape) (lp DevicePtr, rank, n in
 // broadcastToDevice writes y, x repeated along the axes along which it
 // broadcasts to y.
 func broadcastToDevice(d *DeviceCall, y, x DeviceOperand) error {
-	layout, n, err := cuda.BroadcastLayout(x.Shape, y.Shape)
+	layout, n, err := BroadcastLayout(x.Shape, y.Shape)
 	if err != nil {
 		return err
 	}
@@ -108,7 +107,7 @@ func broadcastToDevice(d *DeviceCall, y, x DeviceOperand) error {
 	if err != nil {
 		return err
 	}
-	return d.Elems("permute_f32", n, y.Ptr, x.Ptr, lp, rank, n)
+	return d.Launch(permuteF32.Elems(n).Ptr(y.Ptr).Ptr(x.Ptr).Ptr(lp).Int(rank).Int(n))
 }
 
 // softmaxDevice are Softmax's device kernels: softmax_fwd_f32 with the
@@ -136,13 +135,13 @@ func softmaxDevice(scale float64) DeviceKernels {
 				}
 			}
 			rows := y.Len() / cols
-			return d.Rows("softmax_fwd_f32", rows, cols, y.Ptr, x[0].Ptr, mask, rows, cols, float32(scale),
-				lead[1], lead[2], strides[0], strides[1], strides[2], 1)
+			return d.Launch(softmaxFwdF32.Rows(rows, cols).Ptr(y.Ptr).Ptr(x[0].Ptr).Ptr(mask).Int(rows).Int(cols).F32(float32(scale)).
+				Int(lead[1]).Int(lead[2]).Int(strides[0]).Int(strides[1]).Int(strides[2]).Int(1))
 		},
 		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, _ []DeviceOperand, y, dy DeviceOperand) error {
 			cols := lastDim(y.Shape)
 			rows := y.Len() / cols
-			return d.Rows("softmax_bwd_f32", rows, cols, dx.Ptr, y.Ptr, dy.Ptr, rows, cols, float32(scale))
+			return d.Launch(softmaxBwdF32.Rows(rows, cols).Ptr(dx.Ptr).Ptr(y.Ptr).Ptr(dy.Ptr).Int(rows).Int(cols).F32(float32(scale)))
 		},
 	}
 }
@@ -152,12 +151,12 @@ var logSoftmaxDevice = DeviceKernels{
 	Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
 		cols := lastDim(y.Shape)
 		rows := y.Len() / cols
-		return d.Rows("logsoftmax_fwd_f32", rows, cols, y.Ptr, x[0].Ptr, rows, cols)
+		return d.Launch(logsoftmaxFwdF32.Rows(rows, cols).Ptr(y.Ptr).Ptr(x[0].Ptr).Int(rows).Int(cols))
 	},
 	Backward: func(d *DeviceCall, _ int, dx DeviceOperand, _ []DeviceOperand, y, dy DeviceOperand) error {
 		cols := lastDim(y.Shape)
 		rows := y.Len() / cols
-		return d.Rows("logsoftmax_bwd_f32", rows, cols, dx.Ptr, y.Ptr, dy.Ptr, rows, cols)
+		return d.Launch(logsoftmaxBwdF32.Rows(rows, cols).Ptr(dx.Ptr).Ptr(y.Ptr).Ptr(dy.Ptr).Int(rows).Int(cols))
 	},
 }
 
@@ -170,28 +169,29 @@ func reduceDevice(r reduction, v view) DeviceKernels {
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
 			if r == maxAxis {
-				return d.Elems("max_axis_f32", v.outer*v.inner, y.Ptr, x[0].Ptr, v.outer, v.n, v.inner)
+				return d.Launch(maxAxisF32.Elems(v.outer * v.inner).Ptr(y.Ptr).Ptr(x[0].Ptr).Int(v.outer).Int(v.n).Int(v.inner))
 			}
-			return d.Elems("sum_axis_f32", v.outer*v.inner, y.Ptr, x[0].Ptr, v.outer, v.n, v.inner, scale)
+			return d.Launch(sumAxisF32.Elems(v.outer * v.inner).Ptr(y.Ptr).Ptr(x[0].Ptr).Int(v.outer).Int(v.n).Int(v.inner).F32(scale))
 		},
 		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, x []DeviceOperand, y, dy DeviceOperand) error {
 			if r == maxAxis {
-				return d.Elems("max_axis_bwd_f32", v.outer*v.inner, dx.Ptr, x[0].Ptr, y.Ptr, dy.Ptr, v.outer, v.n, v.inner)
+				return d.Launch(maxAxisBwdF32.Elems(v.outer * v.inner).Ptr(dx.Ptr).Ptr(x[0].Ptr).Ptr(y.Ptr).Ptr(dy.Ptr).
+					Int(v.outer).Int(v.n).Int(v.inner))
 			}
-			return d.Elems("spread_axis_f32", dx.Len(), dx.Ptr, dy.Ptr, v.outer, v.n, v.inner, scale)
+			return d.Launch(spreadAxisF32.Elems(dx.Len()).Ptr(dx.Ptr).Ptr(dy.Ptr).Int(v.outer).Int(v.n).Int(v.inner).F32(scale))
 		},
 	}
 }
 
 // copyDevice is Reshape's device kernel: y = x (scale_f32 by 1).
 var copyDevice = DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
-	return d.Elems("scale_f32", y.Len(), y.Ptr, x[0].Ptr, float32(1), y.Len())
+	return d.Launch(scaleF32.Elems(y.Len()).Ptr(y.Ptr).Ptr(x[0].Ptr).F32(1).Int(y.Len()))
 }}
 
 // transposeDevice is Transpose's device kernel: permute_f32.
 func transposeDevice(perm []int) DeviceKernels {
 	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
-		layout, n, err := cuda.PermuteLayout(x[0].Shape, perm)
+		layout, n, err := PermuteLayout(x[0].Shape, perm)
 		if err != nil {
 			return err
 		}
@@ -199,7 +199,7 @@ func transposeDevice(perm []int) DeviceKernels {
 		if err != nil {
 			return err
 		}
-		return d.Elems("permute_f32", n, y.Ptr, x[0].Ptr, lp, len(perm), n)
+		return d.Launch(permuteF32.Elems(n).Ptr(y.Ptr).Ptr(x[0].Ptr).Ptr(lp).Int(len(perm)).Int(n))
 	}}
 }
 
@@ -208,13 +208,13 @@ func transposeDevice(perm []int) DeviceKernels {
 func sliceDevice(outer, n, inner, start, size int) DeviceKernels {
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
-			return d.Elems("slice_axis_f32", y.Len(), y.Ptr, x[0].Ptr, outer, n, inner, start, size)
+			return d.Launch(sliceAxisF32.Elems(y.Len()).Ptr(y.Ptr).Ptr(x[0].Ptr).Int(outer).Int(n).Int(inner).Int(start).Int(size))
 		},
 		Backward: func(d *DeviceCall, _ int, dx DeviceOperand, _ []DeviceOperand, _, dy DeviceOperand) error {
-			if err := d.Elems("fill_f32", dx.Len(), dx.Ptr, float32(0), dx.Len()); err != nil {
+			if err := d.Launch(fillF32.Elems(dx.Len()).Ptr(dx.Ptr).F32(0).Int(dx.Len())); err != nil {
 				return err
 			}
-			return d.Elems("place_axis_f32", dy.Len(), dx.Ptr, dy.Ptr, outer, n, inner, start, size)
+			return d.Launch(placeAxisF32.Elems(dy.Len()).Ptr(dx.Ptr).Ptr(dy.Ptr).Int(outer).Int(n).Int(inner).Int(start).Int(size))
 		},
 	}
 }
@@ -225,14 +225,14 @@ func concatDevice(outer, n, inner int, starts, sizes []int) DeviceKernels {
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, xs []DeviceOperand) error {
 			for i, x := range xs {
-				if err := d.Elems("place_axis_f32", x.Len(), y.Ptr, x.Ptr, outer, n, inner, starts[i], sizes[i]); err != nil {
+				if err := d.Launch(placeAxisF32.Elems(x.Len()).Ptr(y.Ptr).Ptr(x.Ptr).Int(outer).Int(n).Int(inner).Int(starts[i]).Int(sizes[i])); err != nil {
 					return err
 				}
 			}
 			return nil
 		},
 		Backward: func(d *DeviceCall, i int, dx DeviceOperand, _ []DeviceOperand, _, dy DeviceOperand) error {
-			return d.Elems("slice_axis_f32", dx.Len(), dx.Ptr, dy.Ptr, outer, n, inner, starts[i], sizes[i])
+			return d.Launch(sliceAxisF32.Elems(dx.Len()).Ptr(dx.Ptr).Ptr(dy.Ptr).Int(outer).Int(n).Int(inner).Int(starts[i]).Int(sizes[i]))
 		},
 	}
 }
@@ -240,20 +240,21 @@ func concatDevice(outer, n, inner int, starts, sizes []int) DeviceKernels {
 // embedDevice are Embed's device kernels: embed_fwd_f32, and embed_bwd_f32
 // into zeros.
 func embedDevice(vocab int, scale float64) DeviceKernels {
+	check := func(ids []int) error { return checkIDs(ids, vocab) }
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
-			if err := checkIDs(in[1].Ints, vocab); err != nil {
+			if err := d.CheckInts(in[1], check); err != nil {
 				return err
 			}
 			n, dim := in[1].Len(), lastDim(y.Shape)
-			return d.Elems("embed_fwd_f32", n*dim, y.Ptr, in[0].Ptr, in[1].Ptr, n, dim, vocab, float32(scale))
+			return d.Launch(embedFwdF32.Elems(n*dim).Ptr(y.Ptr).Ptr(in[0].Ptr).Ptr(in[1].Ptr).Int(n).Int(dim).Int(vocab).F32(float32(scale)))
 		},
 		Backward: func(d *DeviceCall, _ int, dw DeviceOperand, in []DeviceOperand, _, dy DeviceOperand) error {
-			if err := d.Elems("fill_f32", dw.Len(), dw.Ptr, float32(0), dw.Len()); err != nil {
+			if err := d.Launch(fillF32.Elems(dw.Len()).Ptr(dw.Ptr).F32(0).Int(dw.Len())); err != nil {
 				return err
 			}
 			n, dim := in[1].Len(), lastDim(dw.Shape)
-			return d.Elems("embed_bwd_f32", n*dim, dw.Ptr, dy.Ptr, in[1].Ptr, n, dim, vocab, float32(scale))
+			return d.Launch(embedBwdF32.Elems(n*dim).Ptr(dw.Ptr).Ptr(dy.Ptr).Ptr(in[1].Ptr).Int(n).Int(dim).Int(vocab).F32(float32(scale)))
 		},
 	}
 }
@@ -270,7 +271,7 @@ func normalizeDevice(f normForm) DeviceKernels {
 		n := x[0].Len()
 		s, err := d.Scratch(3, 4*n)
 		if err == nil {
-			err = d.Elems("add_f32", n, s, x[0].Ptr, x[1].Ptr, n)
+			err = d.Launch(addF32.Elems(n).Ptr(s).Ptr(x[0].Ptr).Ptr(x[1].Ptr).Int(n))
 		}
 		return append([]DeviceOperand{{Shape: x[0].Shape, Ptr: s}}, x[2:]...), err
 	}
@@ -310,8 +311,8 @@ func rowsNormDevice(eps float64, center bool) DeviceKernels {
 		if len(x) == 3 {
 			b = x[2].Ptr
 		}
-		return mean, rstd, d.Rows("layernorm_fwd_f32", rows, cols, y.Ptr, mean, rstd, x[0].Ptr, x[1].Ptr, b, rows, cols,
-			float32(eps), b2i(center))
+		return mean, rstd, d.Launch(layernormFwdF32.Rows(rows, cols).Ptr(y.Ptr).Ptr(mean).Ptr(rstd).Ptr(x[0].Ptr).Ptr(x[1].Ptr).Ptr(b).
+			Int(rows).Int(cols).F32(float32(eps)).Int(b2i(center)))
 	}
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {
@@ -331,11 +332,12 @@ func rowsNormDevice(eps float64, center bool) DeviceKernels {
 			}
 			switch i {
 			case 0:
-				return d.Rows("layernorm_bwd_f32", rows, cols, dx.Ptr, dy.Ptr, x[0].Ptr, x[1].Ptr, mean, rstd, rows, cols, b2i(center))
+				return d.Launch(layernormBwdF32.Rows(rows, cols).Ptr(dx.Ptr).Ptr(dy.Ptr).Ptr(x[0].Ptr).Ptr(x[1].Ptr).Ptr(mean).Ptr(rstd).
+					Int(rows).Int(cols).Int(b2i(center)))
 			case 1:
-				return d.Elems("layernorm_bwd_params_f32", cols, dx.Ptr, DevicePtr(0), dy.Ptr, x[0].Ptr, mean, rstd, rows, cols)
+				return d.Launch(layernormBwdPF32.Elems(cols).Ptr(dx.Ptr).Ptr(0).Ptr(dy.Ptr).Ptr(x[0].Ptr).Ptr(mean).Ptr(rstd).Int(rows).Int(cols))
 			}
-			return d.Elems("layernorm_bwd_params_f32", cols, yp, dx.Ptr, dy.Ptr, x[0].Ptr, mean, rstd, rows, cols)
+			return d.Launch(layernormBwdPF32.Elems(cols).Ptr(yp).Ptr(dx.Ptr).Ptr(dy.Ptr).Ptr(x[0].Ptr).Ptr(mean).Ptr(rstd).Int(rows).Int(cols))
 		},
 	}
 }
@@ -371,7 +373,7 @@ func productDevice(pr product, out int) DeviceKernels {
 		if err != nil || !pr.relu {
 			return err
 		}
-		return d.Elems("relu_fwd_f32", y.Len(), y.Ptr, y.Ptr, y.Len())
+		return d.Launch(reluFwdF32.Elems(y.Len()).Ptr(y.Ptr).Ptr(y.Ptr).Int(y.Len()))
 	}}
 }
 
@@ -391,12 +393,17 @@ func matMulGradWDevice(transW bool, in, out int) DeviceKernels {
 }
 
 // maskDevice is the device kernel of a dropout mask: drawn on the device by
-// dropout_mask from seed(), the CPU's mask of the same seed (drawMask), so
-// that no mask is copied to the device.
+// dropout_mask from the run's seed(), a per-run word (DeviceCall.PerRun),
+// the CPU's mask of the same seed (drawMask), so that no mask is copied to
+// the device.
 func maskDevice(seed func() uint64, threshold uint64) DeviceKernels {
 	return DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
+		s, err := d.PerRun(0, seed)
+		if err != nil {
+			return err
+		}
 		n := in[0].Len()
-		return d.Elems("dropout_mask", (n+64*maskBlock-1)/(64*maskBlock), y.Ptr, seed(), threshold, n)
+		return d.Launch(dropoutMaskK.Elems((n+64*maskBlock-1)/(64*maskBlock)).Ptr(y.Ptr).Ptr(s).U64(threshold).Int(n))
 	}}
 }
 
@@ -421,7 +428,7 @@ func batchedDevice(full tensor.Shape, batches [3]tensor.Shape, transA, transB bo
 			g.StrideA, g.StrideB, g.StrideC = m*k, k*n, m*n
 			return d.Gemm(g)
 		}
-		if err := d.Elems("fill_f32", c.Len(), c.Ptr, float32(0), c.Len()); err != nil {
+		if err := d.Launch(fillF32.Elems(c.Len()).Ptr(c.Ptr).F32(0).Int(c.Len())); err != nil {
 			return err
 		}
 		g := g
@@ -451,3 +458,20 @@ func entryOf(e int, full, s tensor.Shape) int {
 	}
 	return at
 }
+
+// The handles of the kernels above that no other file launches.
+var (
+	reluBwdF32       = deviceKernels.Kernel("relu_bwd_f32")
+	bcastF32         = deviceKernels.Kernel("bcast_f32")
+	softmaxFwdF32    = deviceKernels.Kernel("softmax_fwd_f32")
+	softmaxBwdF32    = deviceKernels.Kernel("softmax_bwd_f32")
+	logsoftmaxFwdF32 = deviceKernels.Kernel("logsoftmax_fwd_f32")
+	logsoftmaxBwdF32 = deviceKernels.Kernel("logsoftmax_bwd_f32")
+	maxAxisF32       = deviceKernels.Kernel("max_axis_f32")
+	maxAxisBwdF32    = deviceKernels.Kernel("max_axis_bwd_f32")
+	sumAxisF32       = deviceKernels.Kernel("sum_axis_f32")
+	spreadAxisF32    = deviceKernels.Kernel("spread_axis_f32")
+	embedFwdF32      = deviceKernels.Kernel("embed_fwd_f32")
+	embedBwdF32      = deviceKernels.Kernel("embed_bwd_f32")
+	dropoutMaskK     = deviceKernels.Kernel("dropout_mask")
+)

@@ -123,6 +123,9 @@ func pcg(hi, lo uint64) (nextHi, nextLo, draw uint64) {
 	return nextHi, nextLo, draw * (nextLo | 1)
 }
 
+// dropoutF32 is applyMask's device kernel.
+var dropoutF32 = deviceKernels.Kernel("dropout_f32")
+
 // maskBlock is the number of words of a dropout mask drawn from one
 // generator.
 const maskBlock = 64
@@ -136,7 +139,7 @@ func applyMask(x, mask *G.Node, p float64) (*G.Node, error) {
 		F32:   Kernels[float32]{Forward: maskKernel(p, vrow.ScaleMasked)},
 		F64:   Kernels[float64]{Forward: maskKernel(p, scaleMasked64)},
 		Device: DeviceKernels{Forward: func(d *DeviceCall, y DeviceOperand, in []DeviceOperand) error {
-			return d.Elems("dropout_f32", y.Len(), y.Ptr, in[0].Ptr, in[1].Ptr, float32(1/(1-p)), y.Len())
+			return d.Launch(dropoutF32.Elems(y.Len()).Ptr(y.Ptr).Ptr(in[0].Ptr).Ptr(in[1].Ptr).F32(float32(1 / (1 - p))).Int(y.Len()))
 		}},
 		Diff: []bool{true, false},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"slices"
+	"testing"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -61,3 +62,12 @@ func blindPlan(g *G.ExprGraph, p *Program) (layout, error) {
 	l.slots = append(l.slots, place(stores, tensor.Int, &l.ints)...)
 	return l, nil
 }
+
+// NewTestParams is newTestParams, for the external tests.
+func NewTestParams(t *testing.T, dt tensor.Dtype) *Params { return newTestParams(t, dt) }
+
+// Total is total, an op without device kernels, for the external tests.
+func Total(s *Scope, x *G.Node) *G.Node { return total(s, x) }
+
+// KeyMask is keyMask, for the external tests.
+func KeyMask() *tensor.Dense { return keyMask() }

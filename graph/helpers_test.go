@@ -60,3 +60,6 @@ func nll(s *Scope, logits, targets *G.Node) *G.Node {
 	pick := s.Embed(s.Constant("negated_identity", FromFloat64s(s.Dtype(), eye, vocab, vocab)), targets, 1)
 	return total(s, s.Mul(s.LogSoftmax(logits), pick))
 }
+
+// hostOf is the CPU's target of rt, a runtime on the CPU.
+func hostOf(rt *Runtime) *hostTarget { return rt.at.(*hostTarget) }

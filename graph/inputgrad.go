@@ -66,7 +66,7 @@ func (b *builder) wrtNodes() ([]*G.Node, error) {
 func (p *Program) InputGrad(name string) *tensor.Dense {
 	for i, n := range p.wrt {
 		if g := p.grads[len(p.params)+i]; n == name && p.ran {
-			t, _ := p.fromDevice(g, g.Value()).(*tensor.Dense)
+			t, _ := p.exec.value(g, g.Value()).(*tensor.Dense)
 			return t
 		}
 	}

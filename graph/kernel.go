@@ -32,12 +32,9 @@ type kernelOp struct {
 	// kernels' []Operand[T]), and one the element of a scalar output ([]T).
 	dense        []*tensor.Dense
 	scratch, one any
-	// bf16 says the node's program has BF16 products: it runs the op's
-	// BF16 kernels where it has them.
-	bf16 bool
-	// dev, for a node of a program on a device, runs the op's device
-	// kernels instead (see deviceProgram).
-	dev *deviceProgram
+	// run runs the node's op where its program runs: its CPU kernels, or
+	// its device kernels (set when the program is compiled).
+	run nodeRunner
 }
 
 var _ G.SDOp = (*kernelOp)(nil)
@@ -73,38 +70,17 @@ func (n *kernelOp) String() string { return n.def.Name }
 // InferShape implements G.Op: the shape computed when the op was applied.
 func (n *kernelOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return n.shape.Clone(), nil }
 
-// Do implements G.Op: it runs the forward kernel of the graph's type. The
-// output is written into the node's own tensor (its slot in the arena),
-// never into memory the machine offers: where outputs lie is planned when a
-// program is compiled (see plan), and that plan must hold at every run. A
-// kernel that panics (a user's op indexing past its operands) makes an
-// error naming the op and its inputs' shapes, never a crash inside
-// Gorgonia's machine.
+// Do implements G.Op: it runs the op's kernels where the node's program
+// runs (see nodeRunner). A kernel that panics (a user's op indexing past
+// its operands) makes an error naming the op and its inputs' shapes, never a
+// crash inside Gorgonia's machine.
 func (n *kernelOp) Do(vals ...G.Value) (v G.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = nil, errors.Errorf("%s: its kernel panicked on inputs of shapes %v: %v", n.def.Name, n.in, r)
 		}
 	}()
-	if n.dev != nil {
-		v, err = n.dev.forward(n, vals)
-		return v, errors.Wrap(err, n.def.Name)
-	}
-	in, err := n.inputs(vals)
-	if err != nil {
-		return nil, err
-	}
-	// Let go of the inputs after the run: the cache must not keep another
-	// program's tensors alive.
-	defer clear(in)
-	switch {
-	case n.dtype == tensor.Float32 && n.bf16 && n.def.BF16.Forward != nil:
-		v, err = forward(n, n.def.BF16.Forward, in)
-	case n.dtype == tensor.Float32:
-		v, err = forward(n, n.def.F32.Forward, in)
-	default:
-		v, err = forward(n, n.def.F64.Forward, in)
-	}
+	v, err = n.run.do(n, vals)
 	return v, errors.Wrap(err, n.def.Name)
 }
 

@@ -144,7 +144,7 @@ func (op Op) node(in []*G.Node) (*kernelOp, error) {
 	}
 	sig[len(in)] = nodeType(outType, len(s))
 	def := op
-	return &kernelOp{def: &def, dtype: dt, outType: outType, in: shapes, shape: s.Clone(), sig: sig}, nil
+	return &kernelOp{def: &def, dtype: dt, outType: outType, in: shapes, shape: s.Clone(), sig: sig, run: hostRunner{}}, nil
 }
 
 // check validates the definition for n inputs.

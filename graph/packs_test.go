@@ -104,7 +104,7 @@ func (pc *packCase) scale(f float64) {
 // copyOf is the copy of w that pc's runtime keeps for its product, nil if
 // none.
 func (pc *packCase) copyOf() *packCopy {
-	for key, c := range pc.rt.packs.copies {
+	for key, c := range hostOf(pc.rt).packs.copies {
 		if key.param == pc.params.versions["w"] {
 			return c
 		}
@@ -131,8 +131,8 @@ func TestPacksReusedWhileUnchanged(t *testing.T) {
 			}
 			pc.check(t, "second run")
 			first := pc.copyOf().pack
-			if first == nil || len(pc.rt.packs.copies) != 1 {
-				t.Fatalf("%v transW=%t: no copy after two runs, or more than one (%d)", dt, transW, len(pc.rt.packs.copies))
+			if first == nil || len(hostOf(pc.rt).packs.copies) != 1 {
+				t.Fatalf("%v transW=%t: no copy after two runs, or more than one (%d)", dt, transW, len(hostOf(pc.rt).packs.copies))
 			}
 			y := pc.run(t)
 			pc.scale(-2) // not announced: the copy is read
@@ -171,8 +171,8 @@ func TestPacksSharedByPrograms(t *testing.T) {
 	b := newPackCase(t, params, rt, true)
 	a.check(t, "a")
 	b.check(t, "b, the second read")
-	if len(rt.packs.copies) != 1 || a.copyOf().pack == nil {
-		t.Fatalf("%d copies after two programs read w, want 1 that holds a pack", len(rt.packs.copies))
+	if len(hostOf(rt).packs.copies) != 1 || a.copyOf().pack == nil {
+		t.Fatalf("%d copies after two programs read w, want 1 that holds a pack", len(hostOf(rt).packs.copies))
 	}
 	y := b.run(t)
 	a.scale(3) // not announced
@@ -186,14 +186,14 @@ func TestPacksSharedByPrograms(t *testing.T) {
 	if err := a.prog.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if len(rt.packs.copies) != 1 {
+	if len(hostOf(rt).packs.copies) != 1 {
 		t.Fatal("closing a left b without w's copy")
 	}
 	if err := b.prog.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if len(rt.packs.copies) != 0 || len(rt.packs.readers) != 0 {
-		t.Fatalf("closing every program that reads w left %d copies and %d readers", len(rt.packs.copies), len(rt.packs.readers))
+	if len(hostOf(rt).packs.copies) != 0 || len(hostOf(rt).packs.readers) != 0 {
+		t.Fatalf("closing every program that reads w left %d copies and %d readers", len(hostOf(rt).packs.copies), len(hostOf(rt).packs.readers))
 	}
 }
 
@@ -269,7 +269,7 @@ func TestPackedOnlyOwnElements(t *testing.T) {
 		t.Error("a parameter of no runtime was packed")
 	}
 	rt := CPU()
-	wp.packs = &rt.packs
+	wp.packs = &hostOf(rt).packs
 	for range 2 {
 		if pw := packed(wp, false, 9, 4, 6, slices.Clone(v.Float32s())); pw != nil {
 			t.Error("a copy of the parameter was packed")
@@ -279,8 +279,8 @@ func TestPackedOnlyOwnElements(t *testing.T) {
 		}
 	}
 	// A build whose BLAS packs its operands itself (openblas) keeps no copy.
-	if pw := packed(wp, false, 9, 4, 6, v.Float32s()); pw != nil || (len(rt.packs.copies) == 1) != packPays(9) {
-		t.Errorf("the parameter's own elements, first read: %v packed, %d copies", pw, len(rt.packs.copies))
+	if pw := packed(wp, false, 9, 4, 6, v.Float32s()); pw != nil || (len(hostOf(rt).packs.copies) == 1) != packPays(9) {
+		t.Errorf("the parameter's own elements, first read: %v packed, %d copies", pw, len(hostOf(rt).packs.copies))
 	}
 	if pw := packed(wp, false, 9, 4, 6, v.Float32s()); (pw != nil) != packPays(9) {
 		t.Errorf("the parameter's own elements, second read: %v packed", pw)

@@ -31,11 +31,8 @@ type Program struct {
 	// the program last became active.
 	outputs map[string]output
 	ran     bool
-	// weights are the parameters its products read, whose packed copies
-	// its runtime keeps while it is open.
-	weights []*version
-	// dev runs the program on its runtime's device; nil on the CPU.
-	dev *deviceProgram
+	// exec runs the program where its runtime runs programs.
+	exec executor
 }
 
 // output is a node read after a run: its value where its op wrote it or,
@@ -83,23 +80,20 @@ func Compile(rt *Runtime, s *Scope, loss *G.Node, outputs map[string]*G.Node) (*
 				return nil, errors.Errorf("op %s is used by two nodes", op.def.Name)
 			}
 			seen[op] = true
-			op.bf16, op.dev = rt.precision == BF16, nil
 			p.ops = append(p.ops, op)
 		}
 	}
-	tm := G.NewTapeMachine(s.b.g, G.WithEngine(machineEngine{}))
+	tm := G.NewTapeMachine(s.b.g, G.WithEngine(rt.at.engine()))
 	p.vm = tm
 	regs := nodeRegisters(tm.LocMap())
 	order, err := p.plan(regs)
-	if err == nil && rt.cuda != nil {
-		p.dev, err = newDeviceProgram(p, s, order, regs)
-		err = errors.Wrap(err, "compiling for the device")
+	if err == nil {
+		p.exec, err = rt.at.compile(p, s, order, regs)
 	}
 	if err != nil {
 		_ = tm.Close()
 		return nil, err
 	}
-	p.weights = rt.packs.open(s.b.weights)
 	return p, nil
 }
 
@@ -210,9 +204,7 @@ func (p *Program) Set(name string, data any) error {
 	default:
 		return errors.Errorf("input %s: cannot set from %T", name, data)
 	}
-	if p.dev != nil {
-		p.dev.set[n] = true
-	}
+	p.exec.set(n)
 	if copied != want || want != t.Shape().TotalSize() {
 		return errors.Errorf("input %s has shape %v (%d elements), given %d", name, t.Shape(), t.Shape().TotalSize(), want)
 	}
@@ -233,19 +225,8 @@ func (p *Program) HasInput(name string) bool {
 // valid only until the next run of any program of its runtime.
 func (p *Program) Run() error {
 	p.rt.activate(p)
-	defer p.vm.Reset()
-	if p.dev != nil {
-		if err := p.dev.upload(); err != nil {
-			return errors.Wrap(err, "running the program")
-		}
-	}
-	if err := p.vm.RunAll(); err != nil {
+	if err := p.exec.run(); err != nil {
 		return errors.Wrap(err, "running the program")
-	}
-	if p.dev != nil {
-		if err := p.dev.finish(p.kept()); err != nil {
-			return errors.Wrap(err, "running the program")
-		}
 	}
 	p.ran = true
 	return nil
@@ -254,11 +235,7 @@ func (p *Program) Run() error {
 // release lets go of the program's tensors in the arena, which the next
 // program will overwrite.
 func (p *Program) release() {
-	if !p.own {
-		for _, op := range p.ops {
-			op.out = nil
-		}
-	}
+	p.exec.release()
 	p.ran = false
 }
 
@@ -280,21 +257,9 @@ func (p *Program) value(name string) G.Value {
 	case !ok || !p.ran:
 		return nil
 	case o.copy != nil:
-		return p.fromDevice(o.n, *o.copy)
+		return p.exec.value(o.n, *o.copy)
 	}
-	return p.fromDevice(o.n, o.n.Value())
-}
-
-// fromDevice is v, n's host value, holding n's value on the program's
-// device, copied there if the program runs on one; nil if the copy fails.
-func (p *Program) fromDevice(n *G.Node, v G.Value) G.Value {
-	if p.dev == nil || v == nil {
-		return v
-	}
-	if err := p.dev.toHost(n, v); err != nil {
-		return nil
-	}
-	return v
+	return p.exec.value(o.n, o.n.Value())
 }
 
 // Loss is the loss of the last run.
@@ -332,7 +297,7 @@ func (p *Program) ParamNames() []string { return p.params }
 func (p *Program) Grad(name string) *tensor.Dense {
 	for i, n := range p.params {
 		if n == name {
-			t, _ := p.fromDevice(p.grads[i], p.grads[i].Value()).(*tensor.Dense)
+			t, _ := p.exec.value(p.grads[i], p.grads[i].Value()).(*tensor.Dense)
 			return t
 		}
 	}
@@ -342,15 +307,10 @@ func (p *Program) Grad(name string) *tensor.Dense {
 // Close releases the machine's resources.
 func (p *Program) Close() error {
 	p.rt.forget(p)
-	p.rt.packs.close(p.weights)
-	p.weights = nil
 	p.release()
-	err := p.vm.Close()
-	if p.dev != nil {
-		if derr := p.dev.close(); err == nil {
-			err = derr
-		}
-		p.dev = nil
+	err := p.exec.close()
+	if verr := p.vm.Close(); err == nil {
+		err = verr
 	}
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/pkg/errors"
-	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/trainer/dist"
@@ -46,7 +45,7 @@ type sums struct {
 
 // reduce sums the accumulated gradients (in place), tokens, loss and stop
 // flags over the ranks, and returns the totals. On a device the gradients
-// are all-reduced on the host (deviceSums.allReduce).
+// are all-reduced on the host (Trainer.allReduce).
 func (t *Trainer) reduce(s sums) (sums, error) {
 	w := t.world()
 	if w.Size() == 1 {
@@ -56,28 +55,10 @@ func (t *Trainer) reduce(s sums) (sums, error) {
 	if s.stop {
 		tail[tailStop] = 1
 	}
-	if err := t.acc.allReduce(w, tail); err != nil {
+	if err := t.allReduce(w, tail); err != nil {
 		return s, errors.Wrapf(err, "step %d", t.adam.Step+1)
 	}
 	return sums{tokens: tail[tailTokens], loss: tail[tailLoss], stop: tail[tailStop] > 0}, nil
-}
-
-// allReduce packs the gradients of names and the tail into buf (grown as
-// needed), sums it over the ranks with sum and unpacks it.
-func allReduce[T float32 | float64](sum func([]T) error, buf []T, names []string, grads map[string]*tensor.Dense, tail []float64) ([]T, error) {
-	buf = buf[:0]
-	for _, name := range names {
-		buf = append(buf, grads[name].Data().([]T)...)
-	}
-	buf, err := sumWithTail(sum, buf, tail)
-	if err != nil {
-		return buf, err
-	}
-	off := 0
-	for _, name := range names {
-		off += copy(grads[name].Data().([]T), buf[off:])
-	}
-	return buf, nil
 }
 
 // sumWithTail appends tail to buf, sums buf over the ranks with sum in

@@ -57,17 +57,24 @@ func TestShardedGradientsMatch(t *testing.T) {
 			if err := p.Run(); err != nil {
 				t.Fatal(err)
 			}
-			if err := acc.add(p, float64(s.TgtTokens)); err != nil {
+			if err := acc.Add(p, float64(s.TgtTokens)); err != nil {
 				t.Fatal(err)
 			}
 		}
+		flat, err := acc.AppendHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums := flat.([]float64)
 		var diff, norm float64
-		for name, w := range whole {
-			for i, v := range graph.Float64s(acc.(*hostSums).g[name]) {
+		for _, name := range acc.ParamNames() {
+			w := whole[name]
+			for i, v := range sums[:len(w)] {
 				v /= float64(b.TgtTokens)
 				diff += (v - w[i]) * (v - w[i])
 				norm += w[i] * w[i]
 			}
+			sums = sums[len(w):]
 		}
 		if d := math.Sqrt(diff / norm); d > 1e-12 {
 			t.Errorf("%d ranks: sharded gradient at relative distance %.3g from the batch's", size, d)
@@ -94,7 +101,7 @@ func TestClipIsDeterministic(t *testing.T) {
 			}
 			grads[name] = tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{v}))
 		}
-		s, err := gradScale(hostGrads{names: names, g: grads}, 1, 1)
+		s, err := gradScale(graph.HostGradients(grads), 1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

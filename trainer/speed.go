@@ -22,10 +22,6 @@ type Rig struct {
 	train *graph.Program
 	fwd   *graph.Program
 	adam  *Adam
-	grads map[string]*tensor.Dense
-	// onDevice says the programs run on a device, where Adam updates the
-	// parameters too (Adam.UpdateOn).
-	onDevice bool
 }
 
 // NewRig builds the model of cfg with float32 parameters (model.Init, seed
@@ -36,7 +32,7 @@ func NewRig(cfg model.Config, sh model.Shape, rt *graph.Runtime) (*Rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Rig{Batch: randomBatch(sh, cfg.Vocab), m: m, p: params, grads: map[string]*tensor.Dense{}, onDevice: rt != nil && rt.Device() == graph.DeviceCUDA}
+	r := &Rig{Batch: randomBatch(sh, cfg.Vocab), m: m, p: params}
 	if r.train, err = model.CompileTrain(rt, m, params, sh, rand.New(rand.NewPCG(3, 4))); err != nil {
 		return nil, err
 	}
@@ -71,10 +67,7 @@ func (r *Rig) TrainStep() error {
 	if err := r.train.Run(); err != nil {
 		return err
 	}
-	if r.onDevice {
-		return r.adam.UpdateOn(r.train, r.p, 1e-4, 1)
-	}
-	return r.adam.Update(r.p, setGrads(r.grads, r.train), 1e-4)
+	return r.adam.Update(r.p, r.train, 1e-4, 1)
 }
 
 // Forward runs one forward pass of the scoring graph as Trainer.Evaluate

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
-	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
@@ -57,7 +56,9 @@ type Trainer struct {
 	// acc sums the gradients over accumulated batches, when there is more
 	// than one batch or rank to sum: on the host, or on the runtime's
 	// device (grads.go).
-	acc accumulator
+	acc *graph.GradSums
+	// flat is the buffer of the gradients' all-reduce over the ranks.
+	flat any
 }
 
 // window sums up the steps since the last evaluation.
@@ -303,24 +304,24 @@ func (t *Trainer) update(stop bool) (bool, error) {
 	t.window.tokens += int(s.tokens)
 	t.window.steps++
 	step := t.adam.Step + 1
-	return s.stop, errors.Wrapf(g.apply(t.adam, t.params, t.sched.At(step), scale), "step %d", step)
+	return s.stop, errors.Wrapf(t.adam.Update(t.params, g, t.sched.At(step), scale), "step %d", step)
 }
 
 // gradients runs this rank's shares of Accumulate batches and returns the
 // token-weighted sum of their gradients, Σ_b n_b·∇L_b, divided by unit,
 // with Σ_b n_b and Σ_b n_b·L_b. unit is 1, or for a single batch on a
 // single rank n_b: its program's own gradients, ∇L_b, will do.
-func (t *Trainer) gradients() (stepGrads, sums, float64, error) {
+func (t *Trainer) gradients() (graph.Gradients, sums, float64, error) {
 	w := t.world()
 	direct := t.opt.Accumulate == 1 && w.Size() == 1 // the program's own gradients will do
 	var s sums
-	var g stepGrads
+	var g graph.Gradients
 	if !direct {
 		acc, err := t.accumulator()
 		if err != nil {
 			return nil, s, 0, err
 		}
-		g = acc.grads()
+		g = acc
 	}
 	unit := 1.0
 	for range t.opt.Accumulate {
@@ -342,25 +343,12 @@ func (t *Trainer) gradients() (stepGrads, sums, float64, error) {
 		s.tokens += n
 		s.loss += n * p.Loss()
 		if direct {
-			g, unit = t.own(p), n
-		} else if err := t.acc.add(p, n); err != nil {
+			g, unit = p, n
+		} else if err := t.acc.Add(p, n); err != nil {
 			return nil, s, 0, errors.Wrapf(err, "step %d", t.adam.Step+1)
 		}
 	}
 	return g, s, unit, nil
-}
-
-// programGrads are p's gradients, by parameter name.
-func programGrads(p *graph.Program) map[string]*tensor.Dense {
-	return setGrads(map[string]*tensor.Dense{}, p)
-}
-
-// setGrads sets grads to p's gradients, by parameter name, and returns it.
-func setGrads(grads map[string]*tensor.Dense, p *graph.Program) map[string]*tensor.Dense {
-	for _, name := range p.ParamNames() {
-		grads[name] = p.Grad(name)
-	}
-	return grads
 }
 
 // trainProgram is the compiled training program for b's shape.
@@ -374,12 +362,12 @@ func (t *Trainer) trainProgram(b data.Batch) (*graph.Program, error) {
 // gradScale is the factor that multiplies every gradient of g: scale,
 // reduced so that the scaled gradients' global norm is at most clip (if
 // clip > 0). Every run and every rank gets the same bits of it (see
-// stepGrads.sumSquares).
-func gradScale(g stepGrads, scale, clip float64) (float64, error) {
+// graph.Gradients.SumSquares).
+func gradScale(g graph.Gradients, scale, clip float64) (float64, error) {
 	if clip <= 0 {
 		return scale, nil
 	}
-	sq, err := g.sumSquares()
+	sq, err := g.SumSquares()
 	if norm := scale * math.Sqrt(sq); norm > clip {
 		scale *= clip / norm
 	}

@@ -70,7 +70,8 @@ func TestAdamMatchesItsFormula(t *testing.T) {
 	m, v := []float64{0, 0}, []float64{0, 0}
 	for step, g := range [][]float64{g1, g2} {
 		lr := 0.1 * float64(step+1)
-		if err := adam.Update(params, map[string]*tensor.Dense{"w": tensor.New(tensor.WithBacking(append([]float64(nil), g...)))}, lr); err != nil {
+		grads := graph.HostGradients(map[string]*tensor.Dense{"w": tensor.New(tensor.WithBacking(append([]float64(nil), g...)))})
+		if err := adam.Update(params, grads, lr, 1); err != nil {
 			t.Fatal(err)
 		}
 		tt := float64(step + 1)
@@ -669,7 +670,7 @@ func TestAdamWMatchesItsFormula(t *testing.T) {
 			"w": tensor.New(tensor.WithShape(1, 2), tensor.WithBacking(append([]float64(nil), g...))),
 			"b": tensor.New(tensor.WithBacking(append([]float64(nil), g...))),
 		}
-		if err := adam.Update(params, grads, lr); err != nil {
+		if err := adam.Update(params, graph.HostGradients(grads), lr, 1); err != nil {
 			t.Fatal(err)
 		}
 		tt := float64(step + 1)

@@ -1,5 +1,5 @@
 // Package simtest gives tests a runtime on the simulated CUDA device
-// (graph.NewSimulatedRuntime): the kernels' CUDA source built with g++ and
+// (cuda.NewSimulatedRuntime): the kernels' CUDA source built with g++ and
 // run on the CPU.
 package simtest
 
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/graph/cuda"
 )
 
 // Runtime is a float32 runtime on the simulated device, closed when t ends.
@@ -21,7 +22,7 @@ func Runtime(t testing.TB) *graph.Runtime {
 		}
 		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
 	}
-	rt, err := graph.NewSimulatedRuntime(t.TempDir(), graph.Float32)
+	rt, err := cuda.NewSimulatedRuntime(t.TempDir(), graph.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func rowLosses(x, targets *G.Node, eps float64, pad int, logits bool) (*G.Node, 
 		Shape:      func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
 		F32:        rowLossKernels[float32](eps, pad, logits),
 		F64:        rowLossKernels[float64](eps, pad, logits),
-		Device:     rowLossDevice(eps, pad, logits),
+		Device:     rowLossDevice(eps, pad, logits, x.Shape()[x.Dims()-1]),
 		Diff:       []bool{true, false},
 		Save:       save,
 		SaveOutput: logits,
@@ -212,7 +212,7 @@ func targetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
 		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return tensor.Shape{rows, 2}, nil },
 		F32:    graph.Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
 		F64:    graph.Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
-		Device: targetScoresDevice(pad),
+		Device: targetScoresDevice(pad, logits.Shape()[logits.Dims()-1]),
 	}.Apply(logits, targets)
 }
 

@@ -52,15 +52,21 @@ func (rt *Runtime) Adam(params, m, v *Params, g Gradients, s AdamStep) error {
 	if err != nil {
 		return errors.Wrap(err, "adam")
 	}
+	return errors.Wrap(rt.at.adam(params, m, v, names, grads, s), "adam")
+}
+
+// checkAdam checks that params, m and v have every parameter of names of
+// one shape, and that gradient i of g has as many elements as parameter i.
+func checkAdam(params, m, v *Params, names []string, g gradSet) error {
 	for i, name := range names {
 		for _, store := range []*Params{params, m, v} {
 			if sh := store.Shape(name); sh == nil || !sh.Eq(params.Shape(name)) {
-				return errors.Errorf("adam: %s: no parameter of shape %v in every store", name, params.Shape(name))
+				return errors.Errorf("%s: no parameter of shape %v in every store", name, params.Shape(name))
 			}
 		}
-		if n := grads.size(i); n != params.Shape(name).TotalSize() {
-			return errors.Errorf("adam: gradient of %s has %d elements, parameter %v", name, n, params.Shape(name))
+		if n := g.size(i); n != params.Shape(name).TotalSize() {
+			return errors.Errorf("gradient of %s has %d elements, parameter %v", name, n, params.Shape(name))
 		}
 	}
-	return errors.Wrap(rt.at.adam(params, m, v, names, grads, s), "adam")
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-
 )
 
 // CopyRows sets the float input named input of dst to rows of the output
@@ -119,7 +118,7 @@ func (x *deviceExec) copyRows(in *G.Node, src *Program, output string, rows []in
 		idx = x.rows
 	}
 	n := in.Shape()[0]
-	x.call.launch = gatherRowsF32.Elems(n*size).Ptr(x.loc[in]).Ptr(from.loc[out]).Ptr(idx).Int(n).Int(size)
+	x.call.launch = gatherRowsF32.Elems(n * size).Ptr(x.loc[in]).Ptr(from.loc[out]).Ptr(idx).Int(n).Int(size)
 	if err := x.b.Launch(&x.call.launch); err != nil {
 		return err
 	}

@@ -42,8 +42,11 @@ type deviceExec struct {
 	finish []sumLaunch
 	inputs []*devInput
 	params []paramUse
-	// host are the host copies of the nodes read after a run.
-	host map[*G.Node]G.Value
+	// host are the host copies of the nodes read after a run, and the run
+	// whose values each holds; runs counts the runs.
+	host   map[*G.Node]G.Value
+	hostAt map[*G.Node]int
+	runs   int
 	// words are the per-run words, next their producers, in order; checks
 	// the host checks of CheckInts.
 	words  []wordBlock
@@ -62,8 +65,10 @@ type deviceExec struct {
 	recording, recorded bool
 	commands            []command
 	replay              Replay
-	// call makes the program's own launches (the sums).
+	// call makes the program's own launches (the sums); all are the
+	// gradients of every parameter.
 	call DeviceCall
+	all  gradSet
 }
 
 // devInput is an input the host feeds: its node, host tensor and place, and
@@ -114,7 +119,7 @@ type command struct {
 
 func (t *deviceTarget) compile(p *Program, s *Scope, order G.Nodes, regs map[*G.Node]any) (executor, error) {
 	x := &deviceExec{t: t, p: p, b: t.b, loc: map[*G.Node]DevicePtr{}, host: map[*G.Node]G.Value{},
-		byPtr: map[DevicePtr]*deviceParam{}}
+		hostAt: map[*G.Node]int{}, byPtr: map[DevicePtr]*deviceParam{}}
 	x.call.x = x
 	if err := x.place(s, order, regs); err != nil {
 		_ = x.close()
@@ -300,6 +305,7 @@ func (x *deviceExec) set(n *G.Node) {
 // next run (when the runtime keeps recordings, see Runtime.SetReplays), or
 // the machine again.
 func (x *deviceExec) run() error {
+	x.runs++
 	if err := x.prepare(); err != nil {
 		return err
 	}
@@ -530,12 +536,16 @@ func (x *deviceExec) paramBF16(p DevicePtr, n int) (DevicePtr, bool, error) {
 }
 
 // value is a host copy of n's device value, read into a tensor of the
-// program's own for n (v, the machine's placeholder, gives its type).
+// program's own for n (v, the machine's placeholder, gives its type) once
+// per run: the reads after the first of a run read that copy.
 func (x *deviceExec) value(n *G.Node, v G.Value) G.Value {
 	if v == nil {
 		return nil
 	}
 	h, ok := x.host[n]
+	if ok && x.hostAt[n] == x.runs {
+		return h
+	}
 	if !ok {
 		switch v.(type) {
 		case *G.F32:
@@ -549,8 +559,10 @@ func (x *deviceExec) value(n *G.Node, v G.Value) G.Value {
 		x.host[n] = h
 	}
 	if err := x.toHost(n, h); err != nil {
+		delete(x.hostAt, n)
 		return nil
 	}
+	x.hostAt[n] = x.runs
 	return h
 }
 
@@ -598,7 +610,13 @@ func (x *deviceExec) read(dst []byte, n *G.Node) error {
 	return x.b.ToHost(dst, x.loc[n])
 }
 
+// grads are the device addresses of the gradients of names, which stay
+// where they are: those of every parameter are made once.
 func (x *deviceExec) grads(names []string) (gradSet, error) {
+	all := len(names) == len(x.p.params) && (len(names) == 0 || &names[0] == &x.p.params[0])
+	if all && x.all.names != nil {
+		return x.all, nil
+	}
 	g := gradSet{names: names, dev: make([]DevicePtr, len(names)), sizes: make([]int, len(names))}
 	for i, name := range names {
 		n := x.p.gradNode(name)
@@ -606,6 +624,9 @@ func (x *deviceExec) grads(names []string) (gradSet, error) {
 			return g, errors.Errorf("the program has no gradient of %s", name)
 		}
 		g.dev[i], g.sizes[i] = x.loc[n], n.Shape().TotalSize()
+	}
+	if all {
+		x.all = g
 	}
 	return g, nil
 }

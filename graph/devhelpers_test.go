@@ -31,3 +31,13 @@ func simRuntime(t *testing.T, p Precision) *Runtime {
 	})
 	return rt
 }
+
+// lossOf is p's loss after its last run, failing t if it has none.
+func lossOf(t testing.TB, p *Program) float64 {
+	t.Helper()
+	l, err := p.Loss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -7,7 +7,6 @@ import (
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-
 )
 
 // DeviceCheck compares a graph's program on a device runtime with the same
@@ -122,7 +121,11 @@ func (c DeviceCheck) run(rt *Runtime) (*checkValues, error) {
 		}
 	}
 	if loss != nil {
-		v.add("loss", []float64{p.Loss()})
+		l, err := p.Loss()
+		if err != nil {
+			return nil, err
+		}
+		v.add("loss", []float64{l})
 		for _, name := range p.ParamNames() {
 			v.add("gradient of "+name, Float64s(p.Grad(name)))
 		}

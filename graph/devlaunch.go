@@ -56,7 +56,9 @@ func (k *DeviceKernel) Rows(rows, cols int) Launch {
 }
 
 // Grid is a launch of k on grid blocks of block threads.
-func (k *DeviceKernel) Grid(grid, block Dim3) Launch { return Launch{Kernel: k, Grid: grid, Block: block} }
+func (k *DeviceKernel) Grid(grid, block Dim3) Launch {
+	return Launch{Kernel: k, Grid: grid, Block: block}
+}
 
 // Ptr appends a pointer argument.
 func (l Launch) Ptr(p DevicePtr) Launch { return l.add(ParamPtr, uint64(p), 0) }

@@ -3,7 +3,6 @@ package graph
 import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
-
 )
 
 // The device kernels of this package's ops: launches of the kernels of
@@ -247,14 +246,14 @@ func embedDevice(vocab int, scale float64) DeviceKernels {
 				return err
 			}
 			n, dim := in[1].Len(), lastDim(y.Shape)
-			return d.Launch(embedFwdF32.Elems(n*dim).Ptr(y.Ptr).Ptr(in[0].Ptr).Ptr(in[1].Ptr).Int(n).Int(dim).Int(vocab).F32(float32(scale)))
+			return d.Launch(embedFwdF32.Elems(n * dim).Ptr(y.Ptr).Ptr(in[0].Ptr).Ptr(in[1].Ptr).Int(n).Int(dim).Int(vocab).F32(float32(scale)))
 		},
 		Backward: func(d *DeviceCall, _ int, dw DeviceOperand, in []DeviceOperand, _, dy DeviceOperand) error {
 			if err := d.Launch(fillF32.Elems(dw.Len()).Ptr(dw.Ptr).F32(0).Int(dw.Len())); err != nil {
 				return err
 			}
 			n, dim := in[1].Len(), lastDim(dw.Shape)
-			return d.Launch(embedBwdF32.Elems(n*dim).Ptr(dw.Ptr).Ptr(dy.Ptr).Ptr(in[1].Ptr).Int(n).Int(dim).Int(vocab).F32(float32(scale)))
+			return d.Launch(embedBwdF32.Elems(n * dim).Ptr(dw.Ptr).Ptr(dy.Ptr).Ptr(in[1].Ptr).Int(n).Int(dim).Int(vocab).F32(float32(scale)))
 		},
 	}
 }
@@ -403,7 +402,7 @@ func maskDevice(seed func() uint64, threshold uint64) DeviceKernels {
 			return err
 		}
 		n := in[0].Len()
-		return d.Launch(dropoutMaskK.Elems((n+64*maskBlock-1)/(64*maskBlock)).Ptr(y.Ptr).Ptr(s).U64(threshold).Int(n))
+		return d.Launch(dropoutMaskK.Elems((n + 64*maskBlock - 1) / (64 * maskBlock)).Ptr(y.Ptr).Ptr(s).U64(threshold).Int(n))
 	}}
 }
 

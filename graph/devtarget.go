@@ -25,6 +25,8 @@ type deviceTarget struct {
 	k       DevicePtr
 	launch  Launch
 	copied  int
+	// plans are Adam's plans by their gradients' first address.
+	plans map[DevicePtr]*adamPlan
 }
 
 // deviceShared is what a runtime on a backend shares with its siblings:

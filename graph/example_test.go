@@ -88,8 +88,8 @@ func ExampleOp() {
 			fmt.Println(err)
 			return
 		}
-		if step == 0 {
-			fmt.Printf("first loss above 0.1: %t\n", prog.Loss() > 0.1)
+		if first, err := prog.Loss(); step == 0 {
+			fmt.Printf("first loss above 0.1: %t (%v)\n", first > 0.1, err)
 		}
 		// w ← w - 0.5·∂loss/∂w
 		w := params.Value("layer.weight").Data().([]float32)
@@ -98,11 +98,12 @@ func ExampleOp() {
 		}
 		params.Updated("layer.weight") // a change in place is announced
 	}
-	fmt.Printf("last loss below 0.001: %t\n", prog.Loss() < 0.001)
+	last, err := prog.Loss()
+	fmt.Printf("last loss below 0.001: %t (%v)\n", last < 0.001, err)
 	// Output:
 	// gradient check: <nil>
-	// first loss above 0.1: true
-	// last loss below 0.001: true
+	// first loss above 0.1: true (<nil>)
+	// last loss below 0.001: true (<nil>)
 }
 
 // Evaluate a small graph in one call: the sum of squares of each row.

@@ -87,8 +87,10 @@ func (c GradCheck) build(dt tensor.Dtype) (*checked, error) {
 				return 0, err
 			}
 		}
-		err := prog.Run()
-		return prog.Loss(), err
+		if err := prog.Run(); err != nil {
+			return 0, err
+		}
+		return prog.Loss()
 	}
 	return ch, nil
 }
@@ -99,7 +101,8 @@ const checkedOutput = "gradcheck.output"
 // output is the checked graph's output after a run.
 func (ch *checked) output() []float64 {
 	if ch.scalar {
-		return []float64{ch.prog.Loss()}
+		l, _ := ch.prog.Loss() // read after a run that gave it
+		return []float64{l}
 	}
 	return Float64s(ch.prog.Output(checkedOutput))
 }

@@ -181,10 +181,8 @@ func (s gradSet) size(i int) int {
 
 // gradNode is the node of the named parameter's gradient, nil if none.
 func (p *Program) gradNode(name string) *G.Node {
-	for i, n := range p.params {
-		if n == name {
-			return p.grads[i]
-		}
+	if i, ok := p.gradIndex[name]; ok {
+		return p.grads[i]
 	}
 	return nil
 }

@@ -95,46 +95,106 @@ func (t *deviceTarget) adam(params, m, v *Params, names []string, g gradSet, s A
 	if g.dev == nil {
 		return errors.New("the gradients lie on the host, the runtime runs on a device")
 	}
-	words := t.entries(len(names))
-	bufs := make([][3]*deviceParam, len(names))
-	most := 0
-	for i, name := range names {
-		for j, store := range []*Params{params, m, v} {
-			b, err := t.param(store, name)
-			if err != nil {
+	plan, err := t.adamPlan(params, m, v, names, g)
+	if err != nil {
+		return err
+	}
+	for i := range plan.bufs {
+		for j, b := range plan.bufs[i] {
+			if err := t.upload(b, plan.data[i][j], plan.vers[i][j]); err != nil {
 				return err
 			}
-			bufs[i][j] = b
 		}
-		e := words[i*entryWords:]
-		e[entryP], e[entryG], e[entryM], e[entryV] = uint64(bufs[i][0].p), uint64(g.dev[i]), uint64(bufs[i][1].p), uint64(bufs[i][2].p)
-		e[entryN], e[entryBF16] = uint64(g.sizes[i]), uint64(bufs[i][0].bf16)
-		if decays(len(params.Shape(name))) {
-			e[entryDecay] = 1
-		}
-		most = max(most, g.sizes[i])
 	}
 	if err := t.adamConsts(s); err != nil {
 		return err
 	}
-	table, err := t.table(words)
-	if err != nil {
+	if err := t.launchTable(adamMultiF32, plan.table, len(names), plan.most, func(l Launch) Launch { return l.Ptr(t.k) }); err != nil {
 		return err
 	}
-	if err := t.launchTable(adamMultiF32, table, len(names), most, func(l Launch) Launch { return l.Ptr(t.k) }); err != nil {
-		return err
-	}
-	for i, name := range names {
-		for j, store := range []*Params{params, m, v} {
-			store.Updated(name)
-			b := bufs[i][j]
-			b.ver, b.ahead = store.versions[name].n, true
-			if j == 0 && b.bf16 != 0 {
-				b.bf16Ver = b.ver
-			}
+	for i := range plan.bufs {
+		for j, b := range plan.bufs[i] {
+			ver := plan.vers[i][j]
+			ver.n++ // Params.Updated
+			b.ver, b.ahead = ver.n, true
+		}
+		if b := plan.bufs[i][0]; b.bf16 != 0 && b.bf16 == plan.bf16[i] {
+			b.bf16Ver = b.ver // adam_multi_f32 rounded it there
 		}
 	}
 	return nil
+}
+
+// adamPlan is what Adam's step updates, of the stores params, m and v for
+// the gradients g of names: each parameter's three device copies, their
+// versions and host values, and the table of adam_multi_f32. A target keeps
+// the plan of its last step with each gradients' first address, so that
+// the steps after the first look nothing up.
+type adamPlan struct {
+	params, m, v *Params
+	names        []string
+	grads, bf16  []DevicePtr
+	bufs         [][3]*deviceParam
+	vers         [][3]*version
+	data         [][3][]float32
+	table        DevicePtr
+	most         int
+}
+
+// sameBF16 reports whether the parameters' bfloat16 copies are those the
+// plan's table writes (a program may have made some since).
+func (p *adamPlan) sameBF16() bool {
+	for i, b := range p.bufs {
+		if b[0].bf16 != p.bf16[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// adamPlan is the plan of a step, kept or made.
+func (t *deviceTarget) adamPlan(params, m, v *Params, names []string, g gradSet) (*adamPlan, error) {
+	key := g.dev[0]
+	if p, ok := t.plans[key]; ok && p.params == params && p.m == m && p.v == v && slices.Equal(p.names, names) &&
+		slices.Equal(p.grads, g.dev) && p.sameBF16() {
+		return p, nil
+	}
+	if err := checkAdam(params, m, v, names, g); err != nil {
+		return nil, err
+	}
+	p := &adamPlan{params: params, m: m, v: v, names: slices.Clone(names), grads: slices.Clone(g.dev)}
+	words := t.entries(len(names))
+	for i, name := range names {
+		var bufs [3]*deviceParam
+		var vers [3]*version
+		var data [3][]float32
+		for j, store := range []*Params{params, m, v} {
+			b, err := t.param(store, name)
+			if err != nil {
+				return nil, err
+			}
+			bufs[j], vers[j] = b, store.versions[name]
+			data[j], _ = store.values[name].Data().([]float32)
+		}
+		p.bufs, p.vers, p.data = append(p.bufs, bufs), append(p.vers, vers), append(p.data, data)
+		e := words[i*entryWords:]
+		e[entryP], e[entryG], e[entryM], e[entryV] = uint64(bufs[0].p), uint64(g.dev[i]), uint64(bufs[1].p), uint64(bufs[2].p)
+		e[entryN], e[entryBF16] = uint64(g.sizes[i]), uint64(bufs[0].bf16)
+		if decays(len(params.Shape(name))) {
+			e[entryDecay] = 1
+		}
+		p.most = max(p.most, g.sizes[i])
+		p.bf16 = append(p.bf16, bufs[0].bf16)
+	}
+	var err error
+	if p.table, err = t.table(words); err != nil {
+		return nil, err
+	}
+	if t.plans == nil {
+		t.plans = map[DevicePtr]*adamPlan{}
+	}
+	t.plans[key] = p
+	return p, nil
 }
 
 // adamConsts copies the step's constants, {β1, β2, ε, step, rc2, scale,

@@ -17,6 +17,9 @@ func (t *hostTarget) adam(params, m, v *Params, names []string, g gradSet, s Ada
 	if g.host == nil && len(names) > 0 {
 		return errors.New("the gradients lie on a device, the runtime runs on the CPU")
 	}
+	if err := checkAdam(params, m, v, names, g); err != nil {
+		return err
+	}
 	c := s.consts()
 	var jobs []func()
 	for i, name := range names {

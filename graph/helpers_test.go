@@ -63,3 +63,13 @@ func nll(s *Scope, logits, targets *G.Node) *G.Node {
 
 // hostOf is the CPU's target of rt, a runtime on the CPU.
 func hostOf(rt *Runtime) *hostTarget { return rt.at.(*hostTarget) }
+
+// lossOf is p's loss after its last run, failing t if it has none.
+func lossOf(t testing.TB, p *Program) float64 {
+	t.Helper()
+	l, err := p.Loss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -49,7 +49,7 @@ func TestInputGrad(t *testing.T) {
 		if err := p.Run(); err != nil {
 			t.Fatal(err)
 		}
-		return p.Loss()
+		return lossOf(t, p)
 	}
 	lossAt(x)
 	if p.InputGrad("w") != nil || p.InputGrad("ids") != nil {

@@ -39,8 +39,12 @@ type Op struct {
 	Shape func(in []tensor.Shape) (tensor.Shape, error)
 	// IntOutput makes the output an int tensor, written to Operand.Ints.
 	IntOutput bool
-	F32       Kernels[float32]
-	F64       Kernels[float64]
+	// Type is the graph's float type (Scope.Dtype) for an op whose inputs
+	// are all ints (a mask made from token ids), which have none to take it
+	// from; ignored when an input is a float.
+	Type tensor.Dtype
+	F32  Kernels[float32]
+	F64  Kernels[float64]
 	// Device are the op's kernels on a device (DeviceCUDA); programs that
 	// use an op without them run on the CPU only.
 	Device DeviceKernels
@@ -121,7 +125,7 @@ func (op Op) node(in []*G.Node) (*kernelOp, error) {
 	if err := op.check(len(in)); err != nil {
 		return nil, err
 	}
-	dt, err := floatType(in)
+	dt, err := floatType(in, op.Type)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +147,9 @@ func (op Op) node(in []*G.Node) (*kernelOp, error) {
 		outType = tensor.Int
 	}
 	sig[len(in)] = nodeType(outType, len(s))
+	if !hasFloat(in) {
+		sig[len(in)] = concreteType(outType, len(s)) // no float input to fill a type variable
+	}
 	def := op
 	return &kernelOp{def: &def, dtype: dt, outType: outType, in: shapes, shape: s.Clone(), sig: sig, run: hostRunner{}}, nil
 }
@@ -192,8 +199,9 @@ func (op Op) differentiable() bool {
 	return false
 }
 
-// floatType is the element type shared by the float inputs: the graph's.
-func floatType(in []*G.Node) (tensor.Dtype, error) {
+// floatType is the element type shared by the float inputs, the graph's,
+// or else given, if it is a float type.
+func floatType(in []*G.Node, given tensor.Dtype) (tensor.Dtype, error) {
 	var dt tensor.Dtype
 	for i, x := range in {
 		if x == nil {
@@ -210,8 +218,11 @@ func floatType(in []*G.Node) (tensor.Dtype, error) {
 			return dt, errors.Errorf("input %d (%s) is %v, an earlier input %v: a graph has one float type", i, x.Name(), t, dt)
 		}
 	}
+	if dt == (tensor.Dtype{}) && (given == tensor.Float32 || given == tensor.Float64) {
+		return given, nil
+	}
 	if dt == (tensor.Dtype{}) {
-		return dt, errors.New("no float input to take the element type from")
+		return dt, errors.New("no float input to take the element type from, and no Type")
 	}
 	return dt, nil
 }
@@ -227,4 +238,23 @@ func nodeType(dt tensor.Dtype, d int) hm.Type {
 		return of
 	}
 	return G.TensorType{Dims: d, Of: of}
+}
+
+// hasFloat reports whether any of in is a float node.
+func hasFloat(in []*G.Node) bool {
+	for _, x := range in {
+		if t := x.Dtype(); t == tensor.Float32 || t == tensor.Float64 {
+			return true
+		}
+	}
+	return false
+}
+
+// concreteType is the Gorgonia type of a node of element type dt and d
+// dimensions, dt itself rather than a type variable.
+func concreteType(dt tensor.Dtype, d int) hm.Type {
+	if d == 0 {
+		return dt
+	}
+	return G.TensorType{Dims: d, Of: dt}
 }

@@ -88,13 +88,13 @@ func TestModelPlanWithoutFirstRun(t *testing.T) {
 // its gradients, each name after prefix.
 func programResults(t *testing.T, m model.Model, p *graph.Program, dt tensor.Dtype, b model.Batch, prefix string) map[string][]float64 {
 	t.Helper()
-	if err := m.Feed(p, dt, b); err != nil {
+	if err := m.Feed(p, b); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Run(); err != nil {
 		t.Fatal(err)
 	}
-	st := map[string][]float64{prefix + "loss": {p.Loss()}}
+	st := map[string][]float64{prefix + "loss": {lossOf(t, p)}}
 	for _, out := range []string{model.LogProbs, model.TargetScores} {
 		if v := p.Output(out); v != nil {
 			st[prefix+out] = graph.Float64s(v)

@@ -33,6 +33,8 @@ type Program struct {
 	ran     bool
 	// exec runs the program where its runtime runs programs.
 	exec executor
+	// gradIndex is each parameter's place in params.
+	gradIndex map[string]int
 }
 
 // output is a node read after a run: its value where its op wrote it or,
@@ -152,6 +154,10 @@ func (p *Program) differentiate(s *Scope, loss *G.Node) error {
 		return errors.Wrap(err, "differentiating the loss")
 	}
 	p.grads = grads
+	p.gradIndex = make(map[string]int, len(p.params))
+	for i, name := range p.params {
+		p.gradIndex[name] = i
+	}
 	p.outputs[lossKey] = newOutput(s.b.g, loss)
 	return nil
 }
@@ -262,19 +268,28 @@ func (p *Program) value(name string) G.Value {
 	return p.exec.value(o.n, o.n.Value())
 }
 
-// Loss is the loss of the last run.
-func (p *Program) Loss() float64 {
+// Loss is the loss of the last run: the scalar Compile differentiated, or
+// an output named "loss" (an evaluation program's). It is an error for a
+// program that has neither, before its first run, once another program of
+// its runtime has run, or on a device when copying it to the host fails.
+func (p *Program) Loss() (float64, error) {
+	if _, ok := p.outputs[lossKey]; !ok {
+		return 0, errors.New("the program has no loss: it was compiled without one or an output named loss")
+	}
+	if !p.ran {
+		return 0, errors.New("the program's loss is not readable: it has not run since it or another program of its runtime last did")
+	}
 	switch l := p.value(lossKey).(type) {
 	case *G.F32:
-		return float64(*l)
+		return float64(*l), nil
 	case *G.F64:
-		return float64(*l)
+		return float64(*l), nil
 	case *tensor.Dense:
 		if v := Float64s(l); len(v) == 1 {
-			return v[0]
+			return v[0], nil
 		}
 	}
-	return 0
+	return 0, errors.New("the program's loss could not be read from its device")
 }
 
 // Output is the value of the named output after the last run, nil before the

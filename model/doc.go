@@ -40,12 +40,13 @@
 // sets them from a Batch. float is the graph's element type (the
 // parameters' dtype, float32 or float64); int is tensor.Int.
 //
-//	input (constant)         dtype  shape         holds                               kinds
-//	src (InputSrc)           int    [B, S]        Batch.Src: x1 … xm EOS, padded      encoder-decoder, encoder-only
-//	src_mask (InputSrcMask)  float  [B, 1, 1, S]  layers.PaddingMask of src           encoder-decoder, encoder-only
-//	tgt_in (InputTgtIn)      int    [B, T]        Batch.TgtIn: BOS y1 … yn, padded    encoder-decoder, decoder-only
-//	tgt_mask (InputTgtMask)  float  [B, 1, T, T]  layers.CausalMask of tgt_in         encoder-decoder, decoder-only
-//	tgt_out (InputTgtOut)    int    [B, T]        Batch.TgtOut: y1 … yn EOS, padded   every kind
+//	input (constant)     dtype  shape   holds                               kinds
+//	src (InputSrc)       int    [B, S]  Batch.Src: x1 … xm EOS, padded      encoder-decoder, encoder-only
+//	tgt_in (InputTgtIn)  int    [B, T]  Batch.TgtIn: BOS y1 … yn, padded    encoder-decoder, decoder-only
+//	tgt_out (InputTgtOut) int   [B, T]  Batch.TgtOut: y1 … yn EOS, padded   every kind
+//
+// The attention masks are made from the ids in the graph: ops.PaddingMask
+// of src, [B, 1, 1, S], and ops.CausalMask of tgt_in, [B, 1, T, T].
 //
 // An encoder-only model needs S = T: it predicts tgt_out[b, j] at source
 // position j. Padding is PadID; targets equal to PadID count in no loss.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/layers/ops"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
 )
@@ -45,12 +46,11 @@ func ExampleNewDecoderOnly() {
 // decoderOnly builds by hand, from package layers, the graph that
 // model.NewDecoderOnly builds for the preset "small" with pre-norm, RMSNorm
 // and learned positions, and returns its loss: the same parameter names
-// (decoder.pos.weight, …), the same inputs (tgt_in, tgt_mask, tgt_out),
-// MaxLen 1024.
+// (decoder.pos.weight, …), the same inputs (tgt_in, tgt_out), MaxLen 1024.
 func decoderOnly(s *graph.Scope, vocab, batch, length int) *G.Node {
-	ids := s.Input(model.InputTgtIn, tensor.Int, batch, length)              // BOS y1 … yn
-	mask := s.Input(model.InputTgtMask, s.Dtype(), batch, 1, length, length) // layers.CausalMask of ids
-	targets := s.Input(model.InputTgtOut, tensor.Int, batch, length)         // y1 … yn EOS
+	ids := s.Input(model.InputTgtIn, tensor.Int, batch, length)      // BOS y1 … yn
+	mask := ops.CausalMask(s, ids, model.PadID)                      // [batch, 1, length, length]
+	targets := s.Input(model.InputTgtOut, tensor.Int, batch, length) // y1 … yn EOS
 	z := layers.Sizes{DModel: 256, Heads: 8, DFF: 1024, Dropout: 0.1, Eps: 1e-5, PreNorm: true, MaxLen: 1024}
 	embed := layers.NewEmbedding(vocab, z.DModel)
 	x := embed.Apply(s.In("embed"), ids)
@@ -122,7 +122,7 @@ func Example_decoderOnlyByHand() {
 	}
 	defer want.Close()
 	for _, p := range []*graph.Program{prog, want} {
-		if err := model.Feed(p, tensor.Float64, b); err != nil {
+		if err := model.Feed(p, b); err != nil {
 			log.Fatal(err)
 		}
 		if err := p.Run(); err != nil {
@@ -130,7 +130,15 @@ func Example_decoderOnlyByHand() {
 		}
 	}
 	fmt.Println("same parameters:", slices.Equal(byHand.Names(), params.Names()))
-	fmt.Println("same loss:", prog.Loss() == want.Loss())
+	got, err := prog.Loss()
+	if err != nil {
+		log.Fatal(err)
+	}
+	same, err := want.Loss()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("same loss:", got == same)
 	// Output:
 	// same parameters: true
 	// same loss: true

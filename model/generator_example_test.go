@@ -14,6 +14,7 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/layers/ops"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer"
@@ -40,13 +41,13 @@ func (m RotaryLM) Config() model.Config { return m.cfg }
 // Layout: it reads the targets alone (joined batches: source EOS target).
 func (m RotaryLM) Layout() model.Layout { return model.Layout{} }
 
-func (m RotaryLM) Feed(p *graph.Program, dt tensor.Dtype, b model.Batch) error {
-	return model.Feed(p, dt, b)
+func (m RotaryLM) Feed(p *graph.Program, b model.Batch) error {
+	return model.Feed(p, b)
 }
 
 func (m RotaryLM) Build(s *graph.Scope, sh model.Shape) (loss, logp *G.Node) {
 	ids := s.Input(model.InputTgtIn, tensor.Int, sh.Batch, sh.TgtLen)
-	mask := s.Input(model.InputTgtMask, s.Dtype(), sh.Batch, 1, sh.TgtLen, sh.TgtLen)
+	mask := ops.CausalMask(s, ids, model.PadID)
 	targets := s.Input(model.InputTgtOut, tensor.Int, sh.Batch, sh.TgtLen)
 	embed := layers.NewEmbedding(m.cfg.Vocab, m.cfg.DModel)
 	x := m.stack().Apply(s.In("lm"), embed.Apply(s.In("embed"), ids), mask, nil, nil, nil)

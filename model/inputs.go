@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
-	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/layers/ops"
 )
 
 // Model is what the trainer needs of a model: build a graph for a batch shape
@@ -22,7 +22,7 @@ type Model interface {
 	// model what each kind of graph needs, a scoring graph's TargetScores too.
 	Build(s *graph.Scope, sh Shape) (loss, logp *G.Node)
 	// Feed sets the inputs of a program built by Build.
-	Feed(p *graph.Program, dt tensor.Dtype, b Batch) error
+	Feed(p *graph.Program, b Batch) error
 	// Layout says which parts of a batch the model reads.
 	Layout() Layout
 }
@@ -60,13 +60,12 @@ type inputs struct {
 }
 
 // The names of the graph inputs a model's Build adds and Feed sets (see
-// the package doc for each kind's).
+// the package doc for each kind's): token ids only, the masks made from
+// them in the graph (ops.PaddingMask, ops.CausalMask).
 const (
-	InputSrc     = "src"      // int [batch, lenS]: Batch.Src
-	InputSrcMask = "src_mask" // float [batch, 1, 1, lenS]: layers.PaddingMask of src
-	InputTgtIn   = "tgt_in"   // int [batch, lenT]: Batch.TgtIn
-	InputTgtMask = "tgt_mask" // float [batch, 1, lenT, lenT]: layers.CausalMask of tgt_in
-	InputTgtOut  = "tgt_out"  // int [batch, lenT]: Batch.TgtOut, the targets
+	InputSrc    = "src"     // int [batch, lenS]: Batch.Src
+	InputTgtIn  = "tgt_in"  // int [batch, lenT]: Batch.TgtIn
+	InputTgtOut = "tgt_out" // int [batch, lenT]: Batch.TgtOut, the targets
 )
 
 // checkShape reports a batch shape a model of kind with layout l cannot be
@@ -86,27 +85,27 @@ func checkShape(sh Shape, kind string, l Layout) error {
 	return nil
 }
 
-// newInputs adds the inputs of a batch of shape sh: the sources (with their
-// mask) if src, the decoder's inputs (with their mask) if tgt, and always the
-// targets.
+// newInputs adds the inputs of a batch of shape sh: the sources (and their
+// padding mask) if src, the decoder's inputs (and their causal mask) if
+// tgt, and always the targets.
 func newInputs(s *graph.Scope, sh Shape, src, tgt bool) inputs {
 	var in inputs
 	if src {
 		in.src = s.Input(InputSrc, tensor.Int, sh.Batch, sh.SrcLen)
-		in.srcMask = s.Input(InputSrcMask, s.Dtype(), sh.Batch, 1, 1, sh.SrcLen)
+		in.srcMask = ops.PaddingMask(s, in.src, PadID)
 	}
 	if tgt {
 		in.tgtIn = s.Input(InputTgtIn, tensor.Int, sh.Batch, sh.TgtLen)
-		in.tgtMask = s.Input(InputTgtMask, s.Dtype(), sh.Batch, 1, sh.TgtLen, sh.TgtLen)
+		in.tgtMask = ops.CausalMask(s, in.tgtIn, PadID)
 	}
 	in.tgtOut = s.Input(InputTgtOut, tensor.Int, sh.Batch, sh.TgtLen)
 	return in
 }
 
 // Feed sets whichever of the inputs InputSrc … InputTgtOut the program p
-// has from b, the masks made from the ids in element type dt: the Feed of
-// every kind, and of a model of one's own that names its inputs alike.
-func Feed(p *graph.Program, dt tensor.Dtype, b Batch) error {
+// has from b: the Feed of every kind, and of a model of one's own that
+// names its inputs alike.
+func Feed(p *graph.Program, b Batch) error {
 	src, tgt := p.HasInput(InputSrc), p.HasInput(InputTgtIn)
 	if n := b.Batch * b.TgtLen; len(b.TgtOut) != n || (tgt && len(b.TgtIn) != n) || (src && len(b.Src) != b.Batch*b.SrcLen) {
 		return errors.Errorf("batch of shape %v has %d source, %d target-in and %d target-out ids",
@@ -115,11 +114,9 @@ func Feed(p *graph.Program, dt tensor.Dtype, b Batch) error {
 	values := map[string]any{InputTgtOut: b.TgtOut}
 	if tgt {
 		values[InputTgtIn] = b.TgtIn
-		values[InputTgtMask] = layers.CausalMask(dt, b.TgtIn, b.Batch, b.TgtLen, PadID).Data()
 	}
 	if src {
 		values[InputSrc] = b.Src
-		values[InputSrcMask] = layers.PaddingMask(dt, b.Src, b.Batch, b.SrcLen, PadID).Data()
 	}
 	for name, v := range values {
 		if err := p.Set(name, v); err != nil {

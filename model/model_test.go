@@ -192,7 +192,7 @@ func TestModelGradients(t *testing.T) {
 			}
 			c := graph.GradCheck{
 				Build: func(s *graph.Scope) *G.Node { loss, _ := m.Build(s, tc.b.Shape); return loss },
-				Set:   func(p *graph.Program) error { return m.Feed(p, tensor.Float64, tc.b) },
+				Set:   func(p *graph.Program) error { return m.Feed(p, tc.b) },
 				Train: true, Seed: 3, MaxPerParam: 6,
 			}
 			if err := c.Run(); err != nil {

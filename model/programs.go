@@ -28,13 +28,13 @@ func CompileTrain(rt *graph.Runtime, m Model, params *graph.Params, sh Shape, rn
 }
 
 // CompileEval builds m for evaluation (no dropout, no gradients) on batches
-// of shape sh, to run on rt. Its outputs are the log-probabilities (LogProbs)
-// and, by their full names, the attention weights of every layer
+// of shape sh, to run on rt. Its outputs are the loss (Program.Loss), the
+// log-probabilities (LogProbs) and, by their full names, the attention weights of every layer
 // ("decoder.layers.0.cross_attn.weights", [batch, heads, lenQ, lenK]).
 func CompileEval(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
 	s := graph.NewScope(params)
-	_, logp := m.Build(s, sh)
-	outputs := map[string]*G.Node{LogProbs: logp}
+	loss, logp := m.Build(s, sh)
+	outputs := map[string]*G.Node{LogProbs: logp, "loss": loss}
 	maps.Copy(outputs, s.Kept())
 	return graph.Compile(rt, s, nil, outputs)
 }

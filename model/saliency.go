@@ -52,7 +52,7 @@ func Saliency(rt *graph.Runtime, m Model, params *graph.Params, src, tgt []int, 
 	picked[t] = b.TgtOut[t]
 	err = p.Set(saliencyTarget, picked)
 	if err == nil {
-		err = m.Feed(p, params.Dtype(), b)
+		err = m.Feed(p, b)
 	}
 	if err == nil {
 		err = p.Run()

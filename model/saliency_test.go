@@ -30,7 +30,7 @@ func TestSaliency(t *testing.T) {
 		defer p.Close()
 		b := model.Batch{Shape: model.Shape{Batch: 1, SrcLen: len(src) + 1, TgtLen: len(tgt) + 1}, Src: append(append([]int(nil), src...), model.EOSID),
 			TgtIn: append([]int{model.BOSID}, tgt...), TgtOut: append(append([]int(nil), tgt...), model.EOSID)}
-		if err := m.Feed(p, params.Dtype(), b); err != nil {
+		if err := m.Feed(p, b); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.Run(); err != nil {

@@ -163,7 +163,7 @@ func runBatch(rt *graph.Runtime, progs *graph.Programs, m Model, params *graph.P
 	compile func(*graph.Runtime, Model, *graph.Params, Shape) (*graph.Program, error)) (*graph.Program, error) {
 	p, err := progs.Get(b.Shape.String(), func() (*graph.Program, error) { return compile(rt, m, params, b.Shape) })
 	if err == nil {
-		err = m.Feed(p, params.Dtype(), b)
+		err = m.Feed(p, b)
 	}
 	if err == nil {
 		err = p.Run()

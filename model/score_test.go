@@ -43,7 +43,7 @@ func (m bigram) Config() Config { return m.cfg }
 
 func (m bigram) Layout() Layout { return Layout{} }
 
-func (m bigram) Feed(p *graph.Program, _ tensor.Dtype, b Batch) error {
+func (m bigram) Feed(p *graph.Program, b Batch) error {
 	if err := p.Set(InputTgtIn, b.TgtIn); err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func TestScoreRunMatchesLogProbs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			if err = tc.m.Feed(p, tensor.Float64, tc.b); err == nil {
+			if err = tc.m.Feed(p, tc.b); err == nil {
 				err = p.Run()
 			}
 			if err != nil {

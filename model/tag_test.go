@@ -40,7 +40,7 @@ func TestTag(t *testing.T) {
 		b := Batch{Shape: Shape{Batch: 1, SrcLen: len(src), TgtLen: len(src)}, Src: src, TgtIn: make([]int, len(src)), TgtOut: src}
 		p, err := CompileEval(nil, m, params, b.Shape)
 		if err == nil {
-			err = m.Feed(p, tensor.Float64, b)
+			err = m.Feed(p, b)
 		}
 		if err == nil {
 			err = p.Run()

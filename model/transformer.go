@@ -5,7 +5,6 @@ import (
 
 	"github.com/pkg/errors"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
@@ -128,7 +127,7 @@ func Output(s *graph.Scope, logits, targets *G.Node, eps float64) (loss, logp *G
 }
 
 // Feed sets a program's inputs from a batch.
-func (m *Transformer) Feed(p *graph.Program, dt tensor.Dtype, b Batch) error { return Feed(p, dt, b) }
+func (m *Transformer) Feed(p *graph.Program, b Batch) error { return Feed(p, b) }
 
 // Prefix is what a row is fed before it generates: the start token, and
 // for a model without an encoder the prompt src.

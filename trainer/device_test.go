@@ -80,10 +80,10 @@ func stepBoth(t *testing.T, step int, cpu, gpu *Rig, tol float64) float64 {
 			t.Fatalf("step %d: %v", step, err)
 		}
 	}
-	if a, b := cpu.train.Loss(), gpu.train.Loss(); math.Abs(a-b) > tol*math.Abs(a) {
+	if a, b := lossOf(t, cpu.train), lossOf(t, gpu.train); math.Abs(a-b) > tol*math.Abs(a) {
 		t.Fatalf("step %d: loss %g on the device, %g on the CPU", step, b, a)
 	}
-	return cpu.train.Loss()
+	return lossOf(t, cpu.train)
 }
 
 // isKeyBias reports whether the parameter name is an attention key's bias.
@@ -209,4 +209,14 @@ func norm(t *tensor.Dense) float64 {
 		s += v * v
 	}
 	return math.Sqrt(s)
+}
+
+// lossOf is p's loss after its last run, failing t if it has none.
+func lossOf(t testing.TB, p *graph.Program) float64 {
+	t.Helper()
+	l, err := p.Loss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

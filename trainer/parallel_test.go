@@ -31,7 +31,7 @@ func TestShardedGradientsMatch(t *testing.T) {
 	b := f.data.Train.Next()
 	whole := map[string][]float64{}
 	p, _ := tr.trainProgram(b)
-	if err := m.Feed(p, tensor.Float64, ModelBatch(b)); err != nil {
+	if err := m.Feed(p, ModelBatch(b)); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Run(); err != nil {
@@ -51,7 +51,7 @@ func TestShardedGradientsMatch(t *testing.T) {
 				continue
 			}
 			p, _ := tr.trainProgram(s)
-			if err := m.Feed(p, tensor.Float64, ModelBatch(s)); err != nil {
+			if err := m.Feed(p, ModelBatch(s)); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.Run(); err != nil {

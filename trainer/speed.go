@@ -61,7 +61,7 @@ func randomBatch(sh model.Shape, vocab int) model.Batch {
 
 // TrainStep runs one training step.
 func (r *Rig) TrainStep() error {
-	if err := r.m.Feed(r.train, r.p.Dtype(), r.Batch); err != nil {
+	if err := r.m.Feed(r.train, r.Batch); err != nil {
 		return err
 	}
 	if err := r.train.Run(); err != nil {
@@ -75,7 +75,7 @@ func (r *Rig) TrainStep() error {
 // weights for the GEMM, and the passes after it reuse them until the next
 // TrainStep changes them (see graph.Runtime).
 func (r *Rig) Forward() error {
-	if err := r.m.Feed(r.fwd, r.p.Dtype(), r.Batch); err != nil {
+	if err := r.m.Feed(r.fwd, r.Batch); err != nil {
 		return err
 	}
 	return r.fwd.Run()

@@ -333,15 +333,19 @@ func (t *Trainer) gradients() (graph.Gradients, sums, float64, error) {
 		if err != nil {
 			return nil, s, 0, err
 		}
-		if err := t.m.Feed(p, t.params.Dtype(), ModelBatch(b)); err != nil {
+		if err := t.m.Feed(p, ModelBatch(b)); err != nil {
 			return nil, s, 0, err
 		}
 		if err := p.Run(); err != nil {
 			return nil, s, 0, errors.Wrapf(err, "step %d", t.adam.Step+1)
 		}
+		l, err := p.Loss()
+		if err != nil {
+			return nil, s, 0, errors.Wrapf(err, "step %d", t.adam.Step+1)
+		}
 		n := float64(b.TgtTokens)
 		s.tokens += n
-		s.loss += n * p.Loss()
+		s.loss += n * l
 		if direct {
 			g, unit = p, n
 		} else if err := t.acc.Add(p, n); err != nil {

@@ -16,7 +16,7 @@ func kernelTests() map[string]func(*env) {
 		"softmax": testSoftmax, "maskedsoftmax": testMaskedSoftmax, "layout": testLayout, "pointwise": testPointwise, "broadcast": testBroadcast,
 		"max": testMaxAxis, "slicing": testSlicing, "slot": testSlot, "targetscores": testTargetScores, "layernorm": testLayerNorm, "embedding": testEmbedding,
 		"crossentropy": testCrossEntropy, "meanloss": testMeanLoss, "adam": testAdam, "gatherrows": testGatherRows,
-		"gradsums": testGradSums,
+		"gradsums": testGradSums, "idsmask": testIDsMask,
 	}
 }
 
@@ -515,6 +515,40 @@ func testGradSums(e *env) {
 			e.launchGrid("fill_multi_f32", Dim3{X: grid, Y: 2}, 256, table)
 			for i := range k {
 				near(e.t, fmt.Sprintf("fill %s, tensor %d", what, i), e.download(py[i], k[i]), make([]float64, k[i]), e.d.tol)
+			}
+		}
+	}
+}
+
+// testIDsMask checks the attention masks made from ids: -Inf at the
+// padding keys and (causal) at the keys after the query.
+func testIDsMask(e *env) {
+	const batch, n, pad = 3, 5, 0
+	ids := []int32{4, 0, 2, 2, 0, 0, 0, 1, 7, 3, 9, 9, 9, 9, 0}
+	pi := e.uploadInts(ids)
+	for _, causal := range []int{0, 1} {
+		rows := batch
+		if causal == 1 {
+			rows = batch * n
+		}
+		pm := e.alloc(rows * n)
+		e.launch("ids_mask_f32", 2, 64, pm, pi, batch, n, pad, causal)
+		want := make([]float64, rows*n)
+		for r := range rows {
+			b, i := r, n
+			if causal == 1 {
+				b, i = r/n, r%n
+			}
+			for j := range n {
+				if j > i || ids[b*n+j] == pad {
+					want[r*n+j] = math.Inf(-1)
+				}
+			}
+		}
+		got := e.download(pm, rows*n)
+		for k, w := range want {
+			if float64(got[k]) != w {
+				e.t.Errorf("ids_mask causal=%d: [%d] = %v, want %v", causal, k, got[k], w)
 			}
 		}
 	}

@@ -1,13 +1,17 @@
 package cuda
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -138,29 +142,17 @@ func (s *Sim) loadModule(m *graph.DeviceModule) error {
 	return nil
 }
 
+// gxxFlags are how the simulated device's libraries are compiled.
+var gxxFlags = []string{"-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-Wno-unused-function"}
+
 // build writes the shim, the files of src (nil: none) and main.cpp into dir,
-// and compiles main.cpp into dir/sim.so.
+// and compiles main.cpp into dir/sim.so: or copies there the library the
+// same sources and compiler made before, kept in the user's cache folder
+// (transformer-go/sim, by the sources' hash), as go build keeps its work.
 func build(dir string, src fs.FS, main string) (string, error) {
-	files := map[string][]byte{"main.cpp": []byte(main)}
-	for _, f := range []string{"sim.h", "include/common.cuh"} {
-		b, err := shim.ReadFile(f)
-		if err != nil {
-			return "", err
-		}
-		files[filepath.Base(f)] = b
-	}
-	if src != nil {
-		entries, err := fs.ReadDir(src, ".")
-		if err != nil {
-			return "", err
-		}
-		for _, e := range entries {
-			if ext := filepath.Ext(e.Name()); ext == ".cu" || ext == ".cuh" {
-				if files[e.Name()], err = fs.ReadFile(src, e.Name()); err != nil {
-					return "", err
-				}
-			}
-		}
+	files, err := sources(src, main)
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -171,12 +163,69 @@ func build(dir string, src fs.FS, main string) (string, error) {
 		}
 	}
 	so := filepath.Join(dir, "sim.so")
-	cmd := exec.Command("g++", "-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-Wall", "-Werror", "-Wno-unused-function",
-		"-o", so, filepath.Join(dir, "main.cpp"))
+	cached := cachePath(files)
+	if b, err := os.ReadFile(cached); err == nil && cached != "" {
+		return so, atomicfile.WriteBytes(so, b)
+	}
+	cmd := exec.Command("g++", append(slices.Clone(gxxFlags), "-o", so, filepath.Join(dir, "main.cpp"))...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", errors.Wrapf(err, "g++ %s: %s", dir, out)
 	}
+	if b, err := os.ReadFile(so); err == nil && cached != "" {
+		_ = os.MkdirAll(filepath.Dir(cached), 0o755) // a cache that cannot be written is only slower
+		_ = atomicfile.WriteBytes(cached, b)
+	}
 	return so, nil
+}
+
+// sources are the files of a library: the shim, the module's sources of
+// src (nil: none) and main.cpp, by name.
+func sources(src fs.FS, main string) (map[string][]byte, error) {
+	files := map[string][]byte{"main.cpp": []byte(main)}
+	for _, f := range []string{"sim.h", "include/common.cuh"} {
+		b, err := shim.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		files[filepath.Base(f)] = b
+	}
+	if src == nil {
+		return files, nil
+	}
+	entries, err := fs.ReadDir(src, ".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); ext == ".cu" || ext == ".cuh" {
+			if files[e.Name()], err = fs.ReadFile(src, e.Name()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// cachePath is where the library of files is kept, named by the hash of
+// the files, the flags and g++'s version; "" if there is no cache folder
+// or g++ cannot say its version.
+func cachePath(files map[string][]byte) string {
+	root, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	version, err := exec.Command("g++", "--version").Output()
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{version, []byte(strings.Join(gxxFlags, " "))} {
+		fmt.Fprintf(h, "%d:%s", len(part), part)
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%d:%s%d:%s", len(name), name, len(files[name]), files[name])
+	}
+	return filepath.Join(root, "transformer-go", "sim", hex.EncodeToString(h.Sum(nil))+".so")
 }
 
 // kernelDecl matches a kernel's declaration up to its parameter list.

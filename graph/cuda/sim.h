@@ -4,20 +4,23 @@
 // (sim_alloc, sim_gemm) in one without kernels.
 //
 // A kernel that declares __shared__ memory runs each block of the grid in
-// turn with every thread of the block on a thread of its own (std::thread),
-// so that __syncthreads is a real barrier; a block starts when the one before
-// it has ended, so a __shared__ array (a static of the kernel function)
-// belongs to one block at a time. A kernel without __shared__ memory shares
-// nothing between threads but by atomics, and runs as plain loops over the
-// blocks and threads. Launches are one at a time (the Go side holds a lock),
-// like a single CUDA stream.
+// turn with every thread of the block as a fiber of its own (ucontext), all
+// on the launching thread: each runs until it reaches __syncthreads or
+// ends, and when every fiber has, the next round starts, so that
+// __syncthreads is a barrier; a block starts when the one before it has
+// ended, so a __shared__ array (a static of the kernel function) belongs to
+// one block at a time. A kernel without __shared__ memory shares nothing
+// between threads but by atomics, and runs as plain loops over the blocks
+// and threads. Launches are one at a time (the Go side holds a lock), like
+// a single CUDA stream.
 #include <math.h>
 #include <string.h>
 
+#include <ucontext.h>
+
 #include <atomic>
-#include <barrier>
 #include <functional>
-#include <thread>
+#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -33,14 +36,28 @@ struct dim3 {
     unsigned x = 1, y = 1, z = 1;
 };
 
-static thread_local uint3 threadIdx, blockIdx;
-static thread_local dim3 blockDim, gridDim;
-static thread_local std::barrier<>* sim_barrier;
-static std::atomic<bool> sim_bad_sync;  // __syncthreads in a kernel run as loops
+static uint3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+static bool sim_bad_sync;  // __syncthreads in a kernel run as loops
+
+namespace sim {
+// fiber is one thread of a block run as a fiber.
+struct fiber {
+    ucontext_t ctx;
+    std::unique_ptr<char[]> stack;
+    bool done;
+};
+// fiberStack is each fiber's stack: the kernels' locals are a few scalars.
+constexpr size_t fiberStack = 64 << 10;
+static ucontext_t scheduler;       // the launching thread, between rounds
+static std::vector<fiber> fibers;  // the block's threads, kept from launch to launch
+static fiber* running;             // the fiber running, or null: loops
+static const std::function<void()>* fiberBody;
+}  // namespace sim
 
 static void __syncthreads() {
-    if (sim_barrier) {
-        sim_barrier->arrive_and_wait();
+    if (sim::running) {
+        swapcontext(&sim::running->ctx, &sim::scheduler);
     } else {
         sim_bad_sync = true;
     }
@@ -66,7 +83,7 @@ namespace sim {
 static void loops(dim3 grid, dim3 block, const std::function<void()>& body) {
     blockDim = block;
     gridDim = grid;
-    sim_barrier = nullptr;
+    running = nullptr;
     for (unsigned z = 0; z < grid.z; z++)
         for (unsigned y = 0; y < grid.y; y++)
             for (unsigned x = 0; x < grid.x; x++)
@@ -77,28 +94,46 @@ static void loops(dim3 grid, dim3 block, const std::function<void()>& body) {
                 }
 }
 
+// fiberMain runs the body as the fiber's thread, then marks it done.
+static void fiberMain() {
+    (*fiberBody)();
+    running->done = true;
+}
+
 // threads calls body once for every thread of every block of grid, the
-// threads of a block at once.
+// threads of a block as fibers taking turns, a round from one barrier
+// (__syncthreads) to the next.
 static void threads(dim3 grid, dim3 block, const std::function<void()>& body) {
     unsigned nt = block.x * block.y * block.z;
-    std::barrier<> bar(nt);
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < nt; t++) {
-        ts.emplace_back([&, t] {
-            threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
-            blockDim = block;
-            gridDim = grid;
-            sim_barrier = &bar;
-            for (unsigned z = 0; z < grid.z; z++)
-                for (unsigned y = 0; y < grid.y; y++)
-                    for (unsigned x = 0; x < grid.x; x++) {
-                        blockIdx = {x, y, z};
-                        body();
-                        bar.arrive_and_wait();
+    blockDim = block;
+    gridDim = grid;
+    fiberBody = &body;
+    while (fibers.size() < nt) fibers.push_back(fiber{{}, std::make_unique<char[]>(fiberStack), false});
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++) {
+                blockIdx = {x, y, z};
+                for (unsigned t = 0; t < nt; t++) {
+                    fiber& f = fibers[t];
+                    getcontext(&f.ctx);
+                    f.ctx.uc_stack.ss_sp = f.stack.get();
+                    f.ctx.uc_stack.ss_size = fiberStack;
+                    f.ctx.uc_link = &scheduler;
+                    f.done = false;
+                    makecontext(&f.ctx, fiberMain, 0);
+                }
+                for (unsigned left = nt; left > 0;) {
+                    left = 0;
+                    for (unsigned t = 0; t < nt; t++) {
+                        if (fibers[t].done) continue;
+                        threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+                        running = &fibers[t];
+                        swapcontext(&scheduler, &fibers[t].ctx);
+                        left += !fibers[t].done;
                     }
-        });
-    }
-    for (auto& t : ts) t.join();
+                }
+                running = nullptr;
+            }
 }
 
 // call calls f with its arguments read from args as cuLaunchKernel does:

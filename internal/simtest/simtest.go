@@ -16,12 +16,7 @@ import (
 // Without g++ it skips t, or fails it under CI=true.
 func Runtime(t testing.TB) *graph.Runtime {
 	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
-		}
-		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
-	}
+	needGXX(t)
 	rt, err := cuda.NewSimulatedRuntime(t.TempDir(), graph.Float32)
 	if err != nil {
 		t.Fatal(err)
@@ -32,4 +27,15 @@ func Runtime(t testing.TB) *graph.Runtime {
 		}
 	})
 	return rt
+}
+
+// needGXX skips t without g++, or fails it under CI=true.
+func needGXX(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("g++ not found with CI=true: the simulated device needs it (apt-get install g++)")
+		}
+		t.Skip("g++ not found: the simulated device needs it (apt-get install g++)")
+	}
 }

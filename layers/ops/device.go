@@ -40,6 +40,7 @@ var (
 	meanLossFwd      = deviceKernels.Kernel("mean_loss_fwd_f32")
 	meanLossBwd      = deviceKernels.Kernel("mean_loss_bwd_f32")
 	targetScoresF32  = deviceKernels.Kernel("target_scores_f32")
+	idsMaskF32       = deviceKernels.Kernel("ids_mask_f32")
 )
 
 // The device kernels of this package's ops (graph.DeviceKernels): launches

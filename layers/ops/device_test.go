@@ -19,6 +19,7 @@ func TestDeviceOps(t *testing.T) {
 	targets := []int{2, 0, 4, 1, 0, 3}
 	setTargets := func(p *graph.Program) error { return p.Set("targets", targets) }
 	setSlot := func(p *graph.Program) error { return p.Set("slot", []int{2}) }
+	setIDs := func(p *graph.Program) error { return p.Set("ids", []int{3, 0, 5, 2, 2, 0}) }
 	x := func(s *graph.Scope, shape ...int) *G.Node { return s.Param("x", shape, graph.Normal(1)) }
 	tests := []struct {
 		name  string
@@ -52,6 +53,12 @@ func TestDeviceOps(t *testing.T) {
 		{"smoothed cross-entropy from logits", func(s *graph.Scope) *G.Node {
 			return SmoothedCrossEntropyLogits(s, x(s, 2, 3, 5), s.Input("targets", tensor.Int, 2, 3), 0.1, 0)
 		}, setTargets, true},
+		{"padding mask under a softmax", func(s *graph.Scope) *G.Node {
+			return s.Softmax(x(s, 2, 2, 3, 3), PaddingMask(s, s.Input("ids", tensor.Int, 2, 3), 0), 1)
+		}, setIDs, true},
+		{"causal mask under a softmax", func(s *graph.Scope) *G.Node {
+			return s.Softmax(x(s, 2, 2, 3, 3), CausalMask(s, s.Input("ids", tensor.Int, 2, 3), 0), 1)
+		}, setIDs, true},
 		{"target scores", func(s *graph.Scope) *G.Node {
 			return TargetScores(s, x(s, 2, 3, 5), s.Input("targets", tensor.Int, 2, 3), 0)
 		}, setTargets, false},

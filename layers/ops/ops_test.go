@@ -155,7 +155,7 @@ func TestFusedLossLargeLogits(t *testing.T) {
 		if err := p.Run(); err != nil {
 			t.Fatal(err)
 		}
-		return result{p.Loss(), slices.Clone(p.Grad("w").Data().([]float32))}
+		return result{lossOf(t, p), slices.Clone(p.Grad("w").Data().([]float32))}
 	}
 	near0, near1e4 := lossOf(0), lossOf(10000)
 	// base's elements are multiples of 1/4, so 1e4 + base[i] is exact in
@@ -210,4 +210,14 @@ func assertClose[T graph.Float](t *testing.T, what string, got, want []T, tol fl
 			t.Fatalf("%s[%d] = %v, want %v (all: %v)", what, i, got[i], want[i], got)
 		}
 	}
+}
+
+// lossOf is p's loss after its last run, failing t if it has none.
+func lossOf(t testing.TB, p *graph.Program) float64 {
+	t.Helper()
+	l, err := p.Loss()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

@@ -48,7 +48,7 @@ func evalLogProbs(t *testing.T, m model.Model, params *graph.Params) []float64 {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if err = m.Feed(p, params.Dtype(), b); err == nil {
+	if err = m.Feed(p, b); err == nil {
 		err = p.Run()
 	}
 	if err != nil {

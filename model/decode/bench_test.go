@@ -1,13 +1,18 @@
 package decode
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/graph/cuda"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -152,4 +157,95 @@ func benchmarkUncached(b *testing.B, kind string) {
 			b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
+}
+
+// BenchmarkDeviceHostStep decodes greedily with base (vocabulary 8,000, 64
+// sources of 16 tokens, 32 steps) on graph/cuda's recording device, which
+// makes every check a GPU's calls make and executes nothing, and reports
+// per decoding step the host's CPU time and the calls a GPU would be
+// given (trainer.ReportHostStep's metrics), op by op and replayed.
+func BenchmarkDeviceHostStep(b *testing.B) {
+	for _, mode := range []string{"op-by-op", "replay"} {
+		b.Run(fmt.Sprintf("step=greedy/mode=%s/batch=64", mode), func(b *testing.B) {
+			cfg, err := model.Preset("base", benchVocab)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := model.FromConfig(cfg, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _, srcs := benchSetup(b, 64, model.KindEncoderDecoder)
+			hostDecodeSteps(b, mode, m, params, srcs)
+		})
+	}
+}
+
+// hostDecodeSteps decodes srcs greedily on a recording device in mode,
+// once untimed, then b.N times, and reports per step.
+func hostDecodeSteps(b *testing.B, mode string, m model.Model, params *graph.Params, srcs [][]int) {
+	rt, rec, err := cuda.NewRecordingRuntime(graph.Float32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	if mode == "op-by-op" {
+		if err := rt.SetReplays(0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rec.Fill = keepGoing(m.Config().Vocab)
+	d, err := New(rt, m, params)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	s := Search{Method: MethodGreedy, Temperature: 1, Batch: len(srcs), MaxLen: benchOutLen}
+	if _, err := d.Decode(srcs, s); err != nil {
+		b.Fatal(err)
+	}
+	rec.Reset()
+	cpu := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := d.Decode(srcs, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	steps := float64(b.N * benchOutLen)
+	c := rec.Counts()
+	b.ReportMetric((cpuTime()-cpu).Seconds()*1e3/steps, "host-ms/step")
+	b.ReportMetric(float64(c.GEMMs)/steps, "gemms/step")
+	b.ReportMetric(float64(c.Launches)/steps, "launches/step")
+	b.ReportMetric(float64(c.HostToDevice)/steps, "h2d/step")
+	b.ReportMetric(float64(c.DeviceToHost)/steps, "d2h/step")
+	b.ReportMetric(float64(c.Replays)/steps, "replays/step")
+}
+
+// keepGoing writes log-probabilities of vocab words that make every row
+// choose word 5 (not EOSID), so that greedy decoding runs all its steps.
+func keepGoing(vocab int) func([]byte) {
+	return func(dst []byte) {
+		for i := range len(dst) / 4 {
+			v := float32(-1)
+			if i%vocab == 5 {
+				v = 0
+			}
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+		}
+	}
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -55,7 +55,7 @@ func uncachedEnsemble(members []Member, srcs [][]int, maxLen int) ([]Hypothesis,
 	for t := range maxLen {
 		lp := make([]float64, 0)
 		for i, mb := range members {
-			if err := mb.Model.Feed(progs[i], mb.Params.Dtype(), b); err != nil {
+			if err := mb.Model.Feed(progs[i], b); err != nil {
 				return nil, err
 			}
 			if err := progs[i].Run(); err != nil {
@@ -228,7 +228,7 @@ func TestStepsMatchTeacherForcing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Feed(p, params.Dtype(), b); err != nil {
+		if err := m.Feed(p, b); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.Run(); err != nil {

@@ -14,8 +14,20 @@ import (
 
 // TestDeviceDecoding decodes with tiny's random weights on the simulated
 // device and on the CPU: greedy search and beam search give the CPU's
-// tokens, and log-probabilities within 1e-4.
-func TestDeviceDecoding(t *testing.T) { checkDecoding(t, simtest.Runtime(t)) }
+// tokens, and log-probabilities within 1e-4, with the steps replayed from
+// the recording of the first (the runtime's default) and run op by op.
+func TestDeviceDecoding(t *testing.T) {
+	for _, replays := range []int{graph.DefaultReplays, 0} {
+		dev, c := simtest.Counted(t)
+		if err := dev.SetReplays(replays); err != nil {
+			t.Fatal(err)
+		}
+		checkDecoding(t, dev)
+		if n := c.Replayed.Load(); (replays > 0) != (n > 0) {
+			t.Errorf("%d recordings kept: %d steps replayed", replays, n)
+		}
+	}
+}
 
 // checkDecoding decodes with tiny's random weights on the device runtime dev
 // and on the CPU: greedy search and beam search give the CPU's tokens, and

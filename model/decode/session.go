@@ -12,6 +12,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
+	"github.com/transformer-go/transformer/layers/ops"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -90,6 +91,7 @@ const (
 	inStepIDs  = "step_ids"  // [rows, 1] the previous token of each row
 	inSlot     = "slot"      // [1] t, the cache slot the step writes
 	inSlotMask = "slot_mask" // [1, 1, 1, maxLen] layers.StepMask(t)
+	inRowSrc   = "row_src"   // [rows, srcLen] each row's source, whose padding its cross-attention hides
 )
 
 // stepGraph builds, in a scope of params, g's step program for rows rows,
@@ -103,7 +105,7 @@ func stepGraph(g model.Generator, params *graph.Params, rows, srcLen, maxLen int
 	at := layers.Slot{Index: s.Input(inSlot, tensor.Int, 1), Mask: s.Input(inSlotMask, s.Dtype(), 1, 1, 1, maxLen)}
 	var srcMask *G.Node
 	if srcLen > 0 {
-		srcMask = s.Input(model.InputSrcMask, s.Dtype(), rows, 1, 1, srcLen)
+		srcMask = ops.PaddingMask(s, s.Input(inRowSrc, tensor.Int, rows, srcLen), model.PadID)
 	}
 	st := model.NewStep(s, ids, at, maxLen, srcMask, memory)
 	logits := g.Step(st)
@@ -120,7 +122,7 @@ func stepGraph(g model.Generator, params *graph.Params, rows, srcLen, maxLen int
 func encodeGraph(enc model.SourceEncoder, params *graph.Params, n, srcLen int) (*graph.Scope, map[string]*G.Node, map[string]tensor.Shape) {
 	s := graph.NewScope(params)
 	src := s.Input(model.InputSrc, tensor.Int, n, srcLen)
-	outputs := enc.Encode(s, src, s.Input(model.InputSrcMask, s.Dtype(), n, 1, 1, srcLen))
+	outputs := enc.Encode(s, src, ops.PaddingMask(s, src, model.PadID))
 	shapes := map[string]tensor.Shape{}
 	for name, v := range outputs {
 		if v != nil {
@@ -159,19 +161,16 @@ func (mb *member) encode(ids []int, n, srcLen int) (*graph.Program, map[string]t
 	if err != nil {
 		return nil, nil, err
 	}
-	mask := layers.PaddingMask(mb.params.Dtype(), ids, n, srcLen, model.PadID).Data()
-	for name, v := range map[string]any{model.InputSrc: ids, model.InputSrcMask: mask} {
-		if err := enc.Set(name, v); err != nil {
-			return nil, nil, err
-		}
+	if err := enc.Set(model.InputSrc, ids); err != nil {
+		return nil, nil, err
 	}
 	return enc, mb.memories[key], errors.Wrap(enc.Run(), "encoding the sources")
 }
 
 // setMemory copies the encode program's outputs (named in memory) and the
-// padding mask of the sources ids [n, srcLen] into the step program of
-// rows rows, each source's row repeated beams times; the outputs stay on a
-// device.
+// sources ids [n, srcLen], whose padding the step program masks, into the
+// step program of rows rows, each source's row repeated beams times; the
+// outputs stay on a device.
 func (p part) setMemory(enc *graph.Program, memory map[string]tensor.Shape, ids []int, srcLen, beams, rows int) error {
 	repeat := make([]int, rows)
 	for r := range repeat {
@@ -186,7 +185,7 @@ func (p part) setMemory(enc *graph.Program, memory map[string]tensor.Shape, ids 
 	for _, i := range repeat {
 		rowIDs = append(rowIDs, ids[i*srcLen:(i+1)*srcLen]...)
 	}
-	return p.step.Set(model.InputSrcMask, layers.PaddingMask(p.dt, rowIDs, rows, srcLen, model.PadID).Data())
+	return p.step.Set(inRowSrc, rowIDs)
 }
 
 // advance runs step t of every model: row r continues row parents[r] of

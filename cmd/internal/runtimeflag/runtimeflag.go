@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/transformer-go/transformer/graph"
+	_ "github.com/transformer-go/transformer/graph/cuda" // registers the CUDA device, -device cuda
 )
 
 // Flags are where and how a command runs its programs.

@@ -1,0 +1,92 @@
+package trainer
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/graph/cuda"
+	"github.com/transformer-go/transformer/model"
+)
+
+// BenchmarkDeviceHostStep runs base (vocabulary 8,000, sources and targets
+// of 64 tokens) on graph/cuda's recording device, which makes every check a
+// GPU's calls make and executes nothing, so that what it measures is the
+// host's side of a step on a GPU: per training step (forward, backward,
+// Adam) or forward pass, the host's CPU time and the calls a GPU would be
+// given, op by op (every run runs the machine) and replayed (every run
+// after the second replays the first's recording).
+func BenchmarkDeviceHostStep(b *testing.B) {
+	for _, mode := range []string{"op-by-op", "replay"} {
+		for _, batch := range []int{16, 64, 128} {
+			b.Run(fmt.Sprintf("step=train/mode=%s/batch=%d", mode, batch), func(b *testing.B) {
+				hostSteps(b, mode, batch, (*Rig).TrainStep)
+			})
+		}
+		b.Run(fmt.Sprintf("step=forward/mode=%s/batch=64", mode), func(b *testing.B) {
+			hostSteps(b, mode, 64, (*Rig).Forward)
+		})
+	}
+}
+
+// hostSteps times step of a base Rig at batch×64 tokens on a recording
+// device in mode, after two untimed steps, and reports its metrics.
+func hostSteps(b *testing.B, mode string, batch int, step func(*Rig) error) {
+	cfg, err := model.Preset("base", 8000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt, rec, err := cuda.NewRecordingRuntime(graph.Float32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	if mode == "op-by-op" {
+		if err := rt.SetReplays(0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r, err := NewRig(cfg, model.Shape{Batch: batch, SrcLen: 64, TgtLen: 64}, rt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range 2 {
+		if err := step(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rec.Reset()
+	cpu := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		if err := step(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	ReportHostStep(b, cpuTime()-cpu, rec.Counts())
+}
+
+// ReportHostStep reports per step of b the host's CPU time cpu and the
+// calls c of a recording device.
+func ReportHostStep(b *testing.B, cpu time.Duration, c cuda.Counts) {
+	n := float64(b.N)
+	b.ReportMetric(cpu.Seconds()*1e3/n, "host-ms/step")
+	b.ReportMetric(float64(c.GEMMs)/n, "gemms/step")
+	b.ReportMetric(float64(c.Launches)/n, "launches/step")
+	b.ReportMetric(float64(c.ByKernel["graph.adam_multi_f32"])/n, "adam-launches/step")
+	b.ReportMetric(float64(c.HostToDevice)/n, "h2d/step")
+	b.ReportMetric(float64(c.DeviceToHost)/n, "d2h/step")
+	b.ReportMetric(float64(c.Replays)/n, "replays/step")
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}

@@ -39,3 +39,8 @@ func TestGPUTrainingBase(t *testing.T) {
 		t.Errorf("twenty steps on one batch: loss %g → %g on the CPU, %g on the device; want a fall of more than a quarter", first, last, dev)
 	}
 }
+
+// TestGPUReplayIsOpByOp is TestDeviceReplayIsOpByOp on the GPU: the
+// replays are CUDA graphs, and give the weights of the steps run op by op
+// bit for bit. It skips without a GPU; scripts/gpu/run.sh runs it.
+func TestGPUReplayIsOpByOp(t *testing.T) { checkReplay(t, simtest.CountedGPU) }

@@ -14,14 +14,17 @@ import (
 // step after the second), end with weights bit for bit those of twenty
 // steps run op by op; a program of a new shape records again, and so does
 // one whose recording the runtime let go of (SetReplays).
-func TestDeviceReplayIsOpByOp(t *testing.T) {
+func TestDeviceReplayIsOpByOp(t *testing.T) { checkReplay(t, simtest.Counted) }
+
+// checkReplay is TestDeviceReplayIsOpByOp on the runtimes that open makes.
+func checkReplay(t *testing.T, open func(testing.TB) (*graph.Runtime, *simtest.Replays)) {
 	cfg, err := model.Preset("tiny", 40)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sh := model.Shape{Batch: 2, SrcLen: 4, TgtLen: 3}
-	replayed, c := simtest.Counted(t)
-	opByOp, o := simtest.Counted(t)
+	replayed, c := open(t)
+	opByOp, o := open(t)
 	if err := opByOp.SetReplays(0); err != nil {
 		t.Fatal(err)
 	}

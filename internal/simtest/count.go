@@ -50,8 +50,26 @@ func Counted(t testing.TB) (*graph.Runtime, *Replays) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return counted(t, sim)
+}
+
+// CountedGPU is GPU's device with its recordings and replays counted; it
+// skips t where no GPU is usable, as GPU does.
+func CountedGPU(t testing.TB) (*graph.Runtime, *Replays) {
+	t.Helper()
+	d, err := cuda.Open()
+	if err != nil {
+		t.Skipf("no usable GPU (scripts/gpu/run.sh runs this test on a GPU machine): %v", err)
+	}
+	return counted(t, d)
+}
+
+// counted is a float32 runtime on b, its recordings counted, closed when t
+// ends.
+func counted(t testing.TB, b graph.Backend) (*graph.Runtime, *Replays) {
+	t.Helper()
 	c := &Replays{}
-	rt, err := graph.NewBackendRuntime(graph.DeviceCUDA, counting{sim, c}, graph.Float32)
+	rt, err := graph.NewBackendRuntime(graph.DeviceCUDA, counting{b, c}, graph.Float32)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# build.sh [OUT]: build the test binaries of the CUDA device, graph (every
-# op's programs), trainer (training base) and model/decode (decoding), and the
-# commands bench (speed beside PyTorch), train and translate, pure Go (CGO_ENABLED=0, the PTX
-# embedded), into OUT (default gpu-tests), with run.sh beside them, for a GPU
-# machine that has no Go. Copy OUT there and run: bash OUT/run.sh
+# build.sh [OUT]: build, here, what scripts/gpu/run.sh runs on a GPU machine
+# that has no Go: the test binaries of graph/cuda (kernels and products),
+# graph (every op's programs), trainer (training and replays) and
+# model/decode (decoding), and the commands bench, train and translate, pure
+# Go (CGO_ENABLED=0, stripped, the PTX embedded); with Multi30k from
+# ../shared when it is there. They are packed into OUT/pack.tar.xz (OUT:
+# gpu-pack, which git ignores), about 40 MB, for the device's carry. There:
+#   python3 -c "import tarfile; tarfile.open('gpu-pack/pack.tar.xz').extractall('gpu-bin')"
+#   bash scripts/gpu/run.sh gpu-bin "$OUT"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:-gpu-tests}
-mkdir -p "$out"
-CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o "$out/cuda.test" ./graph/internal/cuda
-for pkg in graph trainer model/decode; do
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go test -c -o "$out/$(basename "$pkg").test" "./$pkg"
+out=${1:-gpu-pack}
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+export CGO_ENABLED=0 GOOS=linux GOARCH=amd64
+for pkg in graph/cuda graph trainer model/decode; do
+	go test -c -ldflags='-s -w' -o "$bin/$(basename "$pkg").test" "./$pkg"
 done
 for cmd in bench train translate; do
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -o "$out/$cmd" "./cmd/$cmd"
+	go build -ldflags='-s -w' -o "$bin/$cmd" "./cmd/$cmd"
 done
-cp scripts/gpu/run.sh "$out/run.sh"
-echo "built $out/{cuda,graph,trainer,decode}.test and $out/{bench,train,translate}; on the GPU machine: bash $out/run.sh"
+if [ -d ../shared/data/multi30k ]; then
+	cp -r ../shared/data/multi30k "$bin/multi30k"
+fi
+mkdir -p "$out"
+tar -C "$bin" -cJf "$out/pack.tar.xz" .
+ls -l "$out/pack.tar.xz"

@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
-# run.sh: on a GPU machine, run the CUDA device's tests that build.sh put in
-# this folder: every kernel and cuBLAS product on the GPU against the same
-# float64 references as on the simulated device (1e-4 relative, TF32 off),
-# and the checks of bad calls; every op's programs, forward and gradients,
-# on the GPU against the CPU (graph's TestDevice*, 1e-4 relative); training
-# and decoding against the CPU; cmd/train and cmd/translate with -device
-# cuda; then the benchmarks BenchmarkCUDA* and
-# cmd/bench beside PyTorch. The
-# output goes to cuda.log too. It exits 2 if the CUDA device could not be
-# opened (the log says why).
-set -euo pipefail
-cd "$(dirname "$0")"
+# run.sh BIN LOGS: on a GPU machine, from the binaries build.sh packed
+# (unpacked into BIN), check the CUDA backend on the GPU, then measure it,
+# writing every step's log into LOGS; each step has a timeout of its own,
+# their sum 8 minutes, so the whole run ends within 8 minutes and what ran
+# before a step that hangs keeps its log. Correctness first:
+#   1. cuda.log     every kernel and cuBLAS product against float64
+#                   references (1e-4, TF32 off), and bad calls refused
+#   2. graph.log    every op's programs, forward and gradients, against the
+#                   CPU (TestDevice*, 1e-4)
+#   3. trainer.log  twenty steps of base against the CPU; twenty steps of
+#                   tiny replayed as CUDA graphs bit for bit the steps run op
+#                   by op
+#   4. decode.log   greedy and beam decoding give the CPU's tokens
+# then speed:
+#   5. bench-{float32,bf16}-{64,128}.log  cmd/bench beside PyTorch eager on
+#                   the same GPU (PYTHON, default python3, with a CUDA
+#                   PyTorch), base V8000: training and forward at 64x64 and
+#                   128x128, greedy decoding at batch 1 and 64, beam 4 at
+#                   batch 1; bf16 against torch.autocast("cuda")
+#   6. multi30k.log the README's Multi30k command on the GPU (BIN/multi30k)
+#   7. kernels.log  BenchmarkCUDA*: products in TFLOP/s, softmax and norms
+#                   in GB/s against a device-to-device copy
+# It exits 2 if the GPU could not be opened (cuda.log says why), else 1 if
+# any step failed.
+set -uo pipefail
+bin=$(cd "${1:?usage: run.sh BIN LOGS}" && pwd)
+logs=$(mkdir -p "${2:?usage: run.sh BIN LOGS}" && cd "$2" && pwd)
+cd "$bin"
 # wheel_cublas prints the folder of cuBLAS in PyTorch's nvidia wheel, if any.
 wheel_cublas() {
-	python3 - <<'PY'
+	${PYTHON:-python3} - <<'PY'
 import glob, os, site
 for d in site.getsitepackages():
     for p in sorted(glob.glob(os.path.join(d, "nvidia", "**", "libcublas.so.1[123]"), recursive=True)):
@@ -21,46 +37,45 @@ for d in site.getsitepackages():
         raise SystemExit
 PY
 }
-# cuBLAS: where the loader finds it, else the toolkit's folder, else
-# PyTorch's wheel.
 if ! ldconfig -p | grep -q 'libcublas\.so\.1[123] '; then
 	libdir=$(ls -d /usr/local/cuda/lib64 2>/dev/null || wheel_cublas 2>/dev/null || true)
 	export LD_LIBRARY_PATH=${libdir}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	echo "run.sh: cuBLAS from ${libdir:-nowhere found}"
+	echo "run.sh: cuBLAS from ${libdir:-nowhere found}" | tee "$logs/env.log"
 fi
 export NVIDIA_TF32_OVERRIDE=0 # no TF32, whatever the environment says
-nvidia-smi -L || true
+nvidia-smi >>"$logs/env.log" 2>&1 || true
 status=0
-./cuda.test -test.v -test.count=1 -test.run '^(TestOpenOnGPU|TestKernels|TestGemm|TestBadCalls)$' 2>&1 | tee cuda.log || status=$?
-if ! grep -q -- '--- PASS: TestOpenOnGPU' cuda.log; then
-	echo "run.sh: the CUDA device was not opened, so not tested (see TestOpenOnGPU above)"
+# step NAME SECONDS COMMAND...: run COMMAND under timeout into LOGS/NAME.log.
+step() {
+	local name=$1 secs=$2
+	shift 2
+	echo "== $name (at most ${secs}s): $*" | tee -a "$logs/run.log"
+	local start=$SECONDS
+	timeout --kill-after=5 "$secs" "$@" >"$logs/$name.log" 2>&1
+	local rc=$?
+	echo "== $name: exit $rc after $((SECONDS - start))s" | tee -a "$logs/run.log"
+	[ "$rc" -eq 0 ] || status=1
+	return "$rc"
+}
+step cuda 35 ./cuda.test -test.v -test.count=1 -test.run '^(TestOpenOnGPU|TestKernels|TestGemm|TestBadCalls|TestLaunchShapes)$'
+if ! grep -q -- '--- PASS: TestOpenOnGPU' "$logs/cuda.log"; then
+	echo "run.sh: the CUDA device was not opened (see cuda.log)" | tee -a "$logs/run.log"
 	exit 2
 fi
-# Programs: every op of graph, forward and gradients, against the CPU.
-./graph.test -test.v -test.count=1 -test.run '^(TestDeviceForward|TestDeviceGradients|TestDeviceDropout)$' 2>&1 | tee -a cuda.log || status=$?
-# Twenty training steps of base on the GPU against the CPU (1e-3 relative
-# L2), and greedy and beam decoding against the CPU's tokens.
-./trainer.test -test.v -test.count=1 -test.run '^TestGPUTrainingBase$' 2>&1 | tee -a cuda.log || status=$?
-./decode.test -test.v -test.count=1 -test.run '^TestGPUDecoding$' 2>&1 | tee -a cuda.log || status=$?
-# The commands: base on the built-in copy task, 20 updates on the GPU and on
-# the CPU (their metrics.jsonl lines should agree), then the GPU's model
-# translates on the GPU.
-for dev in cuda cpu; do
-	./train -device "$dev" -preset base -steps 20 -eval-every 10 -out "run-$dev" 2>&1 | tee -a cuda.log || status=$?
-done
-tail -n 1 run-cuda/metrics.jsonl run-cpu/metrics.jsonl | tee -a cuda.log || status=$?
-echo "4 5 6 7 8" | ./translate -device cuda -model run-cuda -checkpoint final 2>&1 | tee -a cuda.log || status=$?
-# Speed: cuBLAS products (TFLOP/s) and the row softmax (GB/s).
-./cuda.test -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x 2>&1 | tee -a cuda.log || status=$?
-# Speed beside PyTorch eager on the same GPU ($PYTHON, default python3, with
-# a CUDA PyTorch): base's training step and forward pass at 64x64 and
-# 128x128, greedy decoding at batch 1 and 64, in float32 and in bf16
-# (PyTorch under torch.autocast).
+step graph 35 ./graph.test -test.v -test.count=1 -test.run '^TestDevice'
+step trainer 55 ./trainer.test -test.v -test.count=1 -test.run '^(TestGPUTrainingBase|TestGPUReplayIsOpByOp)$'
+step decode 25 ./decode.test -test.v -test.count=1 -test.run '^TestGPUDecoding$'
 python=${PYTHON:-python3}
 for prec in float32 bf16; do
-	./bench -device cuda -precision "$prec" -torch -python "$python" -presets base -vocabs 8000 -shape 64x64 \
-		-decode-preset base -decode-batches 1,64 -rounds 3 2>&1 | tee -a cuda.log || status=$?
-	./bench -device cuda -precision "$prec" -torch -python "$python" -presets base -vocabs 8000 -shape 128x128 \
-		-decode=false -rounds 3 2>&1 | tee -a cuda.log || status=$?
+	step "bench-$prec-64" 45 ./bench -device cuda -precision "$prec" -torch -python "$python" -presets base -vocabs 8000 \
+		-shape 64x64 -decode-preset base -decode-batches 1,64 -rounds 2
+	step "bench-$prec-128" 30 ./bench -device cuda -precision "$prec" -torch -python "$python" -presets base -vocabs 8000 \
+		-shape 128x128 -decode=false -rounds 2
 done
+if [ -d multi30k ]; then
+	step multi30k 160 ./train -device cuda -task files -data multi30k -preset small -max-tokens 2048 -epochs 16 -warmup 1000 \
+		-eval-every 200 -bleu-every 5 -average 5 -precision bf16 -label-smoothing 0.1 -out "$logs/m30k"
+	tail -n 3 "$logs/m30k/metrics.jsonl" >>"$logs/multi30k.log" 2>/dev/null
+fi
+step kernels 20 ./cuda.test -test.run '^$' -test.bench 'CUDA' -test.benchtime 20x
 exit "$status"

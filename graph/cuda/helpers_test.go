@@ -109,10 +109,14 @@ func kernelNamed(name string) (*graph.DeviceKernel, error) {
 	return nil, errors.Errorf("no kernel %q", name)
 }
 
-// allKernels are the names of the registered modules' kernels.
+// allKernels are the names of the project's modules' kernels (not the
+// example's).
 func allKernels() []string {
 	var names []string
 	for _, m := range graph.DeviceModules() {
+		if strings.HasPrefix(m.Name(), "example.com/") {
+			continue
+		}
 		for _, k := range m.Kernels() {
 			names = append(names, k.Name())
 		}

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <setjmp.h>
 #include <ucontext.h>
 
 #include <atomic>
@@ -41,23 +42,33 @@ static dim3 blockDim, gridDim;
 static bool sim_bad_sync;  // __syncthreads in a kernel run as loops
 
 namespace sim {
-// fiber is one thread of a block run as a fiber.
+// fiber is one thread of a block run as a fiber: started once (ucontext)
+// and kept from launch to launch, it then switches with the scheduler by
+// _setjmp and _longjmp, which save no signal mask and so make no system
+// call. started says it has been entered; done that it has run the body
+// for the block.
 struct fiber {
     ucontext_t ctx;
+    jmp_buf env;
     std::unique_ptr<char[]> stack;
-    bool done;
+    bool started, done;
 };
 // fiberStack is each fiber's stack: the kernels' locals are a few scalars.
 constexpr size_t fiberStack = 64 << 10;
-static ucontext_t scheduler;       // the launching thread, between rounds
-static std::vector<fiber> fibers;  // the block's threads, kept from launch to launch
+static jmp_buf scheduler;          // the launching thread, between rounds
+static std::vector<std::unique_ptr<fiber>> fibers;  // the block's threads, kept from launch to launch
 static fiber* running;             // the fiber running, or null: loops
 static const std::function<void()>* fiberBody;
+
+// yield goes back to the scheduler, to be resumed where it left.
+static void yield() {
+    if (!_setjmp(running->env)) _longjmp(scheduler, 1);
+}
 }  // namespace sim
 
 static void __syncthreads() {
     if (sim::running) {
-        swapcontext(&sim::running->ctx, &sim::scheduler);
+        sim::yield();
     } else {
         sim_bad_sync = true;
     }
@@ -94,10 +105,25 @@ static void loops(dim3 grid, dim3 block, const std::function<void()>& body) {
                 }
 }
 
-// fiberMain runs the body as the fiber's thread, then marks it done.
+// fiberMain runs the body for every block the scheduler resumes the fiber
+// in; it never returns.
 static void fiberMain() {
-    (*fiberBody)();
-    running->done = true;
+    for (;;) {
+        (*fiberBody)();
+        running->done = true;
+        yield();
+    }
+}
+
+// resume runs fiber f until it yields: at a barrier, or when it has run the
+// body for the block.
+static void resume(fiber& f) {
+    running = &f;
+    if (_setjmp(scheduler)) return;
+    if (f.started) _longjmp(f.env, 1);
+    f.started = true;
+    ucontext_t from;
+    swapcontext(&from, &f.ctx);  // never resumed: the fiber comes back by _longjmp
 }
 
 // threads calls body once for every thread of every block of grid, the
@@ -108,32 +134,32 @@ static void threads(dim3 grid, dim3 block, const std::function<void()>& body) {
     blockDim = block;
     gridDim = grid;
     fiberBody = &body;
-    while (fibers.size() < nt) fibers.push_back(fiber{{}, std::make_unique<char[]>(fiberStack), false});
+    while (fibers.size() < nt) {
+        fibers.push_back(std::make_unique<fiber>());
+        fiber& f = *fibers.back();
+        f.stack = std::make_unique<char[]>(fiberStack);
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack.get();
+        f.ctx.uc_stack.ss_size = fiberStack;
+        f.ctx.uc_link = nullptr;
+        makecontext(&f.ctx, fiberMain, 0);
+    }
     for (unsigned z = 0; z < grid.z; z++)
         for (unsigned y = 0; y < grid.y; y++)
             for (unsigned x = 0; x < grid.x; x++) {
                 blockIdx = {x, y, z};
-                for (unsigned t = 0; t < nt; t++) {
-                    fiber& f = fibers[t];
-                    getcontext(&f.ctx);
-                    f.ctx.uc_stack.ss_sp = f.stack.get();
-                    f.ctx.uc_stack.ss_size = fiberStack;
-                    f.ctx.uc_link = &scheduler;
-                    f.done = false;
-                    makecontext(&f.ctx, fiberMain, 0);
-                }
-                for (unsigned left = nt; left > 0;) {
-                    left = 0;
+                for (unsigned t = 0; t < nt; t++) fibers[t]->done = false;
+                for (bool left = true; left;) {
+                    left = false;
                     for (unsigned t = 0; t < nt; t++) {
-                        if (fibers[t].done) continue;
+                        if (fibers[t]->done) continue;
                         threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
-                        running = &fibers[t];
-                        swapcontext(&scheduler, &fibers[t].ctx);
-                        left += !fibers[t].done;
+                        resume(*fibers[t]);
+                        left = left || !fibers[t]->done;
                     }
                 }
-                running = nullptr;
             }
+    running = nullptr;
 }
 
 // call calls f with its arguments read from args as cuLaunchKernel does:

@@ -117,8 +117,9 @@ func stepGraph(g model.Generator, params *graph.Params, rows, srcLen, maxLen int
 }
 
 // encodeGraph builds, in a scope of params, the graph of enc's encode
-// program for n sources of length srcLen: inputs src and src_mask, outputs
-// the values of model.SourceEncoder.Encode, and their shapes.
+// program for n sources of length srcLen: input src (its padding masked in
+// the graph), outputs the values of model.SourceEncoder.Encode, and their
+// shapes.
 func encodeGraph(enc model.SourceEncoder, params *graph.Params, n, srcLen int) (*graph.Scope, map[string]*G.Node, map[string]tensor.Shape) {
 	s := graph.NewScope(params)
 	src := s.Input(model.InputSrc, tensor.Int, n, srcLen)

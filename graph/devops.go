@@ -266,13 +266,15 @@ func normalizeDevice(f normForm) DeviceKernels {
 	if !f.sum {
 		return k
 	}
+	var in []DeviceOperand // the sum's operands, made again at every call (calls do not overlap)
 	sum := func(d *DeviceCall, x []DeviceOperand) ([]DeviceOperand, error) {
 		n := x[0].Len()
 		s, err := d.Scratch(3, 4*n)
 		if err == nil {
 			err = d.Launch(addF32.Elems(n).Ptr(s).Ptr(x[0].Ptr).Ptr(x[1].Ptr).Int(n))
 		}
-		return append([]DeviceOperand{{Shape: x[0].Shape, Ptr: s}}, x[2:]...), err
+		in = append(append(in[:0], DeviceOperand{Shape: x[0].Shape, Ptr: s}), x[2:]...)
+		return in, err
 	}
 	return DeviceKernels{
 		Forward: func(d *DeviceCall, y DeviceOperand, x []DeviceOperand) error {

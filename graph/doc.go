@@ -46,8 +46,7 @@
 // kernels may split their rows over the cores with ParallelFor, use the row
 // loops of this package's own kernels (ExpShift, RowMax, RowSum, AddRow) and
 // its matrix product (Gemm, and GemmBF16 for Op.BF16; DeviceCall.Gemm on a
-// device). A
-// value the backward pass needs from the forward pass travels as a graph input
+// device). A value the backward pass needs from the forward pass travels as a graph input
 // (Op.Save, Op.SaveOutput), never through shared state. GradCheck checks an
 // op's gradients against finite differences, and its float32 kernels against
 // its float64 ones.
@@ -76,7 +75,21 @@
 // With BF16, the matrix products round their operands to bfloat16 and sum
 // in float32 (an op's Op.BF16 kernels), and everything else stays in the
 // graph's type. One graph, one op set and one checkpoint serve every
-// runtime.
+// runtime. Runtime.Adam updates parameters wherever their gradients lie
+// (Gradients: a program's own, or GradSums).
+//
+// # Devices
+//
+// A device other than the CPU is a Backend that a package registers
+// (RegisterBackend; graph/cuda registers the GPU as DeviceCUDA). An op's
+// device kernels (Op.Device) launch the kernels of a DeviceModule, CUDA C
+// and its PTX that the op's package registers (this package's own are
+// module "graph", in kernels/), by handle, and run products (DeviceCall).
+// A program on a device runs its tape once, recording what its kernels
+// launch, and replays the recording at later runs (a CUDA graph on a GPU;
+// Runtime.SetReplays); what changes between runs reaches the device through
+// memory: inputs, parameters' new versions, per-run words
+// (DeviceCall.PerRun).
 //
 // # Cores
 //

@@ -45,8 +45,9 @@ type Op struct {
 	Type tensor.Dtype
 	F32  Kernels[float32]
 	F64  Kernels[float64]
-	// Device are the op's kernels on a device (DeviceCUDA); programs that
-	// use an op without them run on the CPU only.
+	// Device are the op's kernels on a device (a Backend, such as
+	// graph/cuda's GPU); programs that use an op without them run on the
+	// CPU only.
 	Device DeviceKernels
 	// BF16, where set, replaces F32's Forward in programs compiled with
 	// BF16 products (see Precision): the kernels of matrix products.

@@ -59,6 +59,7 @@ func hostSteps(b *testing.B, mode string, batch int, step func(*Rig) error) {
 	}
 	rec.Reset()
 	cpu := cpuTime()
+	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		if err := step(r); err != nil {

@@ -57,24 +57,84 @@ func BenchmarkCUDAGemm(b *testing.B) {
 	}
 }
 
-// BenchmarkCUDASoftmax times the row softmax over a batch of 64×64 tokens'
-// scores on a 32000-word vocabulary (a row kernel reading and writing 2 GB).
-func BenchmarkCUDASoftmax(b *testing.B) {
+// benchBytes is how many float32 values the bandwidth benchmarks read (and
+// as many they write): 512 MB each way.
+const benchBytes = 1 << 27
+
+// BenchmarkCUDACopy times an elementwise copy (scale_f32 by 1) of
+// benchBytes floats: the bandwidth the row kernels are held to, in GB/s
+// read and written.
+func BenchmarkCUDACopy(b *testing.B) {
 	d := openBench(b)
-	const rows, cols = 64 * 64, 32000
-	x, err := d.Alloc(4 * rows * cols)
-	mustDo(b, err)
-	y, err := d.Alloc(4 * rows * cols)
-	mustDo(b, err)
-	defer func() { _, _ = d.Free(x), d.Free(y) }()
-	mustDo(b, d.Launch("fill_f32", Dim3{X: 4096}, Dim3{X: 256}, x, float32(0.5), rows*cols))
+	x, y := benchBuffers(b, d)
+	l := Dim3{X: 65536}
 	mustDo(b, d.Sync())
 	b.ResetTimer()
 	for range b.N {
-		mustDo(b, d.Launch("softmax_fwd_f32", Dim3{X: rows}, Dim3{X: 256}, y, x, Ptr(0), rows, cols, float32(1), 1, 1, 0, 0, 0, 1))
+		mustDo(b, d.Launch("scale_f32", l, Dim3{X: 256}, y, x, float32(1), benchBytes))
 	}
 	mustDo(b, d.Sync())
-	b.ReportMetric(8*rows*cols*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	b.ReportMetric(8*benchBytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkCUDASoftmax times the row softmax of benchBytes floats, in rows
+// of an attention's 128 keys and of a 32000-word vocabulary, in GB/s read
+// and written once (the kernel reads each row twice).
+func BenchmarkCUDASoftmax(b *testing.B) {
+	d := openBench(b)
+	x, y := benchBuffers(b, d)
+	for _, cols := range []int{128, 32000} {
+		b.Run(fmt.Sprintf("cols=%d", cols), func(b *testing.B) {
+			rows := benchBytes / cols
+			l := Dim3{X: min(rows, 65536)}
+			block := Dim3{X: min(256, max(32, cols))}
+			mustDo(b, d.Sync())
+			b.ResetTimer()
+			for range b.N {
+				mustDo(b, d.Launch("softmax_fwd_f32", l, block, y, x, Ptr(0), rows, cols, float32(1), 1, 1, 0, 0, 0, 1))
+			}
+			mustDo(b, d.Sync())
+			b.ReportMetric(8*float64(rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
+
+// BenchmarkCUDALayerNorm times the layer norm of benchBytes floats in rows
+// of base's 512, centered or not (RMS), in GB/s read and written once.
+func BenchmarkCUDALayerNorm(b *testing.B) {
+	d := openBench(b)
+	x, y := benchBuffers(b, d)
+	const cols = 512
+	rows := benchBytes / cols
+	g, err := d.Alloc(4 * cols)
+	mustDo(b, err)
+	stats, err := d.Alloc(8 * rows)
+	mustDo(b, err)
+	defer func() { _, _ = d.Free(g), d.Free(stats) }()
+	mustDo(b, d.Launch("fill_f32", Dim3{X: 2}, Dim3{X: 256}, g, float32(1), cols))
+	for _, center := range []int{1, 0} {
+		b.Run(fmt.Sprintf("center=%d", center), func(b *testing.B) {
+			mustDo(b, d.Sync())
+			b.ResetTimer()
+			for range b.N {
+				mustDo(b, d.Launch("layernorm_fwd_f32", Dim3{X: 65536}, Dim3{X: 256}, y, stats, stats.Add(4*rows), x, g, Ptr(0),
+					rows, cols, float32(1e-5), center))
+			}
+			mustDo(b, d.Sync())
+			b.ReportMetric(8*float64(rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
+
+// benchBuffers are two device buffers of benchBytes floats, x filled.
+func benchBuffers(b *testing.B, d testDevice) (x, y Ptr) {
+	x, err := d.Alloc(4 * benchBytes)
+	mustDo(b, err)
+	y, err = d.Alloc(4 * benchBytes)
+	mustDo(b, err)
+	b.Cleanup(func() { _, _ = d.Free(x), d.Free(y) })
+	mustDo(b, d.Launch("fill_f32", Dim3{X: 65536}, Dim3{X: 256}, x, float32(0.5), benchBytes))
+	return x, y
 }
 
 // BenchmarkSimLaunch times one small elementwise launch (4096 elements, 16

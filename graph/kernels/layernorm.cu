@@ -9,20 +9,31 @@
 #include "common.cuh"
 
 // layernorm_fwd_f32 writes y and each row's μ and r (for the backward pass);
-// b may be null.
+// b may be null. It reads a row twice: μ and σ² in one pass (Welford's, each
+// thread's merged by block_welford; Σ x² alone unless center), then y.
 extern "C" __global__ void layernorm_fwd_f32(float* y, float* mean, float* rstd, const float* x, const float* g,
                                              const float* b, int rows, int cols, float eps, int center) {
-    __shared__ float s[MAX_BLOCK];
+    __shared__ float s[3 * MAX_BLOCK];
     for_each_row(r, rows) {
         long long o = (long long)r * cols;
-        float mu = 0;
+        float mu = 0, var;
         if (center) {
-            for_each_col(j, cols) mu += x[o + j];
-            mu = block_sum(mu, s) / cols;
+            float n = 0, m = 0, m2 = 0;
+            for_each_col(j, cols) {
+                float v = x[o + j], d = v - m;
+                n += 1;
+                m += d / n;
+                m2 += d * (v - m);
+            }
+            float bm2;
+            block_welford(n, m, m2, s, &mu, &bm2);
+            var = bm2 / cols;
+        } else {
+            float sq = 0;
+            for_each_col(j, cols) sq += x[o + j] * x[o + j];
+            var = block_sum(sq, s) / cols;
         }
-        float sq = 0;
-        for_each_col(j, cols) sq += (x[o + j] - mu) * (x[o + j] - mu);
-        float rs = 1.0f / sqrtf(block_sum(sq, s) / cols + eps);
+        float rs = 1.0f / sqrtf(var + eps);
         for_each_col(j, cols) y[o + j] = g[j] * (x[o + j] - mu) * rs + (b ? b[j] : 0.0f);
         if (threadIdx.x == 0) {
             mean[r] = mu;

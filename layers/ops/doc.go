@@ -4,15 +4,19 @@
 // a batch of sequences (AddPositions), the slot an incremental decoder
 // writes into its key/value cache (SetSlot), the label-smoothed
 // cross-entropy (SmoothedCrossEntropy and, from logits,
-// SmoothedCrossEntropyLogits) and the targets' scores for evaluation
-// (TargetScores).
+// SmoothedCrossEntropyLogits), the targets' scores for evaluation
+// (TargetScores), and the attention masks made from token ids
+// (PaddingMask, CausalMask).
 //
 // They use graph's public API alone, as an op of any model's module would:
 // each is a graph.Op with its graph.Kernels per element type, reading and
 // writing graph.Operand values, its kernels' row loops split over the
 // cores by graph.ParallelFor and vectorized by graph.ExpShift, RowMax,
 // RowSum and AddRow, its matrix products graph.Gemm (graph.GemmBF16 in
-// programs of BF16 products) and, on a device, graph.DeviceCall.Gemm.
+// programs of BF16 products). On a device (graph.Op.Device) they launch
+// this package's own CUDA C kernels (kernels/*.cu, with the PTX nvcc makes
+// of them, `go generate`), registered as a graph.DeviceModule as any
+// module's would be, and run products with graph.DeviceCall.Gemm.
 //
 // Every op is a function whose first argument is the scope it adds its node
 // to, and which records its error there as the Scope's own op methods do

@@ -32,9 +32,9 @@ type Launch struct {
 	Grid, Block Dim3
 	n           int
 	kinds       [maxArgs]ParamKind
-	slots       [maxArgs]uint64
-	// ints keeps the Int arguments whole, to check that they fit a C int.
-	ints [maxArgs]int64
+	// slots hold the arguments, an Int whole (a C int reads the slot's low
+	// 32 bits, little-endian), so that Check sees whether it fits.
+	slots [maxArgs]uint64
 }
 
 // Elems is a launch of k over n elements (a kernel whose loop is
@@ -61,22 +61,22 @@ func (k *DeviceKernel) Grid(grid, block Dim3) Launch {
 }
 
 // Ptr appends a pointer argument.
-func (l Launch) Ptr(p DevicePtr) Launch { return l.add(ParamPtr, uint64(p), 0) }
+func (l Launch) Ptr(p DevicePtr) Launch { return l.add(ParamPtr, uint64(p)) }
 
 // Int appends a C int argument; it must fit 32 bits.
-func (l Launch) Int(v int) Launch { return l.add(ParamInt, uint64(uint32(int32(v))), int64(v)) }
+func (l Launch) Int(v int) Launch { return l.add(ParamInt, uint64(v)) }
 
 // F32 appends a C float argument.
-func (l Launch) F32(v float32) Launch { return l.add(ParamFloat, uint64(math.Float32bits(v)), 0) }
+func (l Launch) F32(v float32) Launch { return l.add(ParamFloat, uint64(math.Float32bits(v))) }
 
 // U64 appends an unsigned long long argument.
-func (l Launch) U64(v uint64) Launch { return l.add(ParamU64, v, 0) }
+func (l Launch) U64(v uint64) Launch { return l.add(ParamU64, v) }
 
 // add appends an argument of kind k in slot s; arguments past maxArgs are
 // counted, and refused by Check.
-func (l Launch) add(k ParamKind, s uint64, whole int64) Launch {
+func (l Launch) add(k ParamKind, s uint64) Launch {
 	if l.n < maxArgs {
-		l.kinds[l.n], l.slots[l.n], l.ints[l.n] = k, s, whole
+		l.kinds[l.n], l.slots[l.n] = k, s
 	}
 	l.n++
 	return l
@@ -108,8 +108,8 @@ func (l *Launch) Check() error {
 		switch {
 		case l.kinds[i] != p.Kind:
 			return errors.Errorf("kernel %s, argument %d (%s): have %s, want %s", l.Kernel, i+1, p.Name, l.kinds[i], p.Kind)
-		case p.Kind == ParamInt && (l.ints[i] < math.MinInt32 || l.ints[i] > math.MaxInt32):
-			return errors.Errorf("kernel %s, argument %d (%s): %d does not fit a C int", l.Kernel, i+1, p.Name, l.ints[i])
+		case p.Kind == ParamInt && int64(l.slots[i]) != int64(int32(l.slots[i])):
+			return errors.Errorf("kernel %s, argument %d (%s): %d does not fit a C int", l.Kernel, i+1, p.Name, int64(l.slots[i]))
 		}
 	}
 	return nil

@@ -155,19 +155,12 @@ func (d *DeviceCall) Gemm(g DeviceGEMM) error {
 
 // roundOperands points g's A and B at bfloat16 copies of them.
 func (d *DeviceCall) roundOperands(g *DeviceGEMM) error {
-	ra, ca := g.M, g.K
-	if g.TransA {
-		ra, ca = ca, ra
-	}
-	rb, cb := g.K, g.N
-	if g.TransB {
-		rb, cb = cb, rb
-	}
-	a, err := d.bf16Of(0, g.A, g.span(g.OuterA, g.StrideA, ra, g.LDA, ca))
+	sa, sb, _ := g.Spans()
+	a, err := d.bf16Of(0, g.A, sa)
 	if err != nil {
 		return err
 	}
-	b, err := d.bf16Of(1, g.B, g.span(g.OuterB, g.StrideB, rb, g.LDB, cb))
+	b, err := d.bf16Of(1, g.B, sb)
 	if err != nil {
 		return err
 	}

@@ -80,10 +80,10 @@ var modules struct {
 	list []*DeviceModule
 }
 
-// RegisterDeviceModule registers the device kernels in fsys (its top folder:
-// NAME.cu and NAME.ptx files, and .cuh headers) under name, usually the
-// registering package's import path, and returns the module, from which
-// ops take their kernels' handles. Every kernel is declared
+// RegisterDeviceModule registers the device kernels in the folder dir of
+// fsys (NAME.cu and NAME.ptx files, and .cuh headers; an embed.FS, say)
+// under name, usually the registering package's import path, and returns
+// the module, from which ops take their kernels' handles. Every kernel is declared
 //
 //	extern "C" __global__ void name(params)
 //
@@ -92,8 +92,12 @@ var modules struct {
 // launch shapes and reductions every backend provides (graph/cuda's
 // include/common.cuh). A package registers its module once, at
 // initialization; registering a name twice is an error.
-func RegisterDeviceModule(name string, fsys fs.FS) (*DeviceModule, error) {
-	m, err := newDeviceModule(name, fsys)
+func RegisterDeviceModule(name string, fsys fs.FS, dir string) (*DeviceModule, error) {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return nil, errors.Wrapf(err, "device module %s", name)
+	}
+	m, err := newDeviceModule(name, sub)
 	if err != nil {
 		return nil, errors.Wrapf(err, "device module %s", name)
 	}
@@ -112,8 +116,8 @@ func RegisterDeviceModule(name string, fsys fs.FS) (*DeviceModule, error) {
 // MustRegisterDeviceModule is RegisterDeviceModule for a package's
 // initialization: it panics on an error, which is the package's own source
 // being malformed.
-func MustRegisterDeviceModule(name string, fsys fs.FS) *DeviceModule {
-	m, err := RegisterDeviceModule(name, fsys)
+func MustRegisterDeviceModule(name string, fsys fs.FS, dir string) *DeviceModule {
+	m, err := RegisterDeviceModule(name, fsys, dir)
 	if err != nil {
 		panic(err)
 	}

@@ -71,3 +71,6 @@ func Total(s *Scope, x *G.Node) *G.Node { return total(s, x) }
 
 // KeyMask is keyMask, for the external tests.
 func KeyMask() *tensor.Dense { return keyMask() }
+
+// LossOf is lossOf, for the external tests.
+func LossOf(t testing.TB, p *Program) float64 { return lossOf(t, p) }

@@ -42,25 +42,22 @@ func (t *hostTarget) adam(params, m, v *Params, names []string, g gradSet, s Ada
 
 // adamJobs appends to jobs Adam's step k of theta, chunk by chunk.
 func adamJobs(jobs []func(), theta, g, m, v *tensor.Dense, k vadam.Step) ([]func(), error) {
-	switch th := theta.Data().(type) {
-	case []float32:
-		gs, ok1 := g.Data().([]float32)
-		ms, ok2 := m.Data().([]float32)
-		vs, ok3 := v.Data().([]float32)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, errors.Errorf("gradient or moments of another type than the parameter's %v", theta.Dtype())
-		}
-		return chunkJobs(jobs, len(th), func(lo, hi int) { vadam.Update32(th[lo:hi], gs[lo:hi], ms[lo:hi], vs[lo:hi], k) }), nil
-	case []float64:
-		gs, ok1 := g.Data().([]float64)
-		ms, ok2 := m.Data().([]float64)
-		vs, ok3 := v.Data().([]float64)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, errors.Errorf("gradient or moments of another type than the parameter's %v", theta.Dtype())
-		}
-		return chunkJobs(jobs, len(th), func(lo, hi int) { vadam.Update64(th[lo:hi], gs[lo:hi], ms[lo:hi], vs[lo:hi], k) }), nil
+	if theta.Dtype() == tensor.Float32 {
+		return typedAdamJobs(jobs, theta, g, m, v, k, vadam.Update32)
 	}
-	return nil, errors.Errorf("a parameter of %v", theta.Dtype())
+	return typedAdamJobs(jobs, theta, g, m, v, k, vadam.Update64)
+}
+
+// typedAdamJobs is adamJobs for tensors of T, updated by update.
+func typedAdamJobs[T float32 | float64](jobs []func(), theta, g, m, v *tensor.Dense, k vadam.Step, update func(theta, g, m, v []T, s vadam.Step)) ([]func(), error) {
+	th, ok0 := theta.Data().([]T)
+	gs, ok1 := g.Data().([]T)
+	ms, ok2 := m.Data().([]T)
+	vs, ok3 := v.Data().([]T)
+	if !ok0 || !ok1 || !ok2 || !ok3 {
+		return nil, errors.Errorf("a parameter of %v with a gradient of %v and moments of %v", theta.Dtype(), g.Dtype(), m.Dtype())
+	}
+	return chunkJobs(jobs, len(th), func(lo, hi int) { update(th[lo:hi], gs[lo:hi], ms[lo:hi], vs[lo:hi], k) }), nil
 }
 
 // chunkJobs appends to jobs one call of f per chunk of [0, n).

@@ -1,9 +1,6 @@
 package graph
 
-import (
-	"embed"
-	"io/fs"
-)
+import "embed"
 
 //go:generate sh cuda/ptx.sh kernels
 
@@ -14,16 +11,7 @@ import (
 var kernelFiles embed.FS
 
 // deviceKernels is this package's device module, "graph".
-var deviceKernels = MustRegisterDeviceModule("graph", mustSub(kernelFiles, "kernels"))
-
-// mustSub is the folder dir of fsys, which an embedded FS always has.
-func mustSub(fsys fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(fsys, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
-}
+var deviceKernels = MustRegisterDeviceModule("graph", kernelFiles, "kernels")
 
 // The handles of the kernels the runtime itself launches and of those
 // several ops share; an op's own are taken where it is defined.

@@ -2,12 +2,11 @@ package trainer
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/cuda"
+	"github.com/transformer-go/transformer/internal/hostcost"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -58,7 +57,7 @@ func hostSteps(b *testing.B, mode string, batch int, step func(*Rig) error) {
 		}
 	}
 	rec.Reset()
-	cpu := cpuTime()
+	cpu := hostcost.CPUTime()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -67,27 +66,5 @@ func hostSteps(b *testing.B, mode string, batch int, step func(*Rig) error) {
 		}
 	}
 	b.StopTimer()
-	ReportHostStep(b, cpuTime()-cpu, rec.Counts())
-}
-
-// ReportHostStep reports per step of b the host's CPU time cpu and the
-// calls c of a recording device.
-func ReportHostStep(b *testing.B, cpu time.Duration, c cuda.Counts) {
-	n := float64(b.N)
-	b.ReportMetric(cpu.Seconds()*1e3/n, "host-ms/step")
-	b.ReportMetric(float64(c.GEMMs)/n, "gemms/step")
-	b.ReportMetric(float64(c.Launches)/n, "launches/step")
-	b.ReportMetric(float64(c.ByKernel["graph.adam_multi_f32"])/n, "adam-launches/step")
-	b.ReportMetric(float64(c.HostToDevice)/n, "h2d/step")
-	b.ReportMetric(float64(c.DeviceToHost)/n, "d2h/step")
-	b.ReportMetric(float64(c.Replays)/n, "replays/step")
-}
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	hostcost.Report(b, b.N, hostcost.CPUTime()-cpu, rec.Counts())
 }

@@ -3,7 +3,6 @@ package cuda_test
 import (
 	"embed"
 	"fmt"
-	"io/fs"
 	"log"
 	"math/rand/v2"
 
@@ -21,7 +20,7 @@ import (
 var squareFiles embed.FS
 
 // squareKernels is the package's device module, registered once.
-var squareKernels = graph.MustRegisterDeviceModule("example.com/square", mustSub(squareFiles, "testdata/square"))
+var squareKernels = graph.MustRegisterDeviceModule("example.com/square", squareFiles, "testdata/square")
 
 // The handles of its kernels, taken once.
 var (
@@ -66,15 +65,6 @@ func square(s *graph.Scope, x *G.Node) *G.Node {
 		Diff: []bool{true},
 		Save: []int{0},
 	}, x)
-}
-
-// mustSub is the folder dir of fsys, which an embedded FS always has.
-func mustSub(fsys fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(fsys, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }
 
 // A package's own op with device kernels: its CUDA C and PTX registered as

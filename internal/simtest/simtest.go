@@ -14,10 +14,13 @@ import (
 
 // Runtime is a float32 runtime on the simulated device, closed when t ends.
 // Without g++ it skips t, or fails it under CI=true.
-func Runtime(t testing.TB) *graph.Runtime {
+func Runtime(t testing.TB) *graph.Runtime { return RuntimeOf(t, graph.Float32) }
+
+// RuntimeOf is Runtime with products in precision p.
+func RuntimeOf(t testing.TB, p graph.Precision) *graph.Runtime {
 	t.Helper()
 	needGXX(t)
-	rt, err := cuda.NewSimulatedRuntime(t.TempDir(), graph.Float32)
+	rt, err := cuda.NewSimulatedRuntime(t.TempDir(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"embed"
-	"io/fs"
 
 	"github.com/transformer-go/transformer/graph"
 )
@@ -17,16 +16,7 @@ var kernelFiles embed.FS
 
 // deviceKernels is this package's device module, registered as a user's
 // package of ops would register its own.
-var deviceKernels = graph.MustRegisterDeviceModule("github.com/transformer-go/transformer/layers/ops", mustSub(kernelFiles, "kernels"))
-
-// mustSub is the folder dir of fsys, which an embedded FS always has.
-func mustSub(fsys fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(fsys, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
-}
+var deviceKernels = graph.MustRegisterDeviceModule("github.com/transformer-go/transformer/layers/ops", kernelFiles, "kernels")
 
 // The handles of this package's kernels.
 var (

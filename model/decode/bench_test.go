@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"time"
 
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/cuda"
+	"github.com/transformer-go/transformer/internal/hostcost"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -163,7 +162,7 @@ func benchmarkUncached(b *testing.B, kind string) {
 // sources of 16 tokens, 32 steps) on graph/cuda's recording device, which
 // makes every check a GPU's calls make and executes nothing, and reports
 // per decoding step the host's CPU time and the calls a GPU would be
-// given (trainer.ReportHostStep's metrics), op by op and replayed.
+// given (hostcost.Report's metrics), op by op and replayed.
 func BenchmarkDeviceHostStep(b *testing.B) {
 	for _, mode := range []string{"op-by-op", "replay"} {
 		b.Run(fmt.Sprintf("step=greedy/mode=%s/batch=64", mode), func(b *testing.B) {
@@ -209,7 +208,7 @@ func hostDecodeSteps(b *testing.B, mode string, m model.Model, params *graph.Par
 		b.Fatal(err)
 	}
 	rec.Reset()
-	cpu := cpuTime()
+	cpu := hostcost.CPUTime()
 	b.ResetTimer()
 	for range b.N {
 		if _, err := d.Decode(srcs, s); err != nil {
@@ -217,14 +216,7 @@ func hostDecodeSteps(b *testing.B, mode string, m model.Model, params *graph.Par
 		}
 	}
 	b.StopTimer()
-	steps := float64(b.N * benchOutLen)
-	c := rec.Counts()
-	b.ReportMetric((cpuTime()-cpu).Seconds()*1e3/steps, "host-ms/step")
-	b.ReportMetric(float64(c.GEMMs)/steps, "gemms/step")
-	b.ReportMetric(float64(c.Launches)/steps, "launches/step")
-	b.ReportMetric(float64(c.HostToDevice)/steps, "h2d/step")
-	b.ReportMetric(float64(c.DeviceToHost)/steps, "d2h/step")
-	b.ReportMetric(float64(c.Replays)/steps, "replays/step")
+	hostcost.Report(b, b.N*benchOutLen, hostcost.CPUTime()-cpu, rec.Counts())
 }
 
 // keepGoing writes log-probabilities of vocab words that make every row
@@ -239,13 +231,4 @@ func keepGoing(vocab int) func([]byte) {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
 		}
 	}
-}
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -332,7 +332,7 @@ func (x *deviceExec) replayed() error {
 	if x.replay == nil {
 		r, err := x.b.Record(x.reissue)
 		if err != nil {
-			return errors.Wrap(err, "recording the program's work")
+			return errors.Wrap(err, "recording the program's work (Runtime.SetReplays(0) runs programs op by op, unrecorded)")
 		}
 		x.replay = r
 		if err := x.t.shared.replays.add(x); err != nil {

@@ -28,7 +28,7 @@ type Run struct {
 	// Tokenizer is the run's BPE and vocabulary (bpe.txt, vocab.txt); nil
 	// for a run on a synthetic task, whose ids are its symbols (its
 	// checkpoint records no tokenizer).
-	Tokenizer *data.Tokenizer
+	Tokenizer data.Tokenizer
 	// Path is the weights file loaded.
 	Path string
 	// Runtime is where and how Translate, Continue and Tag run the model,
@@ -90,7 +90,7 @@ func Load(dir, which string, opts ...Option) (*Run, error) {
 // against the checkpoint ck, whose model has vocab tokens: nil for a
 // synthetic task's run, without the files and without their fingerprints
 // in ck.
-func runTokenizer(ck *checkpoint.File, dir string, vocab int) (*data.Tokenizer, error) {
+func runTokenizer(ck *checkpoint.File, dir string, vocab int) (data.Tokenizer, error) {
 	bpePath, vocabPath := filepath.Join(dir, rundir.BPE), filepath.Join(dir, rundir.Vocab)
 	_, recordsBPE := ck.Meta[data.BPEFingerprintKey]
 	_, recordsVocab := ck.Meta[data.VocabFingerprintKey]
@@ -123,7 +123,7 @@ func runTokenizer(ck *checkpoint.File, dir string, vocab int) (*data.Tokenizer, 
 	if v.Len() != vocab {
 		return nil, errors.Errorf("%s holds %d tokens but the model of %s has %d", vocabPath, v.Len(), ck.Path, vocab)
 	}
-	return &data.Tokenizer{BPE: bpe, Vocab: v}, nil
+	return data.BPETokenizer{BPE: bpe, Vocab: v}, nil
 }
 
 // checkFingerprints refuses a bpe.txt or vocab.txt of dir that is not the

@@ -20,7 +20,7 @@ import (
 )
 
 // numbersTokenizer is a tokenizer of German and English number words.
-func numbersTokenizer(t *testing.T) *data.Tokenizer {
+func numbersTokenizer(t *testing.T) data.BPETokenizer {
 	t.Helper()
 	text := strings.Fields("eins zwei drei vier fünf sechs sieben acht neun one two three four five six seven eight nine")
 	bpe, err := data.LearnBPE(text, 100)
@@ -35,12 +35,12 @@ func numbersTokenizer(t *testing.T) *data.Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &data.Tokenizer{BPE: bpe, Vocab: vocab}
+	return data.BPETokenizer{BPE: bpe, Vocab: vocab}
 }
 
 // savedRun writes a run directory holding a model of kind with random
 // weights as final.safetensors, and a tokenizer of number words.
-func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
+func savedRun(t *testing.T, kind string) (string, data.BPETokenizer) {
 	t.Helper()
 	dir := t.TempDir()
 	tok := numbersTokenizer(t)

@@ -151,10 +151,10 @@ func numbersRun() (model.Model, *graph.Params, trainer.Data) {
 	}
 	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
 	check(err)
-	tok := &data.Tokenizer{BPE: bpe, Vocab: vocab}
-	batches, err := data.NewBatcher(tok.EncodePairs(pairs[:500]), data.BatchConfig{MaxTokens: 256, Seed: 2})
+	tok := data.BPETokenizer{BPE: bpe, Vocab: vocab}
+	batches, err := data.NewBatcher(data.EncodePairs(tok, pairs[:500]), data.BatchConfig{MaxTokens: 256, Seed: 2})
 	check(err)
-	valid, err := batches.EvalBatches(tok.EncodePairs(pairs[500:]))
+	valid, err := batches.EvalBatches(data.EncodePairs(tok, pairs[500:]))
 	check(err)
 	cfg, err := model.Preset("tiny", vocab.Len())
 	check(err)

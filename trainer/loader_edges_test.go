@@ -47,9 +47,11 @@ func TestTrainerSavesItsTokenizer(t *testing.T) {
 	// is written.
 	bpe, _ := os.ReadFile(filepath.Join(dir, "bpe.txt"))
 	m, params, d = numbersRun()
-	if d.Tokenizer.BPE, err = data.NewBPE(d.Tokenizer.BPE.Merges()[:10]); err != nil {
+	tok := d.Tokenizer.(data.BPETokenizer)
+	if tok.BPE, err = data.NewBPE(tok.BPE.Merges()[:10]); err != nil {
 		t.Fatal(err)
 	}
+	d.Tokenizer = tok
 	if _, err := trainer.New(m, params, d, trainer.Options{Steps: 4, OutDir: dir}, trainer.Quiet); err == nil || !strings.Contains(err.Error(), "bpe.txt is not Data.Tokenizer's") {
 		t.Errorf("another tokenizer in the run directory: %v", err)
 	}

@@ -27,7 +27,7 @@ type Data struct {
 	// Tokenizer, for a run on text, is the tokenizer of its examples: New
 	// writes it into OutDir (bpe.txt, vocab.txt) and records its
 	// fingerprints in every checkpoint, so that inference.Load loads it.
-	Tokenizer *data.Tokenizer
+	Tokenizer data.Tokenizer
 }
 
 // Trainer runs training. Make one with New, optionally Resume it, then Run.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ type corpus struct {
 	// meta goes into every checkpoint: the tokenizer's fingerprints.
 	meta map[string]string
 	// tok is the tokenizer of files (nil for a synthetic task).
-	tok *data.Tokenizer
+	tok data.Tokenizer
 	// positions is the most positions a sequence of the data takes, in
 	// training or in decoding the held-out examples: the model's max_len
 	// must hold them.
@@ -139,21 +140,21 @@ func fileCorpus(ctx context.Context, s settings, log *slog.Logger, resume string
 	if err != nil {
 		return corpus{}, err
 	}
-	trainEx, validEx := tok.EncodePairs(train), tok.EncodePairs(valid)
+	trainEx, validEx := data.EncodePairs(tok, train), data.EncodePairs(tok, valid)
 	if err := s.checkAligned("-train-src", s.TrainSrc, s.TrainTgt, trainEx); err != nil {
 		return corpus{}, err
 	}
 	if err := s.checkAligned("-valid-src", s.ValidSrc, s.ValidTgt, validEx); err != nil {
 		return corpus{}, err
 	}
-	c, err := batch(s, trainEx, validEx, nil, tok.Vocab.Len())
+	c, err := batch(s, trainEx, validEx, nil, tok.Len())
 	if err != nil {
 		return corpus{}, err
 	}
 	c.data.BLEU = bleuSample(s, tok, valid)
-	c.meta = map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint(),
-		data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
-	c.tok = &tok
+	c.meta = map[string]string{data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
+	maps.Copy(c.meta, tok.Fingerprints())
+	c.tok = tok
 	return c, nil
 }
 
@@ -284,7 +285,7 @@ func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Log
 		bpe, err = data.LearnBPEContext(ctx, sentences, s.BPEMerges)
 	}
 	if err != nil {
-		return data.Tokenizer{}, err
+		return nil, err
 	}
 	var seqs [][]string
 	for _, p := range train {
@@ -292,21 +293,21 @@ func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Log
 	}
 	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
 	if err != nil {
-		return data.Tokenizer{}, err
+		return nil, err
 	}
 	log.Info("vocabulary", "tokens", vocab.Len())
-	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
+	return data.BPETokenizer{BPE: bpe, Vocab: vocab}, nil
 }
 
 // runTokenizer reads the BPE merges and vocabulary a run wrote.
 func runTokenizer(dir string) (data.Tokenizer, error) {
 	bpe, err := data.ReadBPEFile(filepath.Join(dir, rundir.BPE))
 	if err != nil {
-		return data.Tokenizer{}, errors.Wrap(err, "the run's BPE merges")
+		return nil, errors.Wrap(err, "the run's BPE merges")
 	}
 	vocab, err := data.ReadVocabFile(filepath.Join(dir, rundir.Vocab))
 	if err != nil {
-		return data.Tokenizer{}, errors.Wrap(err, "the run's vocabulary")
+		return nil, errors.Wrap(err, "the run's vocabulary")
 	}
-	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
+	return data.BPETokenizer{BPE: bpe, Vocab: vocab}, nil
 }

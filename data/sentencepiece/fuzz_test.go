@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +36,12 @@ func FuzzParse(f *testing.F) {
 		if again := m.Encode(text); !slices.Equal(again, toks) {
 			t.Fatalf("%q encodes as %v, then as %v", text, toks, again)
 		}
+		tok := NewTokenizer(m)
+		for _, id := range tok.Encode(text) {
+			if id < 0 || id >= tok.Len() {
+				t.Fatalf("%q: id %d of %d", text, id, tok.Len())
+			}
+		}
+		tok.Decode(tok.Encode(strings.ToUpper(text)))
 	})
 }

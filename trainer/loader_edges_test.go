@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/model/decode"
 	"github.com/transformer-go/transformer/trainer"
@@ -57,6 +58,55 @@ func TestTrainerSavesItsTokenizer(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "bpe.txt")); string(after) != string(bpe) {
 		t.Error("a refused run changed bpe.txt")
+	}
+}
+
+// TestTrainerSavesItsSentencePieceModel trains on a SentencePiece
+// model's tokenizer: the run directory gets the model file as it was
+// (spm.model), inference.Load loads it checked against the checkpoint,
+// and a run on another model is refused in that directory.
+func TestTrainerSavesItsSentencePieceModel(t *testing.T) {
+	const path = "../data/sentencepiece/testdata/bpe.model"
+	tok, err := sentencepiece.LoadTokenizer(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m, params, d := numbersModel(tok, numbers(600, 1))
+	tr, err := trainer.New(m, params, d, trainer.Options{Steps: 2, OutDir: dir}, trainer.Quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(path)
+	if got, err := os.ReadFile(filepath.Join(dir, "spm.model")); err != nil || string(got) != string(want) {
+		t.Fatalf("spm.model holds %d bytes (%v), want the %d of %s", len(got), err, len(want), path)
+	}
+	for _, name := range []string{"bpe.txt", "vocab.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("a run on a SentencePiece model wrote %s", name)
+		}
+	}
+	r, err := inference.Load(dir, "final")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := r.Tokenizer.(*sentencepiece.Tokenizer); !ok || got.Model().Fingerprint() != tok.Model().Fingerprint() {
+		t.Fatalf("the loaded tokenizer is %T, want the run's SentencePiece model", r.Tokenizer)
+	}
+
+	other, err := sentencepiece.LoadTokenizer("../data/sentencepiece/testdata/unigram.model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, params, d = numbersModel(other, numbers(600, 1))
+	if _, err := trainer.New(m, params, d, trainer.Options{Steps: 4, OutDir: dir}, trainer.Quiet); err == nil || !strings.Contains(err.Error(), "spm.model is not Data.Tokenizer's") {
+		t.Errorf("another SentencePiece model in the run directory: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "spm.model")); string(after) != string(want) {
+		t.Error("a refused run changed spm.model")
 	}
 }
 

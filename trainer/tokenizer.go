@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
@@ -22,7 +23,8 @@ type tokenizerFile struct {
 }
 
 // tokenizerFiles are the files of tok in a run directory: a
-// data.BPETokenizer's bpe.txt and vocab.txt.
+// data.BPETokenizer's bpe.txt and vocab.txt, or a SentencePiece model's
+// spm.model.
 func tokenizerFiles(tok data.Tokenizer) ([]tokenizerFile, error) {
 	switch tok := tok.(type) {
 	case data.BPETokenizer:
@@ -30,8 +32,20 @@ func tokenizerFiles(tok data.Tokenizer) ([]tokenizerFile, error) {
 			return nil, errors.New("Data.Tokenizer needs its BPE and its Vocab")
 		}
 		return bpeFiles(tok), nil
+	case *sentencepiece.Tokenizer:
+		if tok == nil {
+			return nil, errors.New("Data.Tokenizer is a nil *sentencepiece.Tokenizer")
+		}
+		m := tok.Model()
+		return []tokenizerFile{{rundir.SentencePiece, sentencepiece.FingerprintKey, m.Fingerprint(), m.WriteFile, func(path string) (string, error) {
+			m, err := sentencepiece.Load(path)
+			if err != nil {
+				return "", err
+			}
+			return m.Fingerprint(), nil
+		}}}, nil
 	}
-	return nil, errors.Errorf("Data.Tokenizer is a %T: a run directory holds a data.BPETokenizer", tok)
+	return nil, errors.Errorf("Data.Tokenizer is a %T: a run directory holds a data.BPETokenizer or a *sentencepiece.Tokenizer", tok)
 }
 
 // bpeFiles are the files of a data.BPETokenizer: bpe.txt and vocab.txt.
@@ -94,10 +108,10 @@ func tokenizerMeta(m model.Model, tok data.Tokenizer, meta map[string]string, di
 	return out, nil
 }
 
-// SaveTokenizer writes tok's files (rundir.BPE and rundir.Vocab) into the
-// run directory dir, atomically, where it does not hold them yet (New
-// checked those it holds against Data.Tokenizer); a nil tok writes
-// nothing. New writes Data.Tokenizer so; a command that writes a run's
+// SaveTokenizer writes tok's files (rundir.BPE and rundir.Vocab, or
+// rundir.SentencePiece) into the run directory dir, atomically, where it
+// does not hold them yet (New checked those it holds against
+// Data.Tokenizer); a nil tok writes nothing. New writes Data.Tokenizer so; a command that writes a run's
 // files after New (cmd/train) writes its tokenizer with it.
 func SaveTokenizer(tok data.Tokenizer, dir string) error {
 	if tok == nil {

@@ -132,12 +132,15 @@ func readFile(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, errors.Errorf("SentencePiece model %s is not a regular file", path)
 	}
+	if st.Size() > MaxFileBytes {
+		return nil, errors.Errorf("%s: %d bytes, more than the %d a SentencePiece model may take", path, st.Size(), MaxFileBytes)
+	}
 	raw, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, errors.Wrapf(err, "reading %s", path)
 	}
 	if len(raw) > MaxFileBytes {
-		return nil, errors.Errorf("%s: more than %d bytes, more than a SentencePiece model takes", path, MaxFileBytes)
+		return nil, errors.Errorf("%s: more than the %d bytes a SentencePiece model may take", path, MaxFileBytes)
 	}
 	return raw, nil
 }

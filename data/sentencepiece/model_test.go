@@ -132,7 +132,7 @@ func TestLoadRefuses(t *testing.T) {
 		{filepath.Join(dir, "missing.model"), "missing.model: no such file"},
 		{dir, "is not a regular file"},
 		{bad, bad + ": not a SentencePiece model"},
-		{big, big + ": more than 67108864 bytes"},
+		{big, big + ": 67108865 bytes, more than the 67108864 a SentencePiece model may take"},
 	}
 	for _, tt := range tests {
 		if _, err := Load(tt.path); err == nil || !strings.Contains(err.Error(), tt.want) {

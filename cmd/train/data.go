@@ -12,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/rundir"
@@ -186,7 +187,7 @@ func (s settings) checkAligned(flag, src, tgt string, ex []data.Example) error {
 func openable(s settings, resume string) error {
 	paths := [][2]string{{"-train-src", s.TrainSrc}, {"-train-tgt", s.TrainTgt}, {"-valid-src", s.ValidSrc}, {"-valid-tgt", s.ValidTgt}}
 	if resume == "" {
-		paths = append(paths, [2]string{"-bpe", s.BPEFile})
+		paths = append(paths, [2]string{"-bpe", s.BPEFile}, [2]string{"-spm", s.SPMFile})
 	}
 	for _, p := range paths {
 		if p[1] == "" {
@@ -263,10 +264,19 @@ func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEU
 }
 
 // tokenizer learns or loads BPE and builds the vocabulary of a new run,
-// or reads a resumed run's own (resume is its directory).
+// or loads its SentencePiece model (-spm), or reads a resumed run's own
+// (resume is its directory).
 func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Logger, resume string) (data.Tokenizer, error) {
 	if resume != "" {
 		return runTokenizer(resume)
+	}
+	if s.SPMFile != "" {
+		tok, err := sentencepiece.LoadTokenizer(s.SPMFile)
+		if err != nil {
+			return nil, errors.Wrap(err, "-spm")
+		}
+		log.Info("SentencePiece model", "type", tok.Model().Type(), "pieces", tok.Model().Len(), "tokens", tok.Len())
+		return tok, nil
 	}
 	var bpe *data.BPE
 	var err error
@@ -299,8 +309,16 @@ func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Log
 	return data.BPETokenizer{BPE: bpe, Vocab: vocab}, nil
 }
 
-// runTokenizer reads the BPE merges and vocabulary a run wrote.
+// runTokenizer reads the tokenizer a run wrote: its SentencePiece model,
+// or its BPE merges and vocabulary.
 func runTokenizer(dir string) (data.Tokenizer, error) {
+	if path := filepath.Join(dir, rundir.SentencePiece); fileExists(path) {
+		tok, err := sentencepiece.LoadTokenizer(path)
+		if err != nil {
+			return nil, errors.Wrap(err, "the run's SentencePiece model")
+		}
+		return tok, nil
+	}
 	bpe, err := data.ReadBPEFile(filepath.Join(dir, rundir.BPE))
 	if err != nil {
 		return nil, errors.Wrap(err, "the run's BPE merges")

@@ -95,13 +95,13 @@ type Model struct {
 	// leading space marker is dropped (addDummyPrefix or removeExtra).
 	unkSurface               string
 	addDummyPrefix, removeWS bool
-	// roles are the ids of the unknown, start, end and padding pieces
-	// that the trainer spec names (-1 where it names none).
+	// roles are the ids of the start, end and padding pieces that the
+	// trainer spec names (-1 where it names none).
 	roles roles
 }
 
 // roles are the ids of the special pieces a trainer spec names.
-type roles struct{ unk, bos, eos, pad int }
+type roles struct{ bos, eos, pad int }
 
 // Load reads the SentencePiece model of the .model file at path. Errors
 // name the file; see Parse for what makes a model valid.
@@ -173,8 +173,11 @@ func Parse(raw []byte) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.selfTest(pb.GetSelfTestData().GetSamples()); err != nil {
+		return nil, err
+	}
 	m.raw = bytes.Clone(raw)
-	return m, m.selfTest(pb.GetSelfTestData().GetSamples())
+	return m, nil
 }
 
 // countPieces counts the pieces of a serialized ModelProto without
@@ -304,24 +307,23 @@ func (m *Model) add(i int, p piece, users map[string]int, bytesFound *[256]bool)
 	return nil
 }
 
-// findRoles finds the pieces that the trainer spec names unknown, start,
-// end and padding, as SentencePiece's unk_id, bos_id, eos_id and pad_id
-// do: a name that is not a piece of that type names none.
+// findRoles finds the pieces that the trainer spec names start, end and
+// padding, as SentencePiece's bos_id, eos_id and pad_id do: a name that is
+// not a control piece names none.
 func (m *Model) findRoles(spec *modelpb.TrainerSpec) roles {
-	role := func(name, def string, typ pieceType) int {
+	role := func(name, def string) int {
 		if name = cString(name); name == "" {
 			name = def
 		}
-		if id := m.ID(name); m.pieces[id].typ == typ {
+		if id := m.ID(name); m.pieces[id].typ == controlPiece {
 			return id
 		}
 		return -1
 	}
 	return roles{
-		unk: role(spec.GetUnkPiece(), "<unk>", unknownPiece),
-		bos: role(spec.GetBosPiece(), "<s>", controlPiece),
-		eos: role(spec.GetEosPiece(), "</s>", controlPiece),
-		pad: role(spec.GetPadPiece(), "<pad>", controlPiece),
+		bos: role(spec.GetBosPiece(), "<s>"),
+		eos: role(spec.GetEosPiece(), "</s>"),
+		pad: role(spec.GetPadPiece(), "<pad>"),
 	}
 }
 

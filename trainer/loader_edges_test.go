@@ -110,6 +110,34 @@ func TestTrainerSavesItsSentencePieceModel(t *testing.T) {
 	}
 }
 
+// ownTokenizer is a tokenizer of one's own, which a run directory cannot
+// hold.
+type ownTokenizer struct{ data.BPETokenizer }
+
+// TestTrainerRefusesATokenizerItCannotSave: New takes a pointer to a
+// data.BPETokenizer as the value, and refuses a tokenizer of one's own,
+// naming its type, before it writes anything.
+func TestTrainerRefusesATokenizerItCannotSave(t *testing.T) {
+	m, params, d := numbersRun()
+	tok := d.Tokenizer.(data.BPETokenizer)
+	d.Tokenizer = &tok
+	dir := t.TempDir()
+	if _, err := trainer.New(m, params, d, trainer.Options{Steps: 2, OutDir: dir}, trainer.Quiet); err != nil {
+		t.Fatalf("a *data.BPETokenizer: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bpe.txt")); err != nil {
+		t.Errorf("a *data.BPETokenizer's run has no bpe.txt: %v", err)
+	}
+	d.Tokenizer = ownTokenizer{tok}
+	out := filepath.Join(t.TempDir(), "out")
+	if _, err := trainer.New(m, params, d, trainer.Options{Steps: 2, OutDir: out}, trainer.Quiet); err == nil || !strings.Contains(err.Error(), "Data.Tokenizer is a trainer_test.ownTokenizer") {
+		t.Errorf("a tokenizer of one's own: %v, want an error naming its type", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the refused run made %s", out)
+	}
+}
+
 // TestMostSalientSkipsEOS: the saliency map has a row for EOSID, which the
 // Example's helper must not pick as a source token.
 func TestMostSalientSkipsEOS(t *testing.T) {

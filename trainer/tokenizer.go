@@ -27,6 +27,11 @@ type tokenizerFile struct {
 // spm.model.
 func tokenizerFiles(tok data.Tokenizer) ([]tokenizerFile, error) {
 	switch tok := tok.(type) {
+	case *data.BPETokenizer:
+		if tok == nil {
+			return nil, errors.New("Data.Tokenizer is a nil *data.BPETokenizer")
+		}
+		return tokenizerFiles(*tok)
 	case data.BPETokenizer:
 		if tok.BPE == nil || tok.Vocab == nil {
 			return nil, errors.New("Data.Tokenizer needs its BPE and its Vocab")
@@ -36,16 +41,20 @@ func tokenizerFiles(tok data.Tokenizer) ([]tokenizerFile, error) {
 		if tok == nil {
 			return nil, errors.New("Data.Tokenizer is a nil *sentencepiece.Tokenizer")
 		}
-		m := tok.Model()
-		return []tokenizerFile{{rundir.SentencePiece, sentencepiece.FingerprintKey, m.Fingerprint(), m.WriteFile, func(path string) (string, error) {
-			m, err := sentencepiece.Load(path)
-			if err != nil {
-				return "", err
-			}
-			return m.Fingerprint(), nil
-		}}}, nil
+		return spmFiles(tok.Model()), nil
 	}
 	return nil, errors.Errorf("Data.Tokenizer is a %T: a run directory holds a data.BPETokenizer or a *sentencepiece.Tokenizer", tok)
+}
+
+// spmFiles are the files of a SentencePiece model's tokenizer: spm.model.
+func spmFiles(m *sentencepiece.Model) []tokenizerFile {
+	return []tokenizerFile{{rundir.SentencePiece, sentencepiece.FingerprintKey, m.Fingerprint(), m.WriteFile, func(path string) (string, error) {
+		m, err := sentencepiece.Load(path)
+		if err != nil {
+			return "", err
+		}
+		return m.Fingerprint(), nil
+	}}}
 }
 
 // bpeFiles are the files of a data.BPETokenizer: bpe.txt and vocab.txt.

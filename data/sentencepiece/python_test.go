@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -11,6 +12,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/transformer-go/transformer/data/sentencepiece/internal/modelpb"
 )
 
 // python is Debian's interpreter, which python3-sentencepiece installs
@@ -70,9 +75,10 @@ func runBinding(t *testing.T, paths []string, texts []string) [][]bindingResult 
 // TestPythonBinding encodes random texts (combining marks, full-width
 // forms, NFKC's compatibility characters, emoji, control characters, long
 // words, invalid UTF-8, the models' own symbols) with the models of
-// testdata, and with models trained on Multi30k where spm_train and the
-// data are at hand, and checks the pieces and ids, and the text of the
-// ids, against SentencePiece's Python binding.
+// testdata, models derived from them (derivedModels), and models trained
+// on Multi30k where spm_train and the data are at hand, and checks the
+// pieces and ids, and the text of the ids, against SentencePiece's Python
+// binding.
 func TestPythonBinding(t *testing.T) {
 	requirePython(t)
 	const seed = 1
@@ -89,6 +95,7 @@ func TestPythonBinding(t *testing.T) {
 	for _, name := range testModels {
 		paths = append(paths, filepath.Join("testdata", name+".model"))
 	}
+	paths = append(paths, derivedModels(t)...)
 	paths = append(paths, multi30kModels(t)...)
 	res := runBinding(t, paths, texts)
 	for i, path := range paths {
@@ -127,6 +134,45 @@ func unhex(t *testing.T, h string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// derivedModels writes models that spm_train does not make, from those
+// of testdata: some pieces of type UNUSED (bpe splits them again, unigram
+// skips them), scores above zero (the score of a unigram model's
+// user-defined symbols depends on the greatest), and a bpe model whose
+// merges all score alike (the leftmost merges first).
+func derivedModels(t *testing.T) []string {
+	dir := t.TempDir()
+	edits := map[string]func(i int, p *modelpb.ModelProto_SentencePiece){
+		"bpe": func(i int, p *modelpb.ModelProto_SentencePiece) {
+			if i%3 == 0 {
+				p.Type = modelpb.ModelProto_SentencePiece_UNUSED.Enum()
+			}
+		},
+		"unigram": func(i int, p *modelpb.ModelProto_SentencePiece) {
+			p.Score = proto.Float32(p.GetScore() + 8)
+			if i%3 == 0 {
+				p.Type = modelpb.ModelProto_SentencePiece_UNUSED.Enum()
+			}
+		},
+		"suffix": func(i int, p *modelpb.ModelProto_SentencePiece) { p.Score = proto.Float32(0) },
+	}
+	var paths []string
+	for _, name := range slices.Sorted(maps.Keys(edits)) {
+		pb := readProto(t, name)
+		for i, p := range pb.Pieces {
+			if p.GetType() == modelpb.ModelProto_SentencePiece_NORMAL && len(p.GetPiece()) > 1 {
+				edits[name](i, p)
+			}
+		}
+		pb.SelfTestData = nil // its samples were encoded with the pieces as they were
+		path := filepath.Join(dir, name+"-derived.model")
+		if err := os.WriteFile(path, marshal(t, pb), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	return paths
 }
 
 // multi30kModels are a unigram and a bpe model trained on Multi30k, where

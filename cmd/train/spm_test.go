@@ -18,8 +18,9 @@ const spmModel = "../../data/sentencepiece/testdata/bpe.model"
 
 // TestSentencePieceRun trains with -spm: the run directory keeps the model
 // as spm.model (and no bpe.txt or vocab.txt), run.json records its path
-// and no merges, inference.Load loads it, and -resume reads the run's own
-// spm.model, not the file -spm named.
+// and no merges, inference.Load loads it with the final, best and averaged
+// weights, and -resume reads the run's own spm.model, not the file -spm
+// named.
 func TestSentencePieceRun(t *testing.T) {
 	files := writeCorpus(t)
 	dir := filepath.Join(t.TempDir(), "run")
@@ -32,7 +33,7 @@ func TestSentencePieceRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"-task", "files", "-train-src", files[0], "-train-tgt", files[1], "-valid-src", files[2], "-valid-tgt", files[3],
-		"-spm", spm, "-steps", "2", "-eval-every", "1", "-max-tokens", "256", "-out", dir}
+		"-spm", spm, "-steps", "2", "-eval-every", "1", "-save-every", "1", "-average", "2", "-max-tokens", "256", "-out", dir}
 	var out, errb bytes.Buffer
 	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
@@ -53,12 +54,14 @@ func TestSentencePieceRun(t *testing.T) {
 	if _, merges := saved["bpe_merges"]; saved["spm_file"] != spm || merges {
 		t.Errorf("run.json records spm_file %v and bpe_merges %v, want %s and none", saved["spm_file"], saved["bpe_merges"], spm)
 	}
-	r, err := inference.Load(dir, "final")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Tokenizer.Encode("ein Hund")) == 0 || r.Model.Config().Vocab != r.Tokenizer.Len() {
-		t.Errorf("the run's tokenizer holds %d tokens, its model %d", r.Tokenizer.Len(), r.Model.Config().Vocab)
+	for _, which := range []string{"final", "best", "averaged"} {
+		r, err := inference.Load(dir, which)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Tokenizer.Encode("ein Hund")) == 0 || r.Model.Config().Vocab != r.Tokenizer.Len() {
+			t.Errorf("%s: the run's tokenizer holds %d tokens, its model %d", which, r.Tokenizer.Len(), r.Model.Config().Vocab)
+		}
 	}
 
 	os.WriteFile(spm, []byte("no longer a model"), 0o644)

@@ -8,12 +8,14 @@
 //	Pretokenize              reversible split into word pieces       []string
 //	LearnBPE, BPE.Encode     subword tokens of each piece            []string
 //	BuildVocab, Vocab        tokens to ids, reserved ids 0..3        []int
-//	Tokenizer.EncodePairs    pairs to id sequences                   []Example
+//	EncodePairs              pairs to id sequences                   []Example
 //	NewBatcher, Next         padded, bucketed, shuffled batches      Batch
 //
-// and back: a model's output ids go through Tokenizer.Decode (Vocab to
-// tokens, Detokenize to text), which reproduces the input sentence up to
-// white space.
+// and back: a model's output ids go through Tokenizer.Decode (for a
+// BPETokenizer, Vocab to tokens, Detokenize to text), which reproduces the
+// input sentence up to white space. Tokenizer is an interface: the
+// BPETokenizer above, or a SentencePiece model's (package
+// data/sentencepiece), whose ids start with the same reserved ids.
 //
 // Pretokenize marks each piece that starts a word with SpaceMarker ("▁"),
 // so the pieces, and the subword tokens BPE makes of them, carry the

@@ -55,8 +55,8 @@ func Example_pipeline() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tok := data.Tokenizer{BPE: bpe, Vocab: vocab}
-	examples := tok.EncodePairs(pairs)
+	tok := data.BPETokenizer{BPE: bpe, Vocab: vocab}
+	examples := data.EncodePairs(tok, pairs)
 	fmt.Printf("%q\n", bpe.Encode(pairs[0].Src))
 
 	batcher, err := data.NewBatcher(examples, data.BatchConfig{MaxTokens: 24, Buckets: []int{4, 8}})

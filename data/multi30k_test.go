@@ -132,7 +132,7 @@ func testMulti30kBatches(t *testing.T, bpe *BPE, train []Pair) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples := Tokenizer{BPE: bpe, Vocab: vocab}.EncodePairs(train)
+	examples := EncodePairs(BPETokenizer{BPE: bpe, Vocab: vocab}, train)
 	b, err := NewBatcher(examples, BatchConfig{MaxTokens: 4096, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ func TestTokenizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := Tokenizer{BPE: bpe, Vocab: vocab}
+	tok := BPETokenizer{BPE: bpe, Vocab: vocab}
 	ids := tok.Encode("newer lowest.")
 	if want := vocab.Encode([]string{"▁n", "ew", "er", "▁low", "est", "."}); !slices.Equal(ids, want) {
 		t.Fatalf("Encode = %v, want %v", ids, want)
@@ -37,7 +37,13 @@ func TestTokenizer(t *testing.T) {
 			t.Errorf("Decode(%v) = %q, want %q", tt.ids, got, tt.want)
 		}
 	}
-	ex := tok.EncodePairs([]Pair{{"low", "newer"}, {"", "lowest"}})
+	if toks := tok.Tokens([]int{low, 999, PadID}); !slices.Equal(toks, []string{"▁low", UnkToken, PadToken}) || tok.Len() != vocab.Len() {
+		t.Errorf("Tokens = %q, Len = %d; want the vocabulary's tokens and size %d", toks, tok.Len(), vocab.Len())
+	}
+	if fp := tok.Fingerprints(); fp[BPEFingerprintKey] != bpe.Fingerprint() || fp[VocabFingerprintKey] != vocab.Fingerprint() || len(fp) != 2 {
+		t.Errorf("Fingerprints = %v, want the merges' and the vocabulary's", fp)
+	}
+	ex := EncodePairs(tok, []Pair{{"low", "newer"}, {"", "lowest"}})
 	if len(ex) != 2 || !slices.Equal(ex[0].Src, tok.Encode("low")) || !slices.Equal(ex[0].Tgt, tok.Encode("newer")) ||
 		len(ex[1].Src) != 0 || !slices.Equal(ex[1].Tgt, []int{low, est}) {
 		t.Errorf("EncodePairs = %v", ex)

@@ -5,14 +5,17 @@
 package inference
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/layers"
 	"github.com/transformer-go/transformer/model"
@@ -25,10 +28,12 @@ import (
 type Run struct {
 	Model  model.Model
 	Params *graph.Params
-	// Tokenizer is the run's BPE and vocabulary (bpe.txt, vocab.txt); nil
-	// for a run on a synthetic task, whose ids are its symbols (its
-	// checkpoint records no tokenizer).
-	Tokenizer *data.Tokenizer
+	// Tokenizer is the run's tokenizer: its BPE and vocabulary (bpe.txt,
+	// vocab.txt, a data.BPETokenizer) or its SentencePiece model
+	// (spm.model, a *sentencepiece.Tokenizer); nil for a run on a
+	// synthetic task, whose ids are its symbols (its checkpoint records
+	// no tokenizer).
+	Tokenizer data.Tokenizer
 	// Path is the weights file loaded.
 	Path string
 	// Runtime is where and how Translate, Continue and Tag run the model,
@@ -58,8 +63,8 @@ func WithRegistry(reg *layers.Registry) Option {
 // one is in dir), rebuilt in float32 with the built-in variants (or those
 // of a registry given WithRegistry), and its tokenizer, checked against
 // the fingerprints the checkpoint records. A checkpoint that records a tokenizer (a run on
-// text) is refused without its bpe.txt and vocab.txt; one that records
-// none, of a synthetic task, loads without a Tokenizer.
+// text) is refused without its files (bpe.txt and vocab.txt, or spm.model);
+// one that records none, of a synthetic task, loads without a Tokenizer.
 func Load(dir, which string, opts ...Option) (*Run, error) {
 	var o options
 	for _, opt := range opts {
@@ -87,10 +92,45 @@ func Load(dir, which string, opts ...Option) (*Run, error) {
 }
 
 // runTokenizer reads the tokenizer of the run directory dir, checked
-// against the checkpoint ck, whose model has vocab tokens: nil for a
-// synthetic task's run, without the files and without their fingerprints
-// in ck.
-func runTokenizer(ck *checkpoint.File, dir string, vocab int) (*data.Tokenizer, error) {
+// against the checkpoint ck, whose model has vocab tokens: a SentencePiece
+// model (spm.model) where the run has one or ck records one, else BPE
+// merges and a vocabulary (bpe.txt, vocab.txt); nil for a synthetic
+// task's run, without the files and without their fingerprints in ck.
+func runTokenizer(ck *checkpoint.File, dir string, vocab int) (data.Tokenizer, error) {
+	spmPath := filepath.Join(dir, rundir.SentencePiece)
+	_, recordsSPM := ck.Meta[sentencepiece.FingerprintKey]
+	var tok data.Tokenizer
+	var err error
+	if _, statErr := os.Stat(spmPath); recordsSPM || statErr == nil {
+		tok, err = spmTokenizer(ck, spmPath)
+	} else {
+		tok, err = bpeTokenizer(ck, dir)
+	}
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	if err := checkFingerprints(ck.Meta, ck.Path, dir, tok.Fingerprints()); err != nil {
+		return nil, err
+	}
+	if tok.Len() != vocab {
+		return nil, errors.Errorf("the tokenizer of %s holds %d tokens but the model of %s has %d", dir, tok.Len(), ck.Path, vocab)
+	}
+	return tok, nil
+}
+
+// spmTokenizer reads the SentencePiece model at path, of the run of the
+// checkpoint ck.
+func spmTokenizer(ck *checkpoint.File, path string) (data.Tokenizer, error) {
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil, errors.Errorf("%s was trained on text, with the SentencePiece model its metadata records, but %s is missing (a run trained from Go writes it when trainer.Data.Tokenizer is given)",
+			ck.Path, path)
+	}
+	return sentencepiece.LoadTokenizer(path)
+}
+
+// bpeTokenizer reads the BPE merges and vocabulary of the run directory
+// dir, of the checkpoint ck: nil for a synthetic task's run.
+func bpeTokenizer(ck *checkpoint.File, dir string) (data.Tokenizer, error) {
 	bpePath, vocabPath := filepath.Join(dir, rundir.BPE), filepath.Join(dir, rundir.Vocab)
 	_, recordsBPE := ck.Meta[data.BPEFingerprintKey]
 	_, recordsVocab := ck.Meta[data.VocabFingerprintKey]
@@ -117,31 +157,26 @@ func runTokenizer(ck *checkpoint.File, dir string, vocab int) (*data.Tokenizer, 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFingerprints(ck.Meta, ck.Path, dir, bpe, v); err != nil {
-		return nil, err
-	}
-	if v.Len() != vocab {
-		return nil, errors.Errorf("%s holds %d tokens but the model of %s has %d", vocabPath, v.Len(), ck.Path, vocab)
-	}
-	return &data.Tokenizer{BPE: bpe, Vocab: v}, nil
+	return data.BPETokenizer{BPE: bpe, Vocab: v}, nil
 }
 
-// checkFingerprints refuses a bpe.txt or vocab.txt of dir that is not the
-// one the checkpoint at path (metadata meta) was trained with (edited,
-// emptied or reordered since), and a checkpoint that records no
-// fingerprints, whose tokenizer cannot be checked.
-func checkFingerprints(meta map[string]string, path, dir string, bpe *data.BPE, vocab *data.Vocab) error {
-	for _, f := range []struct{ key, file, have string }{
-		{data.BPEFingerprintKey, rundir.BPE, bpe.Fingerprint()},
-		{data.VocabFingerprintKey, rundir.Vocab, vocab.Fingerprint()},
-	} {
-		want, ok := meta[f.key]
+// checkFingerprints refuses a tokenizer file of dir that is not the one
+// the checkpoint at path (metadata meta) was trained with (edited, emptied
+// or reordered since), and a checkpoint that records no fingerprint of
+// one, whose tokenizer cannot be checked; have are the fingerprints of the
+// files read (data.Tokenizer.Fingerprints).
+func checkFingerprints(meta map[string]string, path, dir string, have map[string]string) error {
+	files := map[string]string{data.BPEFingerprintKey: rundir.BPE, data.VocabFingerprintKey: rundir.Vocab,
+		sentencepiece.FingerprintKey: rundir.SentencePiece}
+	for _, key := range slices.Sorted(maps.Keys(have)) {
+		file := filepath.Join(dir, files[key])
+		want, ok := meta[key]
 		if !ok {
 			return errors.Errorf("%s records no %s (the fingerprint of the %s it was trained with), so %s cannot be checked against it",
-				path, f.key, f.file, filepath.Join(dir, f.file))
+				path, key, files[key], file)
 		}
-		if want != f.have {
-			return errors.Errorf("%s is not the file the model was trained with (its SHA-256 differs from the checkpoint's)", filepath.Join(dir, f.file))
+		if want != have[key] {
+			return errors.Errorf("%s is not the file the model was trained with (its SHA-256 differs from the checkpoint's)", file)
 		}
 	}
 	return nil

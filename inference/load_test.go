@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/layers"
@@ -20,7 +21,7 @@ import (
 )
 
 // numbersTokenizer is a tokenizer of German and English number words.
-func numbersTokenizer(t *testing.T) *data.Tokenizer {
+func numbersTokenizer(t *testing.T) data.BPETokenizer {
 	t.Helper()
 	text := strings.Fields("eins zwei drei vier fünf sechs sieben acht neun one two three four five six seven eight nine")
 	bpe, err := data.LearnBPE(text, 100)
@@ -35,12 +36,12 @@ func numbersTokenizer(t *testing.T) *data.Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &data.Tokenizer{BPE: bpe, Vocab: vocab}
+	return data.BPETokenizer{BPE: bpe, Vocab: vocab}
 }
 
 // savedRun writes a run directory holding a model of kind with random
 // weights as final.safetensors, and a tokenizer of number words.
-func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
+func savedRun(t *testing.T, kind string) (string, data.BPETokenizer) {
 	t.Helper()
 	dir := t.TempDir()
 	tok := numbersTokenizer(t)
@@ -50,8 +51,15 @@ func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
 	if err := tok.Vocab.WriteFile(filepath.Join(dir, "vocab.txt")); err != nil {
 		t.Fatal(err)
 	}
-	meta := map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint()}
-	cfg, err := model.Preset("tiny", tok.Vocab.Len())
+	saveModel(t, dir, kind, tok.Len(), tok.Fingerprints())
+	return dir, tok
+}
+
+// saveModel writes a model of kind and vocab tokens with random weights,
+// as the run directory dir's final.safetensors, whose metadata is meta.
+func saveModel(t *testing.T, dir, kind string, vocab int, meta map[string]string) {
+	t.Helper()
+	cfg, err := model.Preset("tiny", vocab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +75,67 @@ func savedRun(t *testing.T, kind string) (string, *data.Tokenizer) {
 	if err := checkpoint.Save(filepath.Join(dir, "final.safetensors"), cfg, params, meta); err != nil {
 		t.Fatal(err)
 	}
-	return dir, tok
+}
+
+// spmModel is a small SentencePiece model (bpe, 600 pieces).
+const spmModel = "../data/sentencepiece/testdata/bpe.model"
+
+// TestLoadSentencePiece loads a run on a SentencePiece model, whose
+// spm.model is its tokenizer, and refuses one whose spm.model is missing,
+// another or unchecked, or of another size than the model's vocabulary.
+func TestLoadSentencePiece(t *testing.T) {
+	tok, err := sentencepiece.LoadTokenizer(spmModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	spm := filepath.Join(dir, "spm.model")
+	if err := tok.Model().WriteFile(spm); err != nil {
+		t.Fatal(err)
+	}
+	saveModel(t, dir, model.KindEncoderDecoder, tok.Len(), tok.Fingerprints())
+	r, err := inference.Load(dir, "final")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, ok := r.Tokenizer.(*sentencepiece.Tokenizer)
+	if !ok || loaded.Model().Fingerprint() != tok.Model().Fingerprint() {
+		t.Fatalf("the run's tokenizer is %T %v, want the *sentencepiece.Tokenizer of spm.model", r.Tokenizer, r.Tokenizer.Fingerprints())
+	}
+	search := decode.Search{Method: decode.MethodGreedy, MaxLen: 4, Batch: 2}
+	if out, err := r.Translate([]string{"Ein Hund läuft.", "☃"}, search); err != nil || len(out) != 2 {
+		t.Errorf("Translate: %q, %v", out, err)
+	}
+
+	other := t.TempDir()
+	saveModel(t, other, model.KindEncoderDecoder, tok.Len()+1, tok.Fingerprints())
+	tests := []struct {
+		name, dir, want string
+		spm             string // the spm.model to put in dir, "" for none
+	}{
+		{"missing", dir, "with the SentencePiece model its metadata records, but " + spm + " is missing", ""},
+		{"another", dir, spm + " is not the file the model was trained with", "../data/sentencepiece/testdata/unigram.model"},
+		{"of another size", other, "holds 601 tokens but the model of " + filepath.Join(other, "final.safetensors") + " has 602", spmModel},
+	}
+	for _, tt := range tests {
+		os.Remove(filepath.Join(tt.dir, "spm.model"))
+		if tt.spm != "" {
+			raw, err := os.ReadFile(tt.spm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(tt.dir, "spm.model"), raw, 0o644)
+		}
+		if _, err := inference.Load(tt.dir, "final"); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s spm.model: %v, want an error saying %q", tt.name, err, tt.want)
+		}
+	}
+	unchecked := t.TempDir()
+	saveModel(t, unchecked, model.KindEncoderDecoder, tok.Len(), nil)
+	tok.Model().WriteFile(filepath.Join(unchecked, "spm.model"))
+	if _, err := inference.Load(unchecked, "final"); err == nil || !strings.Contains(err.Error(), "records no spm_sha256") {
+		t.Errorf("a checkpoint that records no spm_sha256: %v", err)
+	}
 }
 
 // TestLoad loads run directories of each kind, and refuses a

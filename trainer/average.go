@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
@@ -30,7 +31,8 @@ func sameShapes(a, b *graph.Params) error {
 // paper does with the last 5 (base) or 20 (big) checkpoints (section 6.1). All
 // checkpoints must be of the same model, of any kind (its tensors are
 // averaged by name), and of the same tokenizer (the same fingerprints,
-// data.BPEFingerprintKey and data.VocabFingerprintKey, or none); out gets
+// data.BPEFingerprintKey and data.VocabFingerprintKey, or
+// sentencepiece.FingerprintKey, or none); out gets
 // the first one's config and the fingerprints, so that the tools that load
 // it check its tokenizer as they check a step's.
 func Average(paths []string, out string) error {
@@ -88,7 +90,7 @@ func Average(paths []string, out string) error {
 }
 
 // fingerprintKeys name the tokenizer's fingerprints in a checkpoint's metadata.
-var fingerprintKeys = []string{data.BPEFingerprintKey, data.VocabFingerprintKey}
+var fingerprintKeys = []string{data.BPEFingerprintKey, data.VocabFingerprintKey, sentencepiece.FingerprintKey}
 
 // sameFingerprints refuses metadata whose tokenizer fingerprints are not
 // those of want (both missing is the same).

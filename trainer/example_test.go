@@ -151,12 +151,17 @@ func numbersRun() (model.Model, *graph.Params, trainer.Data) {
 	}
 	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
 	check(err)
-	tok := &data.Tokenizer{BPE: bpe, Vocab: vocab}
-	batches, err := data.NewBatcher(tok.EncodePairs(pairs[:500]), data.BatchConfig{MaxTokens: 256, Seed: 2})
+	return numbersModel(data.BPETokenizer{BPE: bpe, Vocab: vocab}, pairs)
+}
+
+// numbersModel is an encoder-decoder for the pairs of numbers and its
+// data, the pairs encoded by tok, the first 500 for training.
+func numbersModel(tok data.Tokenizer, pairs []data.Pair) (model.Model, *graph.Params, trainer.Data) {
+	batches, err := data.NewBatcher(data.EncodePairs(tok, pairs[:500]), data.BatchConfig{MaxTokens: 256, Seed: 2})
 	check(err)
-	valid, err := batches.EvalBatches(tok.EncodePairs(pairs[500:]))
+	valid, err := batches.EvalBatches(data.EncodePairs(tok, pairs[500:]))
 	check(err)
-	cfg, err := model.Preset("tiny", vocab.Len())
+	cfg, err := model.Preset("tiny", tok.Len())
 	check(err)
 	cfg.DModel, cfg.Heads, cfg.DFF, cfg.Dropout = 64, 4, 128, 0
 	m, err := model.FromConfig(cfg, nil)

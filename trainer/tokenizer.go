@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
@@ -21,8 +22,43 @@ type tokenizerFile struct {
 	read                   func(path string) (string, error)
 }
 
-// tokenizerFiles are tok's bpe.txt and vocab.txt.
-func tokenizerFiles(tok *data.Tokenizer) []tokenizerFile {
+// tokenizerFiles are the files of tok in a run directory: a
+// data.BPETokenizer's bpe.txt and vocab.txt, or a SentencePiece model's
+// spm.model.
+func tokenizerFiles(tok data.Tokenizer) ([]tokenizerFile, error) {
+	switch tok := tok.(type) {
+	case *data.BPETokenizer:
+		if tok == nil {
+			return nil, errors.New("Data.Tokenizer is a nil *data.BPETokenizer")
+		}
+		return tokenizerFiles(*tok)
+	case data.BPETokenizer:
+		if tok.BPE == nil || tok.Vocab == nil {
+			return nil, errors.New("Data.Tokenizer needs its BPE and its Vocab")
+		}
+		return bpeFiles(tok), nil
+	case *sentencepiece.Tokenizer:
+		if tok == nil {
+			return nil, errors.New("Data.Tokenizer is a nil *sentencepiece.Tokenizer")
+		}
+		return spmFiles(tok.Model()), nil
+	}
+	return nil, errors.Errorf("Data.Tokenizer is a %T: a run directory holds a data.BPETokenizer or a *sentencepiece.Tokenizer", tok)
+}
+
+// spmFiles are the files of a SentencePiece model's tokenizer: spm.model.
+func spmFiles(m *sentencepiece.Model) []tokenizerFile {
+	return []tokenizerFile{{rundir.SentencePiece, sentencepiece.FingerprintKey, m.Fingerprint(), m.WriteFile, func(path string) (string, error) {
+		m, err := sentencepiece.Load(path)
+		if err != nil {
+			return "", err
+		}
+		return m.Fingerprint(), nil
+	}}}
+}
+
+// bpeFiles are the files of a data.BPETokenizer: bpe.txt and vocab.txt.
+func bpeFiles(tok data.BPETokenizer) []tokenizerFile {
 	return []tokenizerFile{
 		{rundir.BPE, data.BPEFingerprintKey, tok.BPE.Fingerprint(), tok.BPE.WriteFile, func(path string) (string, error) {
 			b, err := data.ReadBPEFile(path)
@@ -46,21 +82,22 @@ func tokenizerFiles(tok *data.Tokenizer) []tokenizerFile {
 // files of it that the run directory dir already holds (a resumed run's),
 // and returns meta with tok's fingerprints, so that every checkpoint
 // records the tokenizer (inference.Load checks it). Without tok it returns meta.
-func tokenizerMeta(m model.Model, tok *data.Tokenizer, meta map[string]string, dir string) (map[string]string, error) {
+func tokenizerMeta(m model.Model, tok data.Tokenizer, meta map[string]string, dir string) (map[string]string, error) {
 	if tok == nil {
 		return meta, nil
 	}
-	switch {
-	case tok.BPE == nil || tok.Vocab == nil:
-		return nil, errors.New("Data.Tokenizer needs its BPE and its Vocab")
-	case tok.Vocab.Len() != m.Config().Vocab:
-		return nil, errors.Errorf("Data.Tokenizer's vocabulary holds %d tokens, the model's %d", tok.Vocab.Len(), m.Config().Vocab)
+	files, err := tokenizerFiles(tok)
+	if err != nil {
+		return nil, err
+	}
+	if tok.Len() != m.Config().Vocab {
+		return nil, errors.Errorf("Data.Tokenizer's vocabulary holds %d tokens, the model's %d", tok.Len(), m.Config().Vocab)
 	}
 	out := maps.Clone(meta)
 	if out == nil {
 		out = map[string]string{}
 	}
-	for _, f := range tokenizerFiles(tok) {
+	for _, f := range files {
 		if have, ok := out[f.key]; ok && have != f.fingerprint {
 			return nil, errors.Errorf("Options.Meta[%q] records another %s than Data.Tokenizer's", f.key, f.name)
 		}
@@ -80,16 +117,20 @@ func tokenizerMeta(m model.Model, tok *data.Tokenizer, meta map[string]string, d
 	return out, nil
 }
 
-// SaveTokenizer writes tok's files (rundir.BPE and rundir.Vocab) into the
-// run directory dir, atomically, where it does not hold them yet (New
-// checked those it holds against Data.Tokenizer); a nil tok writes
-// nothing. New writes Data.Tokenizer so; a command that writes a run's
+// SaveTokenizer writes tok's files (rundir.BPE and rundir.Vocab, or
+// rundir.SentencePiece) into the run directory dir, atomically, where it
+// does not hold them yet (New checked those it holds against
+// Data.Tokenizer); a nil tok writes nothing. New writes Data.Tokenizer so; a command that writes a run's
 // files after New (cmd/train) writes its tokenizer with it.
-func SaveTokenizer(tok *data.Tokenizer, dir string) error {
+func SaveTokenizer(tok data.Tokenizer, dir string) error {
 	if tok == nil {
 		return nil
 	}
-	for _, f := range tokenizerFiles(tok) {
+	files, err := tokenizerFiles(tok)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		if _, err := os.Stat(path); err == nil {
 			continue

@@ -23,10 +23,11 @@ type Data struct {
 	HeldOut []data.Example
 	// BLEU, if not nil, is translated and scored with BLEU at evaluations.
 	BLEU *BLEUSample
-	// Tokenizer, for a run on text, is the tokenizer of its examples: New
-	// writes it into OutDir (bpe.txt, vocab.txt) and records its
+	// Tokenizer, for a run on text, is the tokenizer of its examples, a
+	// data.BPETokenizer or a *sentencepiece.Tokenizer: New writes it into
+	// OutDir (bpe.txt and vocab.txt, or spm.model) and records its
 	// fingerprints in every checkpoint, so that inference.Load loads it.
-	Tokenizer *data.Tokenizer
+	Tokenizer data.Tokenizer
 }
 
 // Trainer runs training. Make one with New, optionally Resume it, then Run.

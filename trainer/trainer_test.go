@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
@@ -380,6 +382,29 @@ func TestEvaluationLeavesTrainingStateAlone(t *testing.T) {
 	}
 }
 
+// testAverageSentencePiece averages checkpoints of a run on a
+// SentencePiece model: the average records the model's fingerprint, and
+// checkpoints of two models are refused.
+func testAverageSentencePiece(t *testing.T, f fixture, dir string) {
+	var paths []string
+	for i, fp := range []string{"s1", "s1", "s2"} {
+		paths = append(paths, filepath.Join(dir, "spm"+strconv.Itoa(i)+".safetensors"))
+		if err := checkpoint.Save(paths[i], f.m.Config(), f.params, map[string]string{sentencepiece.FingerprintKey: fp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "spm-avg.safetensors")
+	if err := Average(paths[:2], out); err != nil {
+		t.Fatal(err)
+	}
+	if ck, err := checkpoint.Read(out); err != nil || ck.Meta[sentencepiece.FingerprintKey] != "s1" {
+		t.Errorf("averaged weights of a SentencePiece run carry metadata %v (%v), want its fingerprint", ck.Meta, err)
+	}
+	if err := Average(paths[1:], out); err == nil || !strings.Contains(err.Error(), "spm_sha256 differ") {
+		t.Errorf("averaging weights of two SentencePiece models: %v", err)
+	}
+}
+
 func snapshot(p *graph.Params) map[string][]float64 {
 	s := map[string][]float64{}
 	for _, n := range p.Names() {
@@ -423,6 +448,7 @@ func TestAverage(t *testing.T) {
 	if ck.Meta[data.BPEFingerprintKey] != "b1" || ck.Meta[data.VocabFingerprintKey] != "v1" {
 		t.Errorf("averaged weights carry metadata %v, want the checkpoints' fingerprints", ck.Meta)
 	}
+	testAverageSentencePiece(t, f, dir)
 	_, avg, err := ck.Model(tensor.Float64, nil)
 	if err != nil {
 		t.Fatal(err)

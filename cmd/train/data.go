@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/data"
+	"github.com/transformer-go/transformer/data/sentencepiece"
 	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/rundir"
@@ -25,7 +27,7 @@ type corpus struct {
 	// meta goes into every checkpoint: the tokenizer's fingerprints.
 	meta map[string]string
 	// tok is the tokenizer of files (nil for a synthetic task).
-	tok *data.Tokenizer
+	tok data.Tokenizer
 	// positions is the most positions a sequence of the data takes, in
 	// training or in decoding the held-out examples: the model's max_len
 	// must hold them.
@@ -139,21 +141,21 @@ func fileCorpus(ctx context.Context, s settings, log *slog.Logger, resume string
 	if err != nil {
 		return corpus{}, err
 	}
-	trainEx, validEx := tok.EncodePairs(train), tok.EncodePairs(valid)
+	trainEx, validEx := data.EncodePairs(tok, train), data.EncodePairs(tok, valid)
 	if err := s.checkAligned("-train-src", s.TrainSrc, s.TrainTgt, trainEx); err != nil {
 		return corpus{}, err
 	}
 	if err := s.checkAligned("-valid-src", s.ValidSrc, s.ValidTgt, validEx); err != nil {
 		return corpus{}, err
 	}
-	c, err := batch(s, trainEx, validEx, nil, tok.Vocab.Len())
+	c, err := batch(s, trainEx, validEx, nil, tok.Len())
 	if err != nil {
 		return corpus{}, err
 	}
 	c.data.BLEU = bleuSample(s, tok, valid)
-	c.meta = map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint(),
-		data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
-	c.tok = &tok
+	c.meta = map[string]string{data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
+	maps.Copy(c.meta, tok.Fingerprints())
+	c.tok = tok
 	return c, nil
 }
 
@@ -185,7 +187,7 @@ func (s settings) checkAligned(flag, src, tgt string, ex []data.Example) error {
 func openable(s settings, resume string) error {
 	paths := [][2]string{{"-train-src", s.TrainSrc}, {"-train-tgt", s.TrainTgt}, {"-valid-src", s.ValidSrc}, {"-valid-tgt", s.ValidTgt}}
 	if resume == "" {
-		paths = append(paths, [2]string{"-bpe", s.BPEFile})
+		paths = append(paths, [2]string{"-bpe", s.BPEFile}, [2]string{"-spm", s.SPMFile})
 	}
 	for _, p := range paths {
 		if p[1] == "" {
@@ -262,10 +264,19 @@ func bleuSample(s settings, tok data.Tokenizer, valid []data.Pair) *trainer.BLEU
 }
 
 // tokenizer learns or loads BPE and builds the vocabulary of a new run,
-// or reads a resumed run's own (resume is its directory).
+// or loads its SentencePiece model (-spm), or reads a resumed run's own
+// (resume is its directory).
 func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Logger, resume string) (data.Tokenizer, error) {
 	if resume != "" {
 		return runTokenizer(resume)
+	}
+	if s.SPMFile != "" {
+		tok, err := sentencepiece.LoadTokenizer(s.SPMFile)
+		if err != nil {
+			return nil, errors.Wrap(err, "-spm")
+		}
+		log.Info("SentencePiece model", "type", tok.Model().Type(), "pieces", tok.Model().Len(), "tokens", tok.Len())
+		return tok, nil
 	}
 	var bpe *data.BPE
 	var err error
@@ -284,7 +295,7 @@ func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Log
 		bpe, err = data.LearnBPEContext(ctx, sentences, s.BPEMerges)
 	}
 	if err != nil {
-		return data.Tokenizer{}, err
+		return nil, err
 	}
 	var seqs [][]string
 	for _, p := range train {
@@ -292,21 +303,29 @@ func tokenizer(ctx context.Context, s settings, train []data.Pair, log *slog.Log
 	}
 	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
 	if err != nil {
-		return data.Tokenizer{}, err
+		return nil, err
 	}
 	log.Info("vocabulary", "tokens", vocab.Len())
-	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
+	return data.BPETokenizer{BPE: bpe, Vocab: vocab}, nil
 }
 
-// runTokenizer reads the BPE merges and vocabulary a run wrote.
+// runTokenizer reads the tokenizer a run wrote: its SentencePiece model,
+// or its BPE merges and vocabulary.
 func runTokenizer(dir string) (data.Tokenizer, error) {
+	if path := filepath.Join(dir, rundir.SentencePiece); fileExists(path) {
+		tok, err := sentencepiece.LoadTokenizer(path)
+		if err != nil {
+			return nil, errors.Wrap(err, "the run's SentencePiece model")
+		}
+		return tok, nil
+	}
 	bpe, err := data.ReadBPEFile(filepath.Join(dir, rundir.BPE))
 	if err != nil {
-		return data.Tokenizer{}, errors.Wrap(err, "the run's BPE merges")
+		return nil, errors.Wrap(err, "the run's BPE merges")
 	}
 	vocab, err := data.ReadVocabFile(filepath.Join(dir, rundir.Vocab))
 	if err != nil {
-		return data.Tokenizer{}, errors.Wrap(err, "the run's vocabulary")
+		return nil, errors.Wrap(err, "the run's vocabulary")
 	}
-	return data.Tokenizer{BPE: bpe, Vocab: vocab}, nil
+	return data.BPETokenizer{BPE: bpe, Vocab: vocab}, nil
 }

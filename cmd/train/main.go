@@ -123,7 +123,7 @@ func run(ctx context.Context, world *dist.World, args []string, stdout, stderr i
 			return err
 		}
 		if err := rundir.NotInput(p[0], p[1], "-train-src", s.TrainSrc, "-train-tgt", s.TrainTgt, "-valid-src", s.ValidSrc,
-			"-valid-tgt", s.ValidTgt, "-bpe", s.BPEFile, "-config", s.ConfigFile); err != nil {
+			"-valid-tgt", s.ValidTgt, "-bpe", s.BPEFile, "-spm", s.SPMFile, "-config", s.ConfigFile); err != nil {
 			return err
 		}
 	}
@@ -212,7 +212,7 @@ func (f *flags) unusedFlag(name string) error {
 			return errors.Errorf("-%s has no effect with -task files (it is for the synthetic tasks)", name)
 		}
 	case "data", "src-lang", "tgt-lang", "train-src", "train-tgt", "valid-src", "valid-tgt",
-		"max-sentence-len", "bpe-merges", "bpe", "bleu-every", "bleu-sample":
+		"max-sentence-len", "bpe-merges", "bpe", "spm", "bleu-every", "bleu-sample":
 		if s.synthetic() {
 			return errors.Errorf("-%s has no effect with -task %s (it is for -task files)", name, s.Task)
 		}
@@ -231,6 +231,10 @@ func (f *flags) unusedFileFlag(name string) error {
 		return errors.Errorf("-%s has no effect without -data (it names the files in -data's directory)", name)
 	case name == "bpe-merges" && s.BPEFile != "":
 		return errors.New("-bpe-merges has no effect with -bpe (the merges are the file's)")
+	case name == "bpe-merges" && s.SPMFile != "":
+		return errors.New("-bpe-merges has no effect with -spm (the SentencePiece model's pieces are the vocabulary)")
+	case name == "spm" && s.BPEFile != "":
+		return errors.New("-spm and -bpe are two tokenizers: give one")
 	case name == "bleu-sample" && s.BLEUEvery == 0:
 		return errors.New("-bleu-sample has no effect with -bleu-every 0")
 	}

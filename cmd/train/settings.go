@@ -43,10 +43,11 @@ type settings struct {
 	ValidSrc   string `json:"valid_src,omitempty"`
 	ValidTgt   string `json:"valid_tgt,omitempty"`
 	MaxSentLen int    `json:"max_sentence_len"`
-	// BPEMerges is 0 (left out) where the run learns no BPE: with -bpe,
-	// and on a synthetic task.
+	// BPEMerges is 0 (left out) where the run learns no BPE: with -bpe or
+	// -spm, and on a synthetic task.
 	BPEMerges  int    `json:"bpe_merges,omitempty"`
 	BPEFile    string `json:"bpe_file,omitempty"`
+	SPMFile    string `json:"spm_file,omitempty"`
 	BLEUEvery  int    `json:"bleu_every,omitempty"`
 	BLEUSample int    `json:"bleu_sample,omitempty"`
 	KeepBest   string `json:"keep_best,omitempty"`
@@ -123,6 +124,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.MaxSentLen, "max-sentence-len", 100, "files: skip pairs longer than this many words and punctuation marks")
 	fs.IntVar(&s.BPEMerges, "bpe-merges", 8000, "files: BPE merges to learn jointly on sources and targets")
 	fs.StringVar(&s.BPEFile, "bpe", "", "files: load BPE merges from this file instead of learning them")
+	fs.StringVar(&s.SPMFile, "spm", "", "files: tokenize with this SentencePiece model (a .model file of spm_train) instead of BPE")
 	fs.IntVar(&s.BLEUEvery, "bleu-every", 1, "files: translate a validation sample and report its BLEU every N evaluations (0: never)")
 	fs.IntVar(&s.BLEUSample, "bleu-sample", 200, "files: validation sentences translated (greedily) for BLEU")
 	fs.StringVar(&s.KeepBest, "keep-best", "loss", "keep best.safetensors by validation loss or by BLEU: loss or bleu")
@@ -225,8 +227,8 @@ func (s *settings) complete() error {
 		}
 		setDefault(&s.MaxTokens, 4096)
 		s.completeRates(4000, 1)
-		if s.BPEFile != "" {
-			s.BPEMerges = 0 // the file's merges: run.json does not record the flag's default
+		if s.BPEFile != "" || s.SPMFile != "" {
+			s.BPEMerges = 0 // the file's merges or pieces: run.json does not record the flag's default
 		}
 		if s.Clip == cliflag.Unset {
 			s.Clip = 0
@@ -286,7 +288,7 @@ func (s *settings) recordDefaults() {
 func (s *settings) inputs() map[string]*string {
 	return map[string]*string{
 		"data": &s.Data, "train_src": &s.TrainSrc, "train_tgt": &s.TrainTgt, "valid_src": &s.ValidSrc,
-		"valid_tgt": &s.ValidTgt, "bpe_file": &s.BPEFile, "config_file": &s.ConfigFile,
+		"valid_tgt": &s.ValidTgt, "bpe_file": &s.BPEFile, "spm_file": &s.SPMFile, "config_file": &s.ConfigFile,
 	}
 }
 
@@ -430,8 +432,8 @@ func (s *settings) completeFiles() error {
 	case s.TrainSrc == "" || s.TrainTgt == "" || s.ValidSrc == "" || s.ValidTgt == "":
 		return errors.New("-task files needs -data DIR, or -train-src, -train-tgt, -valid-src and -valid-tgt (a decoder-only model: -train-tgt and -valid-tgt alone will do)")
 	}
-	if s.BPEFile == "" && s.BPEMerges <= 0 {
-		return errors.New("-bpe-merges must be positive (or give -bpe FILE)")
+	if s.BPEFile == "" && s.SPMFile == "" && s.BPEMerges <= 0 {
+		return errors.New("-bpe-merges must be positive (or give -bpe FILE or -spm FILE)")
 	}
 	return nil
 }
@@ -527,7 +529,7 @@ func fieldError(err error) error {
 	}
 	flag, _, _ := strings.Cut(msg[1:], " ")
 	flag = strings.TrimSuffix(flag, ":")
-	field, ok := map[string]string{"bpe": "bpe_file", "config": "config_file"}[flag]
+	field, ok := map[string]string{"bpe": "bpe_file", "spm": "spm_file", "config": "config_file"}[flag]
 	if !ok {
 		field = strings.ReplaceAll(flag, "-", "_")
 	}

@@ -18,13 +18,13 @@ type codec interface {
 }
 
 // textCodec is a run's tokenizer.
-type textCodec struct{ tok *data.Tokenizer }
+type textCodec struct{ tok data.Tokenizer }
 
 func (c textCodec) encode(line string) ([]int, error) { return c.tok.Encode(line), nil }
 
 func (c textCodec) decode(ids []int) string { return c.tok.Decode(ids) }
 
-func (c textCodec) tokens(ids []int) []string { return c.tok.Vocab.Decode(ids) }
+func (c textCodec) tokens(ids []int) []string { return c.tok.Tokens(ids) }
 
 // idCodec reads and writes a synthetic task's symbols as token ids, of a
 // vocabulary of vocab ids: a line is decimal ids separated by spaces

@@ -54,7 +54,7 @@ func TestEnsembleErrors(t *testing.T) {
 		{[]string{"-model", dir + ",", "-input", in}, "directory 2 of the list is empty"},
 		{[]string{"-model", dir + "," + dir, "-input", in, "-score", in}, "-score takes one model; -model names 2"},
 		{[]string{"-model", dir + "," + dir, "-input", in, "-attention", tmp + "/a.png"}, "-attention takes one model"},
-		{[]string{"-model", dir + "," + writeRunMaxLen(t, model.KindEncoderDecoder, "sinusoidal", 24, 10), "-input", in}, "their tokenizers (bpe.txt, vocab.txt) differ"},
+		{[]string{"-model", dir + "," + writeRunMaxLen(t, model.KindEncoderDecoder, "sinusoidal", 24, 10), "-input", in}, "their tokenizers differ (bpe.txt and vocab.txt, or spm.model)"},
 		{[]string{"-model", dir + "," + writeSyntheticRun(t, model.KindEncoderDecoder), "-input", in}, "one was trained on text, the other on a synthetic task"},
 		{[]string{"-model", dir + "," + writeRunOf(t, model.KindDecoderOnly, "sinusoidal"), "-input", in}, "model 2 of the ensemble is of kind decoder-only"},
 		{[]string{"-model", dir + "," + tmp, "-input", in}, "best.safetensors"},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -59,16 +60,17 @@ func load(dirs []string, checkpoint string, rt *graph.Runtime) (*translator, err
 }
 
 // sameTokens refuses r, the run of dir, as a member of the ensemble of t
-// (the run of first) unless its token ids mean what t's do: the same BPE
-// and vocabulary. Synthetic tasks' ids are their symbols, and
+// (the run of first) unless its token ids mean what t's do: the same
+// tokenizer files (bpe.txt and vocab.txt, or a SentencePiece model), by
+// their fingerprints. Synthetic tasks' ids are their symbols, and
 // decode.NewEnsemble refuses models of different vocabulary sizes.
 func sameTokens(t *translator, r *inference.Run, first, dir string) error {
 	tc, text := t.tok.(textCodec)
 	switch {
 	case text != (r.Tokenizer != nil):
 		return errors.Errorf("-model: %s and %s cannot translate together: one was trained on text, the other on a synthetic task", first, dir)
-	case text && (tc.tok.BPE.Fingerprint() != r.Tokenizer.BPE.Fingerprint() || tc.tok.Vocab.Fingerprint() != r.Tokenizer.Vocab.Fingerprint()):
-		return errors.Errorf("-model: %s and %s cannot translate together: their tokenizers (bpe.txt, vocab.txt) differ", first, dir)
+	case text && !maps.Equal(tc.tok.Fingerprints(), r.Tokenizer.Fingerprints()):
+		return errors.Errorf("-model: %s and %s cannot translate together: their tokenizers differ (bpe.txt and vocab.txt, or spm.model)", first, dir)
 	}
 	return nil
 }

@@ -42,8 +42,12 @@ const (
 	Lock        = ".lock"
 )
 
+// SentencePiece is the SentencePiece model of a run on one, in place of
+// BPE and Vocab.
+const SentencePiece = "spm.model"
+
 // layout lists the names a run writes in its directory.
-var layout = []string{Settings, Config, Metrics, Checkpoints, Best, Final, Averaged, Plot, BPE, Vocab, Lock}
+var layout = []string{Settings, Config, Metrics, Checkpoints, Best, Final, Averaged, Plot, BPE, Vocab, SentencePiece, Lock}
 
 // Dir is an open, locked run directory.
 type Dir struct {

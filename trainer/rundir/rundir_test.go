@@ -35,6 +35,7 @@ func TestCreate(t *testing.T) {
 		{name: "a lock alone", files: []string{Lock}},
 		{name: "checkpoints without run.json", files: []string{"checkpoints/step-00000010.safetensors"}, want: "holds checkpoints, a run's file, but no run.json"},
 		{name: "vocabulary without run.json", files: []string{Vocab, Lock}, want: "holds vocab.txt"},
+		{name: "SentencePiece model without run.json", files: []string{SentencePiece}, want: "holds spm.model"},
 		{name: "a run", files: []string{Settings, Metrics, "checkpoints/step-00000010.safetensors"}, want: "holds a run: continue it with -resume"},
 		{name: "a run, overwritten", files: []string{Settings, Metrics, Final, "checkpoints/step-00000010.safetensors"}, overwrite: true},
 		{name: "foreign file", files: []string{"thesis.tex"}, overwrite: true, want: "holds thesis.tex, which is not a run's", kept: []string{"thesis.tex"}},

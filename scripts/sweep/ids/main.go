@@ -78,13 +78,13 @@ func write(dir string, n int, train, valid []data.Pair) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tok := data.Tokenizer{BPE: bpe, Vocab: vocab}
+	tok := data.BPETokenizer{BPE: bpe, Vocab: vocab}
 	for _, split := range []struct {
 		name  string
 		pairs []data.Pair
 	}{{"train", train}, {"val", valid}} {
 		var src, tgt strings.Builder
-		for _, e := range tok.EncodePairs(split.pairs) {
+		for _, e := range data.EncodePairs(tok, split.pairs) {
 			src.WriteString(data.FormatIDs(e.Src) + "\n")
 			tgt.WriteString(data.FormatIDs(e.Tgt) + "\n")
 		}

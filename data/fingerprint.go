@@ -12,9 +12,10 @@ import (
 const (
 	BPEFingerprintKey   = "bpe_sha256"
 	VocabFingerprintKey = "vocab_sha256"
-	// DataFingerprintKey records the fingerprint of the pairs a run trains
-	// and validates on (PairsFingerprint), so that a resume on data that
-	// changed since is refused.
+	// DataFingerprintKey records the fingerprint of the data a run trains
+	// and validates on (PairsFingerprint of files, ExamplesFingerprint of
+	// a synthetic task's), so that a resume on data that changed since is
+	// refused.
 	DataFingerprintKey = "data_sha256"
 )
 
@@ -26,6 +27,21 @@ func PairsFingerprint(sets ...[]Pair) string {
 			fmt.Fprintf(w, "set %d: %d pairs\n", i, len(set))
 			for _, p := range set {
 				fmt.Fprintf(w, "%d %s\x00%d %s\n", len(p.Src), p.Src, len(p.Tgt), p.Tgt)
+			}
+		}
+		return nil
+	})
+}
+
+// ExamplesFingerprint is the SHA-256, in hex, of the token ids of the
+// examples of the given sets in order: the fingerprint of a synthetic
+// task's data, which its settings make.
+func ExamplesFingerprint(sets ...[]Example) string {
+	return fingerprint(func(w *bufio.Writer) error {
+		for i, set := range sets {
+			fmt.Fprintf(w, "set %d: %d examples\n", i, len(set))
+			for _, e := range set {
+				fmt.Fprintf(w, "%s\x00%s\n", FormatIDs(e.Src), FormatIDs(e.Tgt))
 			}
 		}
 		return nil

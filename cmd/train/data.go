@@ -22,7 +22,8 @@ type corpus struct {
 	vocab int
 	// batches is the number of batches in an epoch.
 	batches int
-	// meta goes into every checkpoint: the tokenizer's fingerprints.
+	// meta goes into every checkpoint: the data's fingerprint, and the
+	// tokenizer's of files.
 	meta map[string]string
 	// tok is the tokenizer of files (nil for a synthetic task).
 	tok *data.Tokenizer
@@ -54,7 +55,11 @@ func syntheticCorpus(s settings) (corpus, error) {
 		train[i] = task.Sample(rng)
 	}
 	held := task.HeldOut(s.HeldOut)
-	return batch(s, train, held, held, task.VocabSize())
+	c, err := batch(s, train, held, held, task.VocabSize())
+	// The task's settings make its data: a run.json edited since (another
+	// task, seed, size or length) would resume on other data.
+	c.meta = map[string]string{data.DataFingerprintKey: data.ExamplesFingerprint(train, held)}
+	return c, err
 }
 
 // bucketStep is the step of the length buckets: finer for the short

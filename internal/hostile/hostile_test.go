@@ -138,7 +138,7 @@ func TestHostileInputs(t *testing.T) {
 	cases := []hostileCase{
 		// Data loss: a failed or mistaken command never changes a run.
 		{name: "resume on training data that changed", setup: `sed -i 's/dog/cat/' $DATA/train.en`,
-			script: `$BIN/train -resume $RUN -steps 6`, code: 1, stderr: "training or validation files changed since it was saved"},
+			script: `$BIN/train -resume $RUN -steps 6`, code: 1, stderr: "training or validation data changed since it was saved"},
 		{name: "resume with an edited vocab.txt", setup: swapVocab,
 			script: `$BIN/train -resume $RUN -steps 6`, code: 1, stderr: "not the run's bpe.txt and vocab.txt"},
 		{name: "resume with vocab.txt removed", setup: `rm $RUN/vocab.txt`,

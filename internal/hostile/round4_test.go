@@ -21,6 +21,12 @@ func TestHostileRound4(t *testing.T) {
 			code:   1, stderr: "decode fewer sources at once"},
 		{name: "translate -beam 100 -max-len 1024 under 3 GB fits", script: trialLimit + `echo '4 5 6' | $BIN/translate -model $COPY -beam 100 -max-len 1024`,
 			code: 0},
+
+		// Silent wrong answers: a synthetic run records its data's fingerprint.
+		{name: "resume a copy run whose run.json says reverse", setup: `sed -i 's/"task": "copy"/"task": "reverse"/' $COPY/run.json`,
+			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "training or validation data changed since it was saved (data_sha256 differs"},
+		{name: "resume a copy run with another seed in run.json", setup: `sed -i 's/"seed": 1,/"seed": 7,/' $COPY/run.json`,
+			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "data_sha256 differs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

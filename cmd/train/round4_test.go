@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/transformer-go/transformer/trainer/dist"
+)
+
+// trainTiny trains a copy-task run of a few updates into dir with args
+// added, and fails the test on an error.
+func trainTiny(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	base := []string{"-steps", "2", "-eval-every", "1", "-max-tokens", "128", "-train-size", "50", "-held-out", "8", "-out", dir}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), dist.Alone(), append(base, args...), &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	return errb.String()
+}
+
+// TestSyntheticResumeRefusesEditedData edits the settings of a copy-task
+// run's run.json that make its data (the task, the seed, the lengths, the
+// held-out examples): each resume is refused, as a run on edited files is,
+// and leaves run.json as it was; the run's own settings resume.
+func TestSyntheticResumeRefusesEditedData(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	trainTiny(t, dir)
+	settings := filepath.Join(dir, "run.json")
+	good, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range [][2]string{
+		{`"task": "copy"`, `"task": "reverse"`}, {`"seed": 1,`, `"seed": 2,`},
+		{`"min_len": 1,`, `"min_len": 2,`}, {`"held_out": 8,`, `"held_out": 9,`},
+	} {
+		bad := bytes.Replace(good, []byte(edit[0]), []byte(edit[1]), 1)
+		if bytes.Equal(bad, good) {
+			t.Fatalf("run.json lacks %s", edit[0])
+		}
+		if err := os.WriteFile(settings, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), "training or validation data changed since it was saved (data_sha256 differs") {
+			t.Errorf("run.json with %s: error %v, want one saying the data changed", edit[1], err)
+		}
+		if after, _ := os.ReadFile(settings); !bytes.Equal(after, bad) {
+			t.Errorf("run.json with %s: the refused resume rewrote it", edit[1])
+		}
+	}
+	if err := os.WriteFile(settings, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+}

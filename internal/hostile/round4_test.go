@@ -27,6 +27,17 @@ func TestHostileRound4(t *testing.T) {
 			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "training or validation data changed since it was saved (data_sha256 differs"},
 		{name: "resume a copy run with another seed in run.json", setup: `sed -i 's/"seed": 1,/"seed": 7,/' $COPY/run.json`,
 			script: `$BIN/train -resume $COPY -steps 3`, code: 1, stderr: "data_sha256 differs"},
+
+		// Data loss: a run's directory never lies inside another run's.
+		{name: "train -out in another run's checkpoints/", script: `$BIN/train -out $COPY/checkpoints/step-00000030.safetensors -steps 2`,
+			code: 1, stderr: "$T/copy/checkpoints/step-00000030.safetensors is inside the run directory $T/copy", absent: []string{"copy/checkpoints/step-00000030.safetensors"}},
+		{name: "train -out inside a run that is training",
+			script: `$BIN/train -out $T/a -steps 100000 -train-size 200 -held-out 8 -max-tokens 128 2>/dev/null & pid=$!
+for i in $(seq 1200); do [ -e $T/a/.lock ] && break; sleep 0.05; done
+$BIN/train -out $T/a/inner -steps 2 && status=0 || status=$?
+kill $pid; wait $pid || true
+exit $status`,
+			code: 1, stderr: "$T/a/inner is inside the run directory $T/a", absent: []string{"a/inner"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

@@ -12,6 +12,7 @@ func TestHostileRound4(t *testing.T) {
 	// The copy run's untrained model never ends an output: every step of
 	// -max-len is taken. 2,929,688 KB is the trial's 3,000,000,000 bytes.
 	const trialLimit = `ulimit -v 2929688; `
+	const pairs200 = `printf '5 6 2\n%.0s' $(seq 200) > $T/s && printf '1 5 2\n%.0s' $(seq 200) > $T/g`
 	cases := []hostileCase{
 		// Bounded memory: the check bounds what decoding maps.
 		{name: "translate -beam 300 -max-len 1024 under 3 GB", script: trialLimit + `echo '4 5 6' | $BIN/translate -model $COPY -beam 300 -max-len 1024`,
@@ -38,6 +39,16 @@ $BIN/train -out $T/a/inner -steps 2 && status=0 || status=$?
 kill $pid; wait $pid || true
 exit $status`,
 			code: 1, stderr: "$T/a/inner is inside the run directory $T/a", absent: []string{"a/inner"}},
+
+		// Late checks: score prints every score or none.
+		{name: "score -batch 64 whose largest batch does not fit", setup: pairs200,
+			script: `ulimit -v 3000000; status=0
+$BIN/score -checkpoint $RUN/final.safetensors -src $T/s -tgt $T/g -batch 64 > $T/out || status=$?
+if [ -s $T/out ]; then echo "printed $(wc -l < $T/out) scores" >&2; exit 3; fi
+exit $status`,
+			code: 2, stderr: "scoring batches of 64 pairs (-batch), sources of up to 1024 tokens (-max-src-len) and targets of up to 1024: at least"},
+		{name: "score -batch 8 prints every score", setup: pairs200,
+			script: `ulimit -v 3000000; $BIN/score -checkpoint $RUN/final.safetensors -src $T/s -tgt $T/g -batch 8 | wc -l`, code: 0, stdout: "200"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

@@ -69,7 +69,6 @@ import (
 
 	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
 	"github.com/transformer-go/transformer/model"
-	"github.com/transformer-go/transformer/trainer"
 )
 
 func main() {
@@ -174,17 +173,10 @@ func (o options) rows() ([]row, error) {
 	var rows []row
 	for _, preset := range strings.Split(o.presets, ",") {
 		for _, vocab := range vs {
-			cfg, err := model.Preset(preset, vocab)
-			if err == nil {
-				err = checkLen(cfg, length)
-			}
-			if err == nil {
-				err = trainer.CheckMemory(cfg, batch*length)
-			}
-			if err != nil {
+			r := row{Kind: "train", Preset: preset, Vocab: vocab, Batch: batch, Len: length, Precision: prec, Device: dev}
+			if err := r.checkMemory(); err != nil {
 				return nil, errors.Wrapf(err, "-presets %s -vocabs %d -shape %s", preset, vocab, o.shape)
 			}
-			r := row{Kind: "train", Preset: preset, Vocab: vocab, Batch: batch, Len: length, Precision: prec, Device: dev}
 			f := r
 			f.Kind = "forward"
 			rows = append(rows, r, f)
@@ -197,12 +189,19 @@ func (o options) rows() ([]row, error) {
 		return nil, errors.Wrap(err, "-decode-preset")
 	}
 	decode := row{Preset: o.decodePreset, Vocab: decodeVocab, Precision: prec, Device: dev}
+	var decoding []row
 	for _, b := range greedy {
 		decode.Kind, decode.Batch = "greedy", b
-		rows = append(rows, decode)
+		decoding = append(decoding, decode)
 	}
 	decode.Kind, decode.Batch = "beam4", 1
-	return append(rows, decode), nil
+	decoding = append(decoding, decode)
+	for _, r := range decoding {
+		if err := r.checkMemory(); err != nil { // before any row is measured
+			return nil, errors.Wrapf(err, "-decode-preset %s -decode-batches %s", o.decodePreset, o.decodeBatches)
+		}
+	}
+	return append(rows, decoding...), nil
 }
 
 // parseShape parses -shape, batch x length.

@@ -61,6 +61,20 @@ func TestBenchRefuses(t *testing.T) {
 	}
 }
 
+// TestDecodingRowsCheckDecoding: a decoding row of a model that cannot
+// fit is refused for its decoding, named as such, not for training.
+func TestDecodingRowsCheckDecoding(t *testing.T) {
+	_, err := parseChild(`[{"kind":"greedy","preset":"big","vocab":16000000,"batch":32}]`)
+	if err == nil || !strings.Contains(err.Error(), "model too large: decoding with the big preset and vocabulary 16000000") ||
+		strings.Contains(err.Error(), "training") {
+		t.Errorf("a greedy row of 16 billion parameters: %v", err)
+	}
+	_, err = parseChild(`[{"kind":"train","preset":"big","vocab":16000000,"batch":32,"len":32},{"kind":"forward","preset":"big","vocab":16000000,"batch":32,"len":32}]`)
+	if err == nil || !strings.Contains(err.Error(), "training on batches of 1024 tokens") {
+		t.Errorf("a train row of 16 billion parameters: %v", err)
+	}
+}
+
 // TestBenchBesidePyTorch runs the PyTorch side too: every row gets PyTorch's
 // speed, peak RSS and the ratio; in float32, and with bf16 products, where
 // PyTorch runs under autocast.

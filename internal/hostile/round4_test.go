@@ -7,7 +7,8 @@ import "testing"
 // memory check let through to Go's fatal out-of-memory, a synthetic run
 // resumed on other data after its run.json was edited, a run directory
 // made inside another run, and a score that printed half its output
-// before refusing.
+// before refusing, and bench, which measured its training rows before it
+// found that a decoding row's model would not fit.
 func TestHostileRound4(t *testing.T) {
 	// The copy run's untrained model never ends an output: every step of
 	// -max-len is taken. 2,929,688 KB is the trial's 3,000,000,000 bytes.
@@ -49,6 +50,14 @@ exit $status`,
 			code: 2, stderr: "scoring batches of 64 pairs (-batch), sources of up to 1024 tokens (-max-src-len) and targets of up to 1024: at least"},
 		{name: "score -batch 8 prints every score", setup: pairs200,
 			script: `ulimit -v 3000000; $BIN/score -checkpoint $RUN/final.safetensors -src $T/s -tgt $T/g -batch 8 | wc -l`, code: 0, stdout: "200"},
+
+		// Late checks: bench checks every row before it measures one.
+		{name: "bench -decode-preset big under 2.4 GB",
+			script: `ulimit -v 2500000; status=0
+$BIN/bench -presets tiny -vocabs 1000 -warmup 0 -runs 1 -rounds 1 -decode-preset big > $T/out || status=$?
+if [ -s $T/out ]; then echo "measured: $(cat $T/out)" >&2; exit 3; fi
+exit $status`,
+			code: 1, stderr: "model too large: decoding with the big preset and vocabulary 8000"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

@@ -294,6 +294,20 @@ func (d *Decoder) checkMemory(pl plan, beams int) error {
 	return nil
 }
 
+// MemoryNeed is the memory that decoding sources sources of up to srcLen
+// tokens, beams rows each, with outputs of up to maxLen tokens, needs with
+// a model of c whose elements take elemBytes bytes, beside its weights:
+// what Decode checks before it allocates a batch, with the garbage Go's
+// collector lets grow (sysmem.HeapNeed). A caller checks it before it
+// loads or makes a model (cmd/bench).
+func MemoryNeed(c model.Config, elemBytes, sources, beams, srcLen, maxLen int) float64 {
+	positions := maxLen
+	if !model.KindLayout(c.Kind).Sources { // the prompt is in the caches
+		positions, srcLen = srcLen+maxLen, 0
+	}
+	return sysmem.HeapNeed(decodeBytes(c, elemBytes, sources, beams, roundLen(srcLen, c.MaxLen), roundLen(positions, c.MaxLen)))
+}
+
 // arenaSlack is how much larger than a program's need its runtime's arena
 // grows (graph's arena adds an eighth).
 const arenaSlack = 1.125

@@ -6,12 +6,12 @@ import "testing"
 // 50), with TestHostileInputs's fixture and checks: decoding that the
 // memory check let through to Go's fatal out-of-memory, a synthetic run
 // resumed on other data after its run.json was edited, a run directory
-// made inside another run, and a score that printed half its output
-// before refusing, and bench, which measured its training rows before it
-// found that a decoding row's model would not fit.
+// made inside another run, a score that printed half its output before
+// refusing, and a bench that measured its training rows before it found
+// that a decoding row's model would not fit.
 func TestHostileRound4(t *testing.T) {
-	// The copy run's untrained model never ends an output: every step of
-	// -max-len is taken. 2,929,688 KB is the trial's 3,000,000,000 bytes.
+	// Decoding allocates its caches for -max-len's positions whole, however
+	// soon the outputs end. 2,929,688 KB is the trial's 3,000,000,000 bytes.
 	const trialLimit = `ulimit -v 2929688; `
 	const pairs200 = `printf '5 6 2\n%.0s' $(seq 200) > $T/s && printf '1 5 2\n%.0s' $(seq 200) > $T/g`
 	cases := []hostileCase{

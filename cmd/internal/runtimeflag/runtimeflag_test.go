@@ -29,6 +29,8 @@ func TestFlags(t *testing.T) {
 		{args: []string{"-device", "cuda"}, open: "device: cuda: "},
 		{args: []string{"-device", "gpu"}, parse: `device "gpu": want cpu, cuda or auto`},
 		{args: []string{"-precision", "fp16"}, parse: `precision "fp16": want float32 or bf16`},
+		{args: []string{"-device", ""}, parse: `invalid value "" for flag -device: empty: want cpu, cuda or auto`},
+		{args: []string{"-precision", ""}, parse: `invalid value "" for flag -precision: empty: want float32 or bf16`},
 	} {
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)

@@ -96,6 +96,29 @@ func pad8(n int) string {
 	return strings.Repeat("0", 8-len(s)) + s
 }
 
+// TestPatienceNeedsEvaluationsToStop: a Patience that the run's
+// evaluations leave no room to stop early (one evaluation, or fewer than
+// Patience+2) is refused, naming the evaluations; one that can stop is
+// taken.
+func TestPatienceNeedsEvaluationsToStop(t *testing.T) {
+	for _, c := range []struct {
+		steps, every, patience int
+		want                   string // "" for no error
+	}{
+		{10, 10, 1, "Patience 1 has no effect: with Steps 10 and EvalEvery 10 the run evaluates once, and stopping early needs 3 evaluations"},
+		{100, 200, 5, "the run evaluates once"},
+		{10, 4, 2, "the run evaluates 3 times, and stopping early needs 4 evaluations"},
+		{10, 3, 2, ""}, {60, 1, 2, ""},
+	} {
+		opt := options(t.TempDir(), c.steps)
+		opt.EvalEvery, opt.Patience = c.every, c.patience
+		err := opt.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("steps %d, every %d, patience %d: %v, want %q", c.steps, c.every, c.patience, err, c.want)
+		}
+	}
+}
+
 // TestPatienceMustNotBeNegative checks Validate's word on it.
 func TestPatienceMustNotBeNegative(t *testing.T) {
 	opt := options(t.TempDir(), 10)

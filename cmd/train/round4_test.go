@@ -63,3 +63,25 @@ func TestSyntheticResumeRefusesEditedData(t *testing.T) {
 		t.Fatal(err, errb.String())
 	}
 }
+
+// TestRefusedBeforeAnyWork gives flags that issue 50 found accepted: each
+// is refused, naming it, and nothing is made.
+func TestRefusedBeforeAnyWork(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-patience", "3", "-steps", "2"}, "-patience 3 has no effect: with -steps 2 and -eval-every 1 the run evaluates 2 times"},
+		{[]string{"-patience", "1", "-eval-every", "450"}, "-patience 1 has no effect: with -steps 450 and -eval-every 450 the run evaluates once"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		var stdout, errb bytes.Buffer
+		err := run(context.Background(), dist.Alone(), append(tc.args, "-out", out), &stdout, &errb)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: made %s", tc.args, out)
+		}
+	}
+}

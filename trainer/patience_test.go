@@ -42,6 +42,7 @@ func TestPatienceStopsWhereTheMetricsSay(t *testing.T) {
 		t.Fatal(err)
 	}
 	wholeDir := opt.OutDir
+	resumeStopped(t, opt, stop)
 	opt.OutDir = t.TempDir()
 	interruptedRunWith(t, opt, stop-1) // one evaluation without improvement behind it
 	second, tr2 := resumedRunWith(t, opt)
@@ -58,6 +59,46 @@ func TestPatienceStopsWhereTheMetricsSay(t *testing.T) {
 		if errA != nil || errB != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s differs between the run never stopped and the resumed one (%v, %v)", f, errA, errB)
 		}
+	}
+}
+
+// started records whether a run reported its start, which it does when
+// it has steps to train.
+type started struct {
+	quiet
+	at *int
+}
+
+func (s started) Start(step, _ int) { *s.at = step }
+
+// resumeStopped resumes the run in opt.OutDir, which stopped early at
+// step stop: it trains nothing and does not say it trains (issue 50: the
+// log said "training from_step=100 to_step=200"), says that it had
+// stopped, and writes the final weights again, the same bytes.
+func resumeStopped(t *testing.T, opt Options, stop int) {
+	t.Helper()
+	final := filepath.Join(opt.OutDir, "final.safetensors")
+	want, err := os.ReadFile(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	start := -1
+	tr, err := New(f.m, f.params, f.data, opt, started{at: &start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Resume(opt.OutDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if start != -1 || tr.Step() != stop || !strings.Contains(tr.Stopped(), "step "+strconv.Itoa(stop)) || !strings.Contains(tr.Stopped(), "before this resume") {
+		t.Errorf("resuming the stopped run: reported a start at step %d, ended at step %d, %q; want no start, step %d, and why", start, tr.Step(), tr.Stopped(), stop)
+	}
+	if got, err := os.ReadFile(final); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("resuming the stopped run changed final.safetensors (%v)", err)
 	}
 }
 

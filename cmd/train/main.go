@@ -508,6 +508,10 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 			return nil, errors.Errorf("-epochs %v: %d batches an epoch make %.0f steps, more than %d", s.Epochs, c.batches, steps, maxSetting)
 		}
 		s.Steps = max(1, int(steps))
+		s.recordDefaults()
+	}
+	if s.Warmup != nil && *s.Warmup > s.Steps {
+		log.Warn("the warm-up is longer than the run: the learning rate never reaches its peak; lower -warmup", "warmup", *s.Warmup, "steps", s.Steps)
 	}
 	cfg, err := modelConfig(s, c.vocab)
 	if err == nil && f.resume != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,56 @@ func TestRefusedBeforeAnyWork(t *testing.T) {
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: made %s", tc.args, out)
+		}
+	}
+}
+
+// runJSON is the run.json of the run in dir, decoded.
+func runJSON(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	js, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved map[string]any
+	if err := json.Unmarshal(js, &saved); err != nil {
+		t.Fatal(err)
+	}
+	return saved
+}
+
+// TestFilesWarmupIsTheTrainers: a run on files without -warmup warms up
+// for the trainer's default, a tenth of the run (the README's language
+// model once warmed up for 4,000 of its 1,500 updates), with -steps and
+// with -epochs, whose steps come from the data; a warm-up longer than the
+// run is warned of.
+func TestFilesWarmupIsTheTrainers(t *testing.T) {
+	files := writeCorpus(t)
+	onFiles := []string{"-task", "files", "-train-src", files[0], "-train-tgt", files[1], "-valid-src", files[2], "-valid-tgt", files[3],
+		"-bpe-merges", "30", "-max-tokens", "256", "-bleu-every", "0"}
+	for _, c := range []struct {
+		args   []string
+		warmup float64
+		warned bool
+	}{
+		{[]string{"-steps", "20"}, 2, false},
+		{[]string{"-epochs", "30"}, -1, false}, // a tenth of the steps run.json records
+		{[]string{"-steps", "4", "-warmup", "50"}, 50, true},
+	} {
+		dir := filepath.Join(t.TempDir(), "run")
+		var out, errb bytes.Buffer
+		if err := run(context.Background(), dist.Alone(), append(append(onFiles, c.args...), "-out", dir), &out, &errb); err != nil {
+			t.Fatal(c.args, err, errb.String())
+		}
+		saved := runJSON(t, dir)
+		if c.warmup < 0 {
+			c.warmup = float64(int(saved["steps"].(float64)) / 10)
+		}
+		if got := saved["warmup"]; got != c.warmup || c.warmup < 1 {
+			t.Errorf("%v: run.json's warmup %v, want %v", c.args, got, c.warmup)
+		}
+		if warned := strings.Contains(errb.String(), "the warm-up is longer than the run"); warned != c.warned {
+			t.Errorf("%v: warned %v, want %v:\n%s", c.args, warned, c.warned, errb.String())
 		}
 	}
 }

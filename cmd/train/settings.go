@@ -139,7 +139,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	cliflag.FloatPtr(fs, &s.WeightDecay, "weight-decay", "with -optimizer adamw: weight decay `λ` of weight matrices and embeddings (default 0.01; 0: none)")
 	fs.StringVar(&s.Schedule, "schedule", trainer.SchedulePaper, "learning-rate schedule: paper (warm-up, then inverse square root), constant, linear or cosine (warm-up, then decay to zero at the end)")
 	cliflag.FloatPtr(fs, &s.LR, "lr", "peak learning `rate`, at the end of warm-up (default: from -lr-factor with -schedule paper, 0.001 with the others)")
-	cliflag.IntPtr(fs, &s.Warmup, "warmup", "learning-rate warm-up `updates` (default 4000; 100 for synthetic tasks; 0: none, which -schedule paper refuses)")
+	cliflag.IntPtr(fs, &s.Warmup, "warmup", "learning-rate warm-up `updates` (default: a tenth of the run, at most 4000, as trainer.Options; 100 for synthetic tasks; 0: none, which -schedule paper refuses)")
 	cliflag.Float(fs, &s.Cooldown, "cooldown", "with -schedule paper or constant: decay the learning rate linearly towards zero over this `fraction` of the run's last updates (default: 0; 1/3 for synthetic tasks with -schedule paper)")
 	cliflag.FloatPtr(fs, &s.LRFactor, "lr-factor", "-schedule paper: the rate's `factor`, unless -lr gives the peak (default 1; 0.5 for synthetic tasks)")
 	cliflag.Float(fs, &s.Clip, "clip", "clip gradients to this global `norm` (0: off; default off for files, 1 for synthetic tasks)")
@@ -205,7 +205,7 @@ func (s *settings) complete() error {
 			return errors.Errorf("-task %s is built in; use -task files with -data or -train-src", s.Task)
 		}
 		setDefault(&s.MaxTokens, 2048)
-		s.completeRates(100, 0.5)
+		s.completeRates(new(100), 0.5)
 		s.BPEMerges = 0 // no BPE: run.json does not record the flag's default
 		if s.Cooldown < 0 && s.paper() {
 			s.Cooldown = 1.0 / 3
@@ -224,7 +224,7 @@ func (s *settings) complete() error {
 			return err
 		}
 		setDefault(&s.MaxTokens, 4096)
-		s.completeRates(4000, 1)
+		s.completeRates(nil, 1) // the trainer's warm-up: a tenth of the run, at most 4,000
 		if s.BPEFile != "" {
 			s.BPEMerges = 0 // the file's merges: run.json does not record the flag's default
 		}
@@ -263,23 +263,29 @@ func (s *settings) complete() error {
 // paper reports whether the run uses the paper's schedule.
 func (s settings) paper() bool { return s.Schedule == "" || s.Schedule == trainer.SchedulePaper }
 
-// completeRates sets the task's defaults of the warm-up and the paper's
-// schedule's factor, where not given.
-func (s *settings) completeRates(warmup int, factor float64) {
+// completeRates sets the task's defaults of the warm-up (nil: the
+// trainer's, trainer.Options.Warmup) and the paper's schedule's factor,
+// where not given.
+func (s *settings) completeRates(warmup *int, factor float64) {
 	if s.Warmup == nil {
-		s.Warmup = &warmup
+		s.Warmup = warmup
 	}
 	if s.paper() && s.LR == nil && s.LRFactor == nil {
 		s.LRFactor = &factor
 	}
 }
 
-// recordDefaults sets the rates and the weight decay left out to the
-// trainer's defaults (trainer.Options.WithDefaults), so that run.json
-// holds the values a resume needs whatever later defaults become.
+// recordDefaults sets the rates, the weight decay and the warm-up left
+// out to the trainer's defaults (trainer.Options.WithDefaults), so that
+// run.json holds the values a resume needs whatever later defaults
+// become. The warm-up's default, a tenth of the run, waits for the steps,
+// which -epochs makes once the data are read (setup calls it again).
 func (s *settings) recordDefaults() {
 	o := s.options().WithDefaults()
-	s.WeightDecay, s.LR, s.LRFactor, s.Warmup = o.WeightDecay, o.LR, o.LRFactor, o.Warmup
+	s.WeightDecay, s.LR, s.LRFactor = o.WeightDecay, o.LR, o.LRFactor
+	if s.Steps > 0 {
+		s.Warmup = o.Warmup
+	}
 }
 
 // inputs are the run's input paths with their run.json fields.

@@ -136,3 +136,22 @@ func TestFilesWarmupIsTheTrainers(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguageModelTriesFirstWords: the last line of a language model's
+// run prompts it with the first words of validation sentences, not whole
+// ones, which it would only end with a full stop.
+func TestLanguageModelTriesFirstWords(t *testing.T) {
+	files := writeCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"-model", "decoder-only", "-task", "files", "-train-tgt", files[1], "-valid-tgt", files[3], "-bpe-merges", "30",
+		"-max-tokens", "256", "-steps", "2", "-out", out}
+	var stdout, errb bytes.Buffer
+	if err := run(context.Background(), dist.Alone(), args, &stdout, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	want := `try="head -n 3 ` + files[3] + ` | cut -d ' ' -f 1-2 | go run github.com/transformer-go/transformer/cmd/translate -model ` + out + ` -method greedy -prompt"`
+	if last := lines[len(lines)-1]; !strings.Contains(last, want) {
+		t.Errorf("the last line %q does not say %s", last, want)
+	}
+}

@@ -52,7 +52,8 @@
 // With -prompt the lines are prompts for a decoder-only model, such as a
 // language model cmd/train trains on text: each is continued (by the
 // chosen method, up to -max-len tokens or its length plus 50, within the
-// model's max_len) and printed with its continuation, one line each.
+// model's max_len) and printed, one line each, as the prompt, a tab where
+// the continuation starts, and the continuation.
 //
 // The input is read a batch (-batch lines) at a time, and each batch's
 // output is written, in input order, as soon as it is done: translate
@@ -132,7 +133,7 @@ func newFlags(fs *flag.FlagSet) *options {
 	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
 	cliflag.Int(fs, &o.layer, "layer", "with -attention: decoder `layer` from 0 (default, or -1: the last)")
 	cliflag.Int(fs, &o.head, "head", "with -attention: `head` from 0 (default, or -1: the average of the heads)")
-	fs.BoolVar(&o.prompt, "prompt", false, "the lines are prompts for a decoder-only model: print each with its continuation")
+	fs.BoolVar(&o.prompt, "prompt", false, "the lines are prompts for a decoder-only model: print each, a tab, and its continuation")
 	return o
 }
 
@@ -397,14 +398,15 @@ func (o *options) process(t *translator, d *decode.Decoder, in lines, targets *d
 // pair is a sentence's source ids (with EOS) and target ids (without BOS or EOS).
 type pair struct{ src, tgt []int }
 
-// writeHypotheses writes the translations of one sentence: the best alone,
-// or with -nbest each with its line number and score.
-func (t *translator) writeHypotheses(w io.Writer, line int, hyps []decode.Hypothesis, nbest bool) {
+// writeHypotheses writes the translations of one sentence, each after
+// prefix (a prompt and a tab, or ""): the best alone, or with -nbest each
+// with its line number and score.
+func (t *translator) writeHypotheses(w io.Writer, line int, prefix string, hyps []decode.Hypothesis, nbest bool) {
 	if !nbest {
-		fmt.Fprintln(w, t.tok.decode(hyps[0].Tokens))
+		fmt.Fprintln(w, prefix+t.tok.decode(hyps[0].Tokens))
 		return
 	}
 	for _, h := range hyps {
-		fmt.Fprintf(w, "%d\t%.4f\t%s\n", line, h.Score, strings.TrimSpace(t.tok.decode(h.Tokens)))
+		fmt.Fprintf(w, "%d\t%.4f\t%s%s\n", line, h.Score, prefix, strings.TrimSpace(t.tok.decode(h.Tokens)))
 	}
 }

@@ -159,6 +159,9 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		}
 		s := f.s
 		s.Precision = string(f.runtime.Precision)
+		if !isGiven(fs, "average") { // the default gives way to a smaller -keep
+			s.Average = min(s.Average, max(s.Keep, 0))
+		}
 		if err := s.complete(); err != nil {
 			return s, err
 		}
@@ -188,6 +191,13 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		s.Steps, s.Epochs = f.s.Steps, 0
 	}
 	return s, s.checkOptions()
+}
+
+// isGiven reports whether the flag name was given.
+func isGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == name })
+	return given
 }
 
 // unused refuses a flag a fresh run would silently ignore: a synthetic

@@ -155,3 +155,23 @@ func TestLanguageModelTriesFirstWords(t *testing.T) {
 		t.Errorf("the last line %q does not say %s", last, want)
 	}
 }
+
+// TestAveragedIsWrittenByDefault: a run without -average writes
+// averaged.safetensors, the mean of its last 5 checkpoints as the paper's
+// (or of -keep, if fewer), so that translate -checkpoint averaged finds
+// it; -average 0 writes none.
+func TestAveragedIsWrittenByDefault(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		average float64
+	}{{nil, 5}, {[]string{"-keep", "2"}, 2}, {[]string{"-average", "0"}, 0}} {
+		dir := filepath.Join(t.TempDir(), "run")
+		trainTiny(t, dir, c.args...)
+		if got := runJSON(t, dir)["average"]; got != c.average {
+			t.Errorf("%v: run.json's average %v, want %v", c.args, got, c.average)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "averaged.safetensors")); (err == nil) != (c.average > 0) {
+			t.Errorf("%v: averaged.safetensors: %v", c.args, err)
+		}
+	}
+}

@@ -149,7 +149,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.SaveEvery, "save-every", 0, "checkpoint every N updates (default: as -eval-every)")
 	fs.IntVar(&s.CheckEvery, "check-every", 100, "under mpirun (refused in one process): compare the ranks' parameter checksums every N updates, and at every evaluation (0: at evaluations only)")
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
-	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
+	fs.IntVar(&s.Average, "average", defaultAverage, "at the end, average the last N checkpoints into averaged.safetensors (default: the paper's 5, or -keep if fewer; 0: none)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
 	f.runtime = runtimeflag.Register(fs)
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start over in an -out directory that holds a run, removing the run's files")
@@ -162,6 +162,10 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.Patience, "patience", 0, "stop early after N evaluations in a row without a better validation loss (or BLEU, with -keep-best bleu); the final and averaged weights are written as at the end (0: never)")
 	return f
 }
+
+// defaultAverage is -average's default: the paper averages the last 5
+// checkpoints.
+const defaultAverage = 5
 
 func presetList() string {
 	names := model.PresetNames()

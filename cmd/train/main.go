@@ -346,8 +346,12 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 		if known && cfg.Vocab != vocab {
 			return cfg, errors.Errorf("-config %s: field vocab %d, but the task's vocabulary has %d tokens: leave the field out (a run's vocabulary is its data's)", s.ConfigFile, cfg.Vocab, vocab)
 		}
+		if idle := cfg.IdleLayers(); idle != "" && configSets(s.ConfigFile, idle) && cfg.EncoderLayers*cfg.DecoderLayers != 0 {
+			return cfg, errors.Errorf("-config %s: field %s has no effect on a %s model, which has no such stack: leave it out", s.ConfigFile, idle, cfg.Kind)
+		}
 		cfg.Vocab = vocab
 	}
+	cfg = cfg.Trimmed() // config.json describes the model, without the preset's other stack
 	if s.Dropout >= 0 {
 		cfg.Dropout = s.Dropout
 	}
@@ -373,6 +377,8 @@ func sameConfig(cfg model.Config, dir string) error {
 		return errors.Wrapf(err, "%s", path)
 	}
 	json.Unmarshal(js, &now)
+	delete(was, cfg.IdleLayers()) // an older run's config.json has the preset's
+	delete(now, cfg.IdleLayers())
 	var changed []string
 	for k := range now {
 		if fmt.Sprint(was[k]) != fmt.Sprint(now[k]) {

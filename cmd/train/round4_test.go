@@ -175,3 +175,35 @@ func TestAveragedIsWrittenByDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoderOnlyRecordsNoEncoder: a decoder-only run's config.json has no
+// encoder layers (the preset's 2 were recorded), a run whose config.json
+// has them, as older runs do, resumes, and a -config that gives them is
+// refused.
+func TestDecoderOnlyRecordsNoEncoder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	trainTiny(t, dir, "-model", "decoder-only")
+	config := filepath.Join(dir, "config.json")
+	js, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(js, []byte(`"encoder_layers": 0,`)) || !bytes.Contains(js, []byte(`"decoder_layers": 2,`)) {
+		t.Fatalf("config.json of a decoder-only run:\n%s", js)
+	}
+	if err := os.WriteFile(config, bytes.Replace(js, []byte(`"encoder_layers": 0,`), []byte(`"encoder_layers": 2,`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb); err != nil {
+		t.Fatal("resuming a run whose config.json has the preset's encoder layers:", err, errb.String())
+	}
+	cfgFile := filepath.Join(t.TempDir(), "c.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"encoder_layers": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), dist.Alone(), []string{"-model", "decoder-only", "-config", cfgFile, "-out", filepath.Join(t.TempDir(), "new")}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "field encoder_layers has no effect on a decoder-only model") {
+		t.Errorf("-config with encoder_layers for a decoder-only model: %v", err)
+	}
+}

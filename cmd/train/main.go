@@ -563,6 +563,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 		}
 		return t, s.save(dir)
 	}
+	s.Dropout, s.LabelSmoothing = cfg.Dropout, cfg.LabelSmoothing // what the run uses, the preset's or -config's included
 	if err := dir.Clear(); err != nil {
 		return nil, err
 	}

@@ -207,3 +207,41 @@ func TestDecoderOnlyRecordsNoEncoder(t *testing.T) {
 		t.Errorf("-config with encoder_layers for a decoder-only model: %v", err)
 	}
 }
+
+// TestRunJSONRecordsWhatTheRunUsed: a copy-task run's run.json holds the
+// label smoothing and dropout its model used, and none of the settings of
+// files (a source language, BLEU, a sentence length); a run on files none
+// of a synthetic task's.
+func TestRunJSONRecordsWhatTheRunUsed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "copy")
+	trainTiny(t, dir)
+	saved := runJSON(t, dir)
+	if saved["label_smoothing"] != 0.1 || saved["dropout"] != 0.0 {
+		t.Errorf("copy run: label_smoothing %v, dropout %v; want the model's 0.1 and 0", saved["label_smoothing"], saved["dropout"])
+	}
+	for _, field := range []string{"src_lang", "tgt_lang", "max_sentence_len", "bleu_every", "bleu_sample"} {
+		if v, ok := saved[field]; ok {
+			t.Errorf("copy run: run.json holds %s %v, a setting of files", field, v)
+		}
+	}
+	files := writeCorpus(t)
+	dir = filepath.Join(t.TempDir(), "files")
+	args := []string{"-task", "files", "-train-src", files[0], "-train-tgt", files[1], "-valid-src", files[2], "-valid-tgt", files[3],
+		"-bpe-merges", "30", "-max-tokens", "256", "-steps", "2", "-out", dir}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), dist.Alone(), args, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	saved = runJSON(t, dir)
+	if saved["label_smoothing"] != 0.1 || saved["dropout"] != 0.1 || saved["max_sentence_len"] != 100.0 {
+		t.Errorf("files run: label_smoothing %v, dropout %v, max_sentence_len %v; want 0.1, 0.1 and 100", saved["label_smoothing"], saved["dropout"], saved["max_sentence_len"])
+	}
+	for _, field := range []string{"symbols", "min_len", "max_len", "train_size", "held_out", "src_lang", "tgt_lang"} {
+		if v, ok := saved[field]; ok {
+			t.Errorf("files run without -data: run.json holds %s %v", field, v)
+		}
+	}
+	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb); err != nil {
+		t.Fatal("resuming the files run:", err)
+	}
+}

@@ -26,14 +26,17 @@ import (
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
-// settings are a run's flags. They are saved as OUT/run.json, which -resume reads.
+// settings are a run's flags. They are saved as OUT/run.json, which -resume
+// reads, holding what the run used: a synthetic task's settings or those of
+// files (the others are left out), and the model's dropout and label
+// smoothing.
 type settings struct {
 	Task      string `json:"task"`
-	Symbols   int    `json:"symbols"`
-	MinLen    int    `json:"min_len"`
-	MaxLen    int    `json:"max_len"`
-	TrainSize int    `json:"train_size"`
-	HeldOut   int    `json:"held_out"`
+	Symbols   int    `json:"symbols,omitempty"`
+	MinLen    int    `json:"min_len,omitempty"`
+	MaxLen    int    `json:"max_len,omitempty"`
+	TrainSize int    `json:"train_size,omitempty"`
+	HeldOut   int    `json:"held_out,omitempty"`
 
 	Data       string `json:"data,omitempty"`
 	SrcLang    string `json:"src_lang,omitempty"`
@@ -42,7 +45,7 @@ type settings struct {
 	TrainTgt   string `json:"train_tgt,omitempty"`
 	ValidSrc   string `json:"valid_src,omitempty"`
 	ValidTgt   string `json:"valid_tgt,omitempty"`
-	MaxSentLen int    `json:"max_sentence_len"`
+	MaxSentLen int    `json:"max_sentence_len,omitempty"`
 	// BPEMerges is 0 (left out) where the run learns no BPE: with -bpe,
 	// and on a synthetic task.
 	BPEMerges  int    `json:"bpe_merges,omitempty"`
@@ -240,6 +243,7 @@ func (s *settings) complete() error {
 	if err := s.checkBLEU(); err != nil {
 		return err
 	}
+	s.clearIdle()
 	switch {
 	case s.Steps < 0 || s.Epochs < 0:
 		return errors.New("-steps and -epochs must not be negative")
@@ -262,6 +266,21 @@ func (s *settings) complete() error {
 	}
 	s.recordDefaults()
 	return nil
+}
+
+// clearIdle clears the settings of the other kind of task, whose flags
+// defaults the run does not use, so that run.json records none of them:
+// a synthetic task's on files, and those of files on a synthetic task
+// (with the languages of -data where there is none).
+func (s *settings) clearIdle() {
+	if s.synthetic() {
+		s.SrcLang, s.TgtLang, s.MaxSentLen, s.BLEUEvery, s.BLEUSample = "", "", 0, 0, 0
+		return
+	}
+	s.Symbols, s.MinLen, s.MaxLen, s.TrainSize, s.HeldOut = 0, 0, 0, 0, 0
+	if s.Data == "" {
+		s.SrcLang, s.TgtLang = "", ""
+	}
 }
 
 // paper reports whether the run uses the paper's schedule.
@@ -340,14 +359,19 @@ func (s *settings) checkInputs() error {
 // for the trainer's options (checkOptions). It runs on the flags of a new
 // run and on the run.json of a resumed one, before anything is written.
 func (s settings) check() error {
-	ints := []struct {
+	type bound struct {
 		flag           string
 		v, least, most int
-	}{
-		{"symbols", s.Symbols, 1, 1 << 20}, {"min-len", s.MinLen, 1, s.MaxLen}, {"max-len", s.MaxLen, 1, 1 << 12},
-		{"train-size", s.TrainSize, 1, maxExamples / max(1, s.MaxLen)}, {"held-out", s.HeldOut, 1, maxExamples / max(1, s.MaxLen)},
-		{"max-sentence-len", s.MaxSentLen, 1, 1 << 16}, {"bpe-merges", s.BPEMerges, 0, 1 << 24},
+	}
+	ints := []bound{
+		{"bpe-merges", s.BPEMerges, 0, 1 << 24},
 		{"steps", s.Steps, 0, maxSetting}, {"max-tokens", s.MaxTokens, 0, 1 << 24}, {"average", s.Average, 0, max(s.Keep, 0)},
+	}
+	if s.synthetic() {
+		ints = append(ints, bound{"symbols", s.Symbols, 1, 1 << 20}, bound{"min-len", s.MinLen, 1, s.MaxLen}, bound{"max-len", s.MaxLen, 1, 1 << 12},
+			bound{"train-size", s.TrainSize, 1, maxExamples / max(1, s.MaxLen)}, bound{"held-out", s.HeldOut, 1, maxExamples / max(1, s.MaxLen)})
+	} else {
+		ints = append(ints, bound{"max-sentence-len", s.MaxSentLen, 1, 1 << 16})
 	}
 	for _, c := range ints {
 		if c.v < c.least || c.v > c.most {
@@ -512,7 +536,10 @@ func loadSettings(dir string) (settings, error) {
 	if s.LRFactor != nil && *s.LRFactor == 0 {
 		s.LRFactor = nil // a run.json's 0 is a factor the run did not use; a given 0 is refused
 	}
-	err = s.check()
+	err = s.checkFileFields() // before check, which would name a missing setting of files
+	if err == nil {
+		err = s.check()
+	}
 	if err == nil {
 		err = s.checkSaved()
 	}
@@ -545,23 +572,30 @@ func fieldError(err error) error {
 }
 
 // checkSaved checks what check leaves to complete, which fills in the
-// defaults of a new run's flags: the task and its files, the preset and
-// the BLEU settings of a run.json.
+// defaults of a new run's flags: the synthetic task, the preset and the
+// BLEU settings of a run.json (checkFileFields checks its files).
 func (s settings) checkSaved() error {
 	if s.synthetic() {
 		_, err := data.NewTask(s.Task, data.TaskConfig{Symbols: s.Symbols, MinLen: s.MinLen, MaxLen: s.MaxLen})
 		if err != nil {
 			return errors.Wrap(err, "-task")
 		}
-	} else if s.TrainTgt == "" || s.ValidTgt == "" || (s.TrainSrc == "") != (s.ValidSrc == "") ||
-		s.TrainSrc == "" && s.layout().Sources {
-		return errors.Errorf("-task files: want train_src, train_tgt, valid_src and valid_tgt (a decoder-only model: train_tgt and valid_tgt alone will do), have %q, %q, %q and %q",
-			s.TrainSrc, s.TrainTgt, s.ValidSrc, s.ValidTgt)
 	}
 	if _, err := model.Preset(s.Preset, model.MinVocab); err != nil {
 		return errors.Wrap(err, "-preset")
 	}
 	return s.checkBLEU()
+}
+
+// checkFileFields checks that a run.json of a run on files names its
+// files.
+func (s settings) checkFileFields() error {
+	if s.synthetic() || s.TrainTgt != "" && s.ValidTgt != "" && (s.TrainSrc == "") == (s.ValidSrc == "") &&
+		(s.TrainSrc != "" || !s.layout().Sources) {
+		return nil
+	}
+	return errors.Errorf("-task files: want train_src, train_tgt, valid_src and valid_tgt (a decoder-only model: train_tgt and valid_tgt alone will do), have %q, %q, %q and %q",
+		s.TrainSrc, s.TrainTgt, s.ValidSrc, s.ValidTgt)
 }
 
 // configSets reports whether the -config file at path names field; an

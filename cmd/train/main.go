@@ -76,14 +76,51 @@ func main() {
 		fmt.Fprintln(os.Stderr, "train:", err)
 		os.Exit(1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	ctx, stop := signalContext(os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	err = run(ctx, world, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, trainer.ErrInterrupted) { // -h printed the usage: exit 0
 		fmt.Fprintf(os.Stderr, "train%s: %v\n", rankTag(world), err)
 		os.Exit(1) // under mpirun, without Leave: mpirun then stops every rank
 	}
 	world.Leave()
+	os.Exit(exitStatus(err, context.Cause(ctx)))
+}
+
+// signalContext is a context cancelled, with a signalCause, by the first
+// of the signals, and the function that stops listening for them.
+func signalContext(sigs ...os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		if sig, ok := <-ch; ok {
+			cancel(signalCause{sig})
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(ch)
+	}
+}
+
+// signalCause is the cause of a context that a signal cancelled.
+type signalCause struct{ sig os.Signal }
+
+func (c signalCause) Error() string { return "received " + c.sig.String() }
+
+// exitStatus is the command's exit status after run returned err, its
+// context cancelled for cause: 130, the shell's for SIGINT, after Ctrl-C
+// stopped the run (which saved a checkpoint and said how to resume), so
+// that a script tells an interrupted run from a finished one; 0 after
+// SIGTERM or SIGUSR1, with which a scheduler (or mpirun) asks a run to
+// checkpoint and stop, and after a run that ended.
+func exitStatus(err, cause error) int {
+	var sc signalCause
+	if errors.Is(err, trainer.ErrInterrupted) && errors.As(cause, &sc) && sc.sig == os.Interrupt {
+		return 130
+	}
+	return 0
 }
 
 // rankTag names the rank in messages of a data-parallel run.
@@ -444,7 +481,6 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, prof *p
 	if err != nil {
 		if errors.Is(err, trainer.ErrInterrupted) {
 			log.Info("interrupted: checkpoint saved", "step", t.Step(), "resume", resumeCommand(world, s.Out))
-			return nil
 		}
 		return err
 	}

@@ -7,8 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/pkg/errors"
+
+	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/dist"
 )
 
@@ -243,5 +247,27 @@ func TestRunJSONRecordsWhatTheRunUsed(t *testing.T) {
 	}
 	if err := run(context.Background(), dist.Alone(), []string{"-resume", dir, "-steps", "3"}, &out, &errb); err != nil {
 		t.Fatal("resuming the files run:", err)
+	}
+}
+
+// TestCtrlCExits130: a run that Ctrl-C stopped exits with status 130, the
+// shell's for SIGINT, so that a script tells it from a finished run; one
+// that SIGTERM or SIGUSR1 stopped (a scheduler's, or mpirun's, request to
+// checkpoint and stop) and one that ended exit with 0.
+func TestCtrlCExits130(t *testing.T) {
+	for _, c := range []struct {
+		err, cause error
+		want       int
+	}{
+		{trainer.ErrInterrupted, signalCause{os.Interrupt}, 130},
+		{errors.Wrap(trainer.ErrInterrupted, "x"), signalCause{os.Interrupt}, 130},
+		{trainer.ErrInterrupted, signalCause{syscall.SIGTERM}, 0},
+		{trainer.ErrInterrupted, signalCause{syscall.SIGUSR1}, 0},
+		{nil, nil, 0},
+		{nil, signalCause{os.Interrupt}, 0}, // the run had ended
+	} {
+		if got := exitStatus(c.err, c.cause); got != c.want {
+			t.Errorf("exitStatus(%v, %v) = %d, want %d", c.err, c.cause, got, c.want)
+		}
 	}
 }

@@ -58,6 +58,15 @@ $BIN/bench -presets tiny -vocabs 1000 -warmup 0 -runs 1 -rounds 1 -decode-preset
 if [ -s $T/out ]; then echo "measured: $(cat $T/out)" >&2; exit 3; fi
 exit $status`,
 			code: 1, stderr: "model too large: decoding with the big preset and vocabulary 8000"},
+
+		// Ctrl-C: an interrupted run is told from a finished one.
+		{name: "Ctrl-C exits with 130 and says how to resume",
+			script: `$BIN/train -out $T/b -steps 100000 -train-size 200 -held-out 8 -max-tokens 128 2>$T/log & pid=$!
+for i in $(seq 1200); do [ -e $T/b/run.json ] && break; sleep 0.05; done
+sleep 0.5; kill -INT $pid; status=0; wait $pid || status=$?
+grep -q -- "-resume $T/b\"$" $T/log
+cat $T/log >&2; exit $status`,
+			code: 130, stderr: "msg=\"interrupted: checkpoint saved\" step="},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

@@ -68,6 +68,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
+	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -95,9 +96,11 @@ type options struct {
 	runtime         *runtimeflag.Flags
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "bench measures the speed and peak memory of training, a forward pass and decoding, beside PyTorch's with -torch (or, with -scaling or -bf16-speedup, against one core or float32)."
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var o options
 	fs.StringVar(&o.presets, "presets", "tiny,small", "comma-separated presets")
 	fs.StringVar(&o.vocabs, "vocabs", "1000,8000", "comma-separated vocabulary sizes")
@@ -115,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.decodeBatches, "decode-batches", "1,32", "comma-separated batch sizes of greedy decoding (beam search runs at batch 1)")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the Python whose PyTorch -torch measures")
 	o.runtime = runtimeflag.Register(fs) // -precision bf16: PyTorch runs under torch.autocast("cpu", dtype=torch.bfloat16)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "bench [flags]", summaryLine, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -46,6 +46,7 @@ import (
 	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
@@ -100,11 +101,13 @@ func (o *options) check(fs *flag.FlagSet) error {
 	return o.src.Check()
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "score prints, for each pair of lines of token ids, the teacher-forced log-probability of the target given the source, with a checkpoint of cmd/train or PyTorch weights."
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("score", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := newFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "score -checkpoint FILE -src SRC -tgt TGT [flags]", summaryLine, stdout); err != nil {
 		return err
 	}
 	if err := o.check(fs); err != nil {

@@ -52,6 +52,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/internal/strictjson"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
@@ -131,12 +132,14 @@ func rankTag(w *dist.World) string {
 	return fmt.Sprintf(" (rank %d of %d)", w.Rank(), w.Size())
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "train trains a Transformer (by default the tiny preset on the built-in copy task; -task files on a corpus) into a run directory, resumable with -resume."
+
 // run is the command: alone, or as one rank of world.
 func run(ctx context.Context, world *dist.World, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := newFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "train [flags]", summaryLine, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -69,8 +69,9 @@ func TestSyntheticResumeRefusesEditedData(t *testing.T) {
 	}
 }
 
-// TestRefusedBeforeAnyWork gives flags that issue 50 found accepted: each
-// is refused, naming it, and nothing is made.
+// TestRefusedBeforeAnyWork gives flags that issue 50 found accepted, or
+// answered with the whole usage: each is refused, naming it (with its help
+// alone), and nothing is made.
 func TestRefusedBeforeAnyWork(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -78,12 +79,14 @@ func TestRefusedBeforeAnyWork(t *testing.T) {
 	}{
 		{[]string{"-patience", "3", "-steps", "2"}, "-patience 3 has no effect: with -steps 2 and -eval-every 1 the run evaluates 2 times"},
 		{[]string{"-patience", "1", "-eval-every", "450"}, "-patience 1 has no effect: with -steps 450 and -eval-every 450 the run evaluates once"},
+		{[]string{"-device", "gpu"}, "invalid value \"gpu\" for flag -device: device \"gpu\": want cpu, cuda or auto\n  -device value\n"},
+		{[]string{"-device", ""}, "invalid value \"\" for flag -device: empty: want cpu, cuda or auto"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		var stdout, errb bytes.Buffer
 		err := run(context.Background(), dist.Alone(), append(tc.args, "-out", out), &stdout, &errb)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error()+stdout.String()+errb.String(), "-optimizer") {
+			t.Errorf("%v: error %v, want one saying %q, without the other flags' help", tc.args, err, tc.want)
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: made %s", tc.args, out)

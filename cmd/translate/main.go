@@ -137,11 +137,13 @@ func newFlags(fs *flag.FlagSet) *options {
 	return o
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "translate translates sentences, one a line, with the model of a cmd/train run directory (or an ensemble), or continues prompts with a language model, or tags them with an encoder-only model."
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := newFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "translate -model DIR[,DIR...] [flags] < sentences", summaryLine, stdout); err != nil {
 		return err
 	}
 	o.warn = stderr

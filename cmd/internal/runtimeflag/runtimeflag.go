@@ -35,6 +35,15 @@ type given struct {
 	want string
 }
 
+// String is the value's, "" for the zero given the flag package makes
+// to tell a default from the zero value.
+func (g given) String() string {
+	if g.Value == nil {
+		return ""
+	}
+	return g.Value.String()
+}
+
 func (g given) Set(s string) error {
 	if s == "" {
 		return errors.Errorf("empty: want %s (leave the flag out for the default)", g.want)

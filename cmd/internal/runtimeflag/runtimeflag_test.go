@@ -64,3 +64,16 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestHelp: the flags' help shows their defaults, and the flag package's
+// probe of their zero values does not panic.
+func TestHelp(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	Register(fs)
+	var help bytes.Buffer
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	if s := help.String(); strings.Contains(s, "panic") || !strings.Contains(s, "(default cpu)") || !strings.Contains(s, "(default float32)") {
+		t.Errorf("help:\n%s", s)
+	}
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // The metadata keys under which a checkpoint records the fingerprints of
-// its tokenizer's files.
+// its tokenizer's files and its data, and what the data held.
 const (
 	BPEFingerprintKey   = "bpe_sha256"
 	VocabFingerprintKey = "vocab_sha256"
@@ -17,6 +17,10 @@ const (
 	// a synthetic task's), so that a resume on data that changed since is
 	// refused.
 	DataFingerprintKey = "data_sha256"
+	// LongestSourceKey records the most tokens of a source the run
+	// trained on, its EOS included (of a sentence, for a language model of
+	// text), in decimal, so that translating a longer one can be warned of.
+	LongestSourceKey = "longest_source"
 )
 
 // PairsFingerprint is the SHA-256, in hex, of the pairs of the given sets

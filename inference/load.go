@@ -7,6 +7,7 @@ package inference
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -31,6 +32,11 @@ type Run struct {
 	Tokenizer *data.Tokenizer
 	// Path is the weights file loaded.
 	Path string
+	// LongestSource is the most tokens of a source the model trained on,
+	// its EOS included (of a sentence, for a language model of text), as
+	// its checkpoint records it (data.LongestSourceKey); 0 where it does
+	// not. A longer source is likely translated poorly.
+	LongestSource int
 	// Runtime is where and how Translate, Continue and Tag run the model,
 	// and the memory limit their batches are checked against before any
 	// work (nil: graph.CPU(), the CPU in float32, limited to what the
@@ -93,7 +99,8 @@ func Load(dir, which string, opts ...Option) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Model: m, Params: params, Tokenizer: tok, Path: path}, nil
+	longest, _ := strconv.Atoi(ck.Meta[data.LongestSourceKey])
+	return &Run{Model: m, Params: params, Tokenizer: tok, Path: path, LongestSource: max(longest, 0)}, nil
 }
 
 // namedWeights are the weights Load takes by name: each one's file in a

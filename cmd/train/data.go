@@ -58,8 +58,24 @@ func syntheticCorpus(s settings) (corpus, error) {
 	c, err := batch(s, train, held, held, task.VocabSize())
 	// The task's settings make its data: a run.json edited since (another
 	// task, seed, size or length) would resume on other data.
-	c.meta = map[string]string{data.DataFingerprintKey: data.ExamplesFingerprint(train, held)}
+	c.meta = map[string]string{data.DataFingerprintKey: data.ExamplesFingerprint(train, held), data.LongestSourceKey: longestSource(train)}
 	return c, err
+}
+
+// longestSource is the most tokens of a source of train, its EOS
+// included, or for a language model of text (whose examples have no
+// sources) of a sentence, in decimal: translate warns of a longer one.
+func longestSource(train []data.Example) string {
+	n := 0
+	for _, e := range train {
+		n = max(n, len(e.Src))
+	}
+	if n == 0 {
+		for _, e := range train {
+			n = max(n, len(e.Tgt))
+		}
+	}
+	return strconv.Itoa(n + 1)
 }
 
 // bucketStep is the step of the length buckets: finer for the short
@@ -157,7 +173,7 @@ func fileCorpus(ctx context.Context, s settings, log *slog.Logger, resume string
 	}
 	c.data.BLEU = bleuSample(s, tok, valid)
 	c.meta = map[string]string{data.BPEFingerprintKey: tok.BPE.Fingerprint(), data.VocabFingerprintKey: tok.Vocab.Fingerprint(),
-		data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
+		data.DataFingerprintKey: data.PairsFingerprint(train, valid), data.LongestSourceKey: longestSource(trainEx)}
 	c.tok = &tok
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/trainer"
 	"github.com/transformer-go/transformer/trainer/dist"
 )
@@ -272,5 +273,20 @@ func TestCtrlCExits130(t *testing.T) {
 		if got := exitStatus(c.err, c.cause); got != c.want {
 			t.Errorf("exitStatus(%v, %v) = %d, want %d", c.err, c.cause, got, c.want)
 		}
+	}
+}
+
+// TestCheckpointsRecordTheLongestSource: a run's weights record the most
+// tokens of a source it trained on, which translate warns of passing: a
+// copy task's of up to -max-len 10 symbols and EOS.
+func TestCheckpointsRecordTheLongestSource(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	trainTiny(t, dir)
+	r, err := inference.Load(dir, "final")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.LongestSource < 2 || r.LongestSource > 11 {
+		t.Errorf("the copy task's longest source: %d tokens, want 2 to 11", r.LongestSource)
 	}
 }

@@ -27,7 +27,9 @@
 // of more tokens, with its EOS (a prompt with the BOS before it), than
 // -max-src-len (by default the model's max_len, and at most 1,024 with
 // sinusoidal positions) is an error naming its line, or with -long truncate
-// is cut off with a warning. A batch whose caches (beam × sentences ×
+// is cut off with a warning; one longer than any the run trained on (its
+// checkpoint records the longest) is translated with a warning naming its
+// line. A batch whose caches (beam × sentences ×
 // positions) would not fit in the memory the machine has available is
 // refused before it is allocated.
 //

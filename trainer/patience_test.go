@@ -82,18 +82,8 @@ func resumeStopped(t *testing.T, opt Options, stop int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t)
 	start := -1
-	tr, err := New(f.m, f.params, f.data, opt, started{at: &start})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Resume(opt.OutDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	_, tr := resumedRunReporting(t, opt, started{at: &start})
 	if start != -1 || tr.Step() != stop || !strings.Contains(tr.Stopped(), "step "+strconv.Itoa(stop)) || !strings.Contains(tr.Stopped(), "before this resume") {
 		t.Errorf("resuming the stopped run: reported a start at step %d, ended at step %d, %q; want no start, step %d, and why", start, tr.Step(), tr.Stopped(), stop)
 	}

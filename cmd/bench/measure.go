@@ -180,11 +180,11 @@ func parseChild(spec string) ([]row, error) {
 		case r.Batch > maxBatch || r.Len < 0:
 			return nil, errors.Errorf("-child: batch %d, length %d: want batch 1 to %d", r.Batch, r.Len, maxBatch)
 		}
-		if r.Batch < 1 {
-			return nil, errors.Errorf("-child: batch %d: want batch 1 to %d", r.Batch, maxBatch)
-		}
 		if err := r.checkMemory(); err != nil {
 			return nil, errors.Wrap(err, "-child")
+		}
+		if r.Batch < 1 {
+			return nil, errors.Errorf("-child: batch %d: want batch 1 to %d", r.Batch, maxBatch)
 		}
 	}
 	return rows, nil
@@ -212,7 +212,7 @@ func (r row) checkMemory() error {
 	f := cfg.Footprint(4, 0)
 	what := fmt.Sprintf("model too large: decoding with the %s preset and vocabulary %d (%d parameters) at batch %d, beam %d, outputs of up to %d tokens",
 		r.Preset, r.Vocab, f.Params, r.Batch, beams, decodeMaxLen)
-	need := float64(f.Weights) + decode.MemoryNeed(cfg, 4, r.Batch, beams, decodeSrcLen, decodeMaxLen)
+	need := float64(f.Weights) + decode.MemoryNeed(cfg, 4, max(r.Batch, 1), beams, decodeSrcLen, decodeMaxLen)
 	return (*graph.Runtime)(nil).CheckMemory(what, need)
 }
 

@@ -9,11 +9,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/transformer-go/transformer/internal/longtest"
 )
 
 // TestKilledRunResumesExactly kills a training process (SIGKILL, no chance to
 // save) at random points, resumes it each time, and checks that the final
-// weights are byte-identical to those of a run never interrupted.
+// weights are byte-identical to those of a run never interrupted. By
+// default the run is 40 updates long (a few kills); longtest.Full makes it
+// 150 (a dozen or more).
 func TestKilledRunResumesExactly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the soak test runs a dozen processes")
@@ -22,7 +26,11 @@ func TestKilledRunResumesExactly(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	args := []string{"-steps", "150", "-save-every", "1", "-eval-every", "25", "-max-tokens", "128",
+	steps, every := "40", "10"
+	if longtest.Full() {
+		steps, every = "150", "25"
+	}
+	args := []string{"-steps", steps, "-save-every", "1", "-eval-every", every, "-max-tokens", "128",
 		"-train-size", "300", "-held-out", "16", "-keep", "2"}
 	whole := filepath.Join(t.TempDir(), "whole")
 	if out, err := exec.Command(bin, append(args, "-out", whole)...).CombinedOutput(); err != nil {
@@ -48,9 +56,10 @@ func TestKilledRunResumesExactly(t *testing.T) {
 		}
 		kills++
 		cmd = exec.Command(bin, "-resume", killed)
-		if _, err := os.Stat(filepath.Join(killed, "run.json")); err != nil {
-			// Killed before it started: the run's first files, if any, are
-			// not a run to resume, and only -overwrite replaces them.
+		if ck, _ := filepath.Glob(filepath.Join(killed, "checkpoints", "*.state.safetensors")); len(ck) == 0 {
+			// Killed before its first checkpoint (on a busy machine, even
+			// after run.json): nothing to resume, and only -overwrite
+			// replaces the run's first files.
 			cmd = exec.Command(bin, append(args, "-out", killed, "-overwrite")...)
 		}
 	}

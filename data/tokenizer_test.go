@@ -67,3 +67,24 @@ func TestPairsFingerprint(t *testing.T) {
 		t.Error("equal pairs, different fingerprints")
 	}
 }
+
+// TestExamplesFingerprint: examples that differ in an id, in where a
+// sequence ends or in their set have different fingerprints.
+func TestExamplesFingerprint(t *testing.T) {
+	a := []Example{{Src: []int{4, 5}, Tgt: []int{5, 4}}}
+	b := []Example{{Src: []int{4}, Tgt: []int{5, 5, 4}}}
+	c := []Example{{Src: []int{4, 5}, Tgt: []int{5, 5}}}
+	seen := map[string]string{}
+	for name, sets := range map[string][][]Example{
+		"a": {a}, "b": {b}, "c": {c}, "a, b": {a, b}, "b, a": {b, a}, "a, none": {a, nil}, "none, a": {nil, a},
+	} {
+		fp := ExamplesFingerprint(sets...)
+		if other, ok := seen[fp]; ok {
+			t.Errorf("%s and %s have one fingerprint", name, other)
+		}
+		seen[fp] = name
+	}
+	if ExamplesFingerprint(a) != ExamplesFingerprint([]Example{{Src: []int{4, 5}, Tgt: []int{5, 4}}}) {
+		t.Error("equal examples, different fingerprints")
+	}
+}

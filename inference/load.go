@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -36,6 +37,11 @@ type Run struct {
 	Tokenizer data.Tokenizer
 	// Path is the weights file loaded.
 	Path string
+	// LongestSource is the most tokens of a source the model trained on,
+	// its EOS included (of a sentence, for a language model of text), as
+	// its checkpoint records it (data.LongestSourceKey); 0 where it does
+	// not. A longer source is likely translated poorly.
+	LongestSource int
 	// Runtime is where and how Translate, Continue and Tag run the model,
 	// and the memory limit their batches are checked against before any
 	// work (nil: graph.CPU(), the CPU in float32, limited to what the
@@ -70,11 +76,21 @@ func Load(dir, which string, opts ...Option) (*Run, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, errors.Wrapf(err, "run directory %s", dir)
+	}
 	path := which
-	if named, ok := map[string]string{"best": rundir.Best, "final": rundir.Final, "averaged": rundir.Averaged}[which]; ok {
-		path = filepath.Join(dir, named)
+	named, isNamed := namedWeights[which]
+	if isNamed {
+		path = filepath.Join(dir, named.file)
 	} else if !filepath.IsAbs(which) {
 		path = filepath.Join(dir, which)
+	}
+	if _, err := os.Stat(path); isNamed && os.IsNotExist(err) {
+		return nil, errors.Errorf("%s has no %s: %s", dir, named.file, named.missing)
 	}
 	ck, err := checkpoint.Read(path)
 	if err != nil {
@@ -88,7 +104,16 @@ func Load(dir, which string, opts ...Option) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Model: m, Params: params, Tokenizer: tok, Path: path}, nil
+	longest, _ := strconv.Atoi(ck.Meta[data.LongestSourceKey])
+	return &Run{Model: m, Params: params, Tokenizer: tok, Path: path, LongestSource: max(longest, 0)}, nil
+}
+
+// namedWeights are the weights Load takes by name: each one's file in a
+// run directory, and why a run may lack it.
+var namedWeights = map[string]struct{ file, missing string }{
+	"best":     {rundir.Best, "the run has not evaluated yet"},
+	"final":    {rundir.Final, "the run has not finished (resume it, or load its best weights)"},
+	"averaged": {rundir.Averaged, "the run averaged no checkpoints (cmd/train writes it with -average N, 5 by default, at the end of a run)"},
 }
 
 // runTokenizer reads the tokenizer of the run directory dir, checked

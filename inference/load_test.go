@@ -272,3 +272,22 @@ func TestLoadWithRegistry(t *testing.T) {
 		t.Fatalf("with the registry: %v", err)
 	}
 }
+
+// TestLoadNamesWhatIsMissing: a run directory that does not exist is
+// named as such, not as its missing best.safetensors, and a named
+// checkpoint that a run lacks says why, and for averaged weights which
+// flag of cmd/train writes them.
+func TestLoadNamesWhatIsMissing(t *testing.T) {
+	dir, _ := savedRun(t, model.KindDecoderOnly)
+	file := filepath.Join(dir, "final.safetensors")
+	for _, c := range []struct{ dir, which, want string }{
+		{filepath.Join(dir, "none"), "best", "run directory " + filepath.Join(dir, "none") + ": stat "},
+		{file, "best", "run directory " + file + ": not a directory"},
+		{dir, "averaged", dir + " has no averaged.safetensors: the run averaged no checkpoints (cmd/train writes it with -average N"},
+		{dir, "best", dir + " has no best.safetensors: the run has not evaluated yet"},
+	} {
+		if _, err := inference.Load(c.dir, c.which); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Load(%s, %s): %v, want an error saying %q", c.dir, c.which, err, c.want)
+		}
+	}
+}

@@ -48,10 +48,11 @@ type Config struct {
 }
 
 // Equal reports whether c and o describe the same model. An option of a
-// built-in variant that one leaves out stands for its default.
+// built-in variant that one leaves out stands for its default, and the
+// layers of a stack the kind lacks (IdleLayers) build nothing.
 func (c Config) Equal(o Config) bool {
 	full := func(c Config) Config {
-		c = c.withDefaults()
+		c = c.withDefaults().Trimmed()
 		if opts, err := options(c, layers.NewRegistry()); err == nil {
 			c.Options = opts
 		}
@@ -72,6 +73,44 @@ const (
 // to lay out its data.
 func KindLayout(kind string) Layout {
 	return map[string]Layout{KindEncoderDecoder: {Sources: true}, KindEncoderOnly: {Sources: true, Aligned: true}}[kind]
+}
+
+// IdleLayers names the layer count of the stack c's kind lacks:
+// "encoder_layers" of a decoder-only model, "decoder_layers" of an
+// encoder-only one, "" for an encoder-decoder. Its value builds nothing.
+func (c Config) IdleLayers() string {
+	l := KindLayout(c.withDefaults().Kind)
+	switch {
+	case !l.Sources:
+		return "encoder_layers"
+	case l.Aligned:
+		return "decoder_layers"
+	}
+	return ""
+}
+
+// Trimmed is c with the layers of the stack its kind lacks (IdleLayers)
+// at 0: what describes its model, as a run's config.json.
+func (c Config) Trimmed() Config {
+	switch c.IdleLayers() {
+	case "encoder_layers":
+		c.EncoderLayers = 0
+	case "decoder_layers":
+		c.DecoderLayers = 0
+	}
+	return c
+}
+
+// Stacks says how many layers c's stacks have: "2+2 layers" (encoder and
+// decoder), "2 decoder layers" or "2 encoder layers".
+func (c Config) Stacks() string {
+	switch c.IdleLayers() {
+	case "encoder_layers":
+		return fmt.Sprintf("%d decoder layers", c.DecoderLayers)
+	case "decoder_layers":
+		return fmt.Sprintf("%d encoder layers", c.EncoderLayers)
+	}
+	return fmt.Sprintf("%d+%d layers", c.EncoderLayers, c.DecoderLayers)
 }
 
 // Kinds lists the model kinds.

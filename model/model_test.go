@@ -264,3 +264,31 @@ func TestEnded(t *testing.T) {
 		}
 	}
 }
+
+// TestStacksOfEachKind: a model without an encoder (or a decoder) is
+// described without it, trimmed of the preset's layers for it, and equal to
+// the config that still has them (an older run's).
+func TestStacksOfEachKind(t *testing.T) {
+	for _, c := range []struct {
+		kind, idle, stacks string
+		enc, dec           int
+	}{
+		{KindEncoderDecoder, "", "2+2 layers", 2, 2},
+		{KindDecoderOnly, "encoder_layers", "2 decoder layers", 0, 2},
+		{KindEncoderOnly, "decoder_layers", "2 encoder layers", 2, 0},
+	} {
+		cfg, err := Preset("tiny", 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Kind = c.kind
+		trimmed := cfg.Trimmed()
+		if cfg.IdleLayers() != c.idle || trimmed.Stacks() != c.stacks || trimmed.EncoderLayers != c.enc || trimmed.DecoderLayers != c.dec {
+			t.Errorf("%s: idle %q, %q, %d+%d layers; want %q, %q, %d+%d", c.kind, cfg.IdleLayers(), trimmed.Stacks(),
+				trimmed.EncoderLayers, trimmed.DecoderLayers, c.idle, c.stacks, c.enc, c.dec)
+		}
+		if !trimmed.Equal(cfg) {
+			t.Errorf("%s: trimmed of its idle stack, not Equal to the preset's config", c.kind)
+		}
+	}
+}

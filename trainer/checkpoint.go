@@ -329,7 +329,7 @@ func (t *Trainer) restore(path string) error {
 		return errors.Wrapf(err, "checkpoint %s: not the run's bpe.txt and vocab.txt", path)
 	}
 	if have, ok := ck.Meta[data.DataFingerprintKey]; ok && have != t.opt.Meta[data.DataFingerprintKey] {
-		return errors.Errorf("checkpoint %s: the run's training or validation files changed since it was saved (%s differs); resume on the run's own data, or start a new run", path, data.DataFingerprintKey)
+		return errors.Errorf("checkpoint %s: the run's training or validation data changed since it was saved (%s differs: its files were edited, or a synthetic task's settings in run.json); resume on the run's own data, or start a new run", path, data.DataFingerprintKey)
 	}
 	if err := ck.Restore(t.params); err != nil {
 		return err

@@ -61,7 +61,8 @@ type Options struct {
 	// is kept by (the validation loss, or BLEU with BLEUSample.KeepBest;
 	// evaluations without BLEU do not count then). The final checkpoint is
 	// written as at the last step, and Stopped says why. 0 never stops
-	// early.
+	// early; a Patience the run's evaluations leave no room to stop early
+	// (fewer than Patience+2 of them) is an error.
 	Patience int
 	// CheckEvery is how often, in updates, the ranks of a data-parallel run
 	// compare a checksum of their parameters, beside every evaluation; 0
@@ -187,6 +188,9 @@ func (o Options) Validate() error {
 	if !slices.Contains(Optimizers(), o.Optimizer) {
 		add("%q: want one of %s", Given{"Optimizer", o.Optimizer}, strings.Join(Optimizers(), ", "))
 	}
+	if o.Patience > 0 && o.Steps > 0 && o.EvalEvery > 0 {
+		o.validatePatience(add)
+	}
 	if o.Steps > 0 && rates == 0 { // a bad rate is reported once
 		ps = append(ps, o.schedule(1).problems()...)
 	}
@@ -200,6 +204,23 @@ func (o Options) Validate() error {
 		return nil
 	}
 	return ps
+}
+
+// validatePatience refuses a Patience that cannot stop the run early: the
+// run's evaluations (every EvalEvery steps, and at the last) must hold a
+// first, which sets the best, Patience more without improvement, and one
+// after those, at the last step, which the stop would skip.
+func (o Options) validatePatience(add func(string, ...any)) {
+	evals := (o.Steps + o.EvalEvery - 1) / o.EvalEvery
+	if evals >= o.Patience+2 {
+		return
+	}
+	times := fmt.Sprintf("%d times", evals)
+	if evals == 1 {
+		times = "once"
+	}
+	add("%v has no effect: with %v and %v the run evaluates %s, and stopping early needs %d evaluations (the first, %d without improvement, and one left to skip); lower it or %s, or leave it out",
+		Given{"Patience", o.Patience}, Given{"Steps", o.Steps}, Given{"EvalEvery", o.EvalEvery}, times, o.Patience+2, o.Patience, Field("EvalEvery"))
 }
 
 // validateRates checks the given weight decay, schedule, rates and

@@ -49,13 +49,18 @@ func (t *Trainer) stopEarly() (bool, error) {
 	if stop[0] == 0 {
 		return false, nil
 	}
+	t.patience.stopped = t.earlyStop()
+	return true, nil
+}
+
+// earlyStop says why the run stops early at its current step.
+func (t *Trainer) earlyStop() string {
 	measure := "validation loss"
 	if b := t.data.BLEU; b != nil && b.KeepBest {
 		measure = "validation BLEU"
 	}
-	t.patience.stopped = fmt.Sprintf("early stop at step %d: the %s has not improved in %d evaluations (Patience %d)",
+	return fmt.Sprintf("early stop at step %d: the %s has not improved in %d evaluations (Patience %d)",
 		t.adam.Step, measure, t.patience.stale, t.patience.limit)
-	return true, nil
 }
 
 // Stopped says why Run stopped before Options.Steps, as early stopping

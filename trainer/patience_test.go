@@ -42,6 +42,7 @@ func TestPatienceStopsWhereTheMetricsSay(t *testing.T) {
 		t.Fatal(err)
 	}
 	wholeDir := opt.OutDir
+	resumeStopped(t, opt, stop)
 	opt.OutDir = t.TempDir()
 	interruptedRunWith(t, opt, stop-1) // one evaluation without improvement behind it
 	second, tr2 := resumedRunWith(t, opt)
@@ -58,6 +59,36 @@ func TestPatienceStopsWhereTheMetricsSay(t *testing.T) {
 		if errA != nil || errB != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s differs between the run never stopped and the resumed one (%v, %v)", f, errA, errB)
 		}
+	}
+}
+
+// started records whether a run reported its start, which it does when
+// it has steps to train.
+type started struct {
+	quiet
+	at *int
+}
+
+func (s started) Start(step, _ int) { *s.at = step }
+
+// resumeStopped resumes the run in opt.OutDir, which stopped early at
+// step stop: it trains nothing and does not say it trains (issue 50: the
+// log said "training from_step=100 to_step=200"), says that it had
+// stopped, and writes the final weights again, the same bytes.
+func resumeStopped(t *testing.T, opt Options, stop int) {
+	t.Helper()
+	final := filepath.Join(opt.OutDir, "final.safetensors")
+	want, err := os.ReadFile(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := -1
+	_, tr := resumedRunReporting(t, opt, started{at: &start})
+	if start != -1 || tr.Step() != stop || !strings.Contains(tr.Stopped(), "step "+strconv.Itoa(stop)) || !strings.Contains(tr.Stopped(), "before this resume") {
+		t.Errorf("resuming the stopped run: reported a start at step %d, ended at step %d, %q; want no start, step %d, and why", start, tr.Step(), tr.Stopped(), stop)
+	}
+	if got, err := os.ReadFile(final); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("resuming the stopped run changed final.safetensors (%v)", err)
 	}
 }
 
@@ -94,6 +125,29 @@ func expectedStop(t *testing.T, dir string, patience int) int {
 func pad8(n int) string {
 	s := strconv.Itoa(n)
 	return strings.Repeat("0", 8-len(s)) + s
+}
+
+// TestPatienceNeedsEvaluationsToStop: a Patience that the run's
+// evaluations leave no room to stop early (one evaluation, or fewer than
+// Patience+2) is refused, naming the evaluations; one that can stop is
+// taken.
+func TestPatienceNeedsEvaluationsToStop(t *testing.T) {
+	for _, c := range []struct {
+		steps, every, patience int
+		want                   string // "" for no error
+	}{
+		{10, 10, 1, "Patience 1 has no effect: with Steps 10 and EvalEvery 10 the run evaluates once, and stopping early needs 3 evaluations"},
+		{100, 200, 5, "the run evaluates once"},
+		{10, 4, 2, "the run evaluates 3 times, and stopping early needs 4 evaluations"},
+		{10, 3, 2, ""}, {60, 1, 2, ""},
+	} {
+		opt := options(t.TempDir(), c.steps)
+		opt.EvalEvery, opt.Patience = c.every, c.patience
+		err := opt.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("steps %d, every %d, patience %d: %v, want %q", c.steps, c.every, c.patience, err, c.want)
+		}
+	}
 }
 
 // TestPatienceMustNotBeNegative checks Validate's word on it.

@@ -153,7 +153,7 @@ func (t *Trainer) plotTitle() string {
 	if o.Warmup != nil {
 		warmup = *o.Warmup
 	}
-	return fmt.Sprintf("%s — %s, d_model %d, %d+%d layers, %d heads, vocab %d — %s, %s%s, warm-up %d — %s",
-		filepath.Base(o.OutDir), c.Kind, c.DModel, c.EncoderLayers, c.DecoderLayers, c.Heads, c.Vocab,
+	return fmt.Sprintf("%s — %s, d_model %d, %s, %d heads, vocab %d — %s, %s%s, warm-up %d — %s",
+		filepath.Base(o.OutDir), c.Kind, c.DModel, c.Stacks(), c.Heads, c.Vocab,
 		o.Optimizer, o.Schedule, lr, warmup, t.rt)
 }

@@ -5,7 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/model"
 )
 
 // TestPlotRun draws runs with BLEU, with exact match and with neither, one
@@ -56,5 +60,24 @@ func TestPlotRun(t *testing.T) {
 	}
 	if err := PlotRun(bleu, "x", filepath.Join(dir, "missing", "loss.png")); err == nil {
 		t.Error("a plot into a missing directory: no error")
+	}
+}
+
+// TestPlotTitleNamesTheModelsStacks: a decoder-only model's plot is
+// titled with its decoder's layers alone, not the "2+2" of an encoder it
+// lacks.
+func TestPlotTitleNamesTheModelsStacks(t *testing.T) {
+	cfg, err := model.Preset("tiny", 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Kind = model.KindDecoderOnly
+	m, err := model.FromConfig(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	title := (&Trainer{m: m, opt: Options{OutDir: "lm"}, rt: graph.CPU()}).plotTitle()
+	if !strings.Contains(title, "decoder-only, d_model 128, 2 decoder layers,") || strings.Contains(title, "+") {
+		t.Errorf("title %q", title)
 	}
 }

@@ -200,11 +200,12 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 	if err := t.syncFromRoot(); err != nil {
 		return err
 	}
-	t.rep.Start(t.adam.Step, t.opt.Steps)
-	t.window.start = time.Now() // the sums are those Resume restored, or none
-	if t.patience.spent() {     // resumed from where the run stopped early
+	if t.patience.spent() { // resumed from where the run stopped early: nothing to train
+		t.patience.stopped = t.earlyStop() + ", before this resume; the final weights are written again"
 		return t.finish()
 	}
+	t.rep.Start(t.adam.Step, t.opt.Steps)
+	t.window.start = time.Now() // the sums are those Resume restored, or none
 	for t.adam.Step < t.opt.Steps {
 		// Alone, a cancelled run stops at once; with other ranks, the stop is
 		// carried by the next update's all-reduce, so that all stop together.

@@ -193,8 +193,14 @@ func interruptedRunWith(t *testing.T, opt Options, stop int) {
 // opt.OutDir, with a new process's worth of objects, and trains it to its end.
 func resumedRunWith(t *testing.T, opt Options) (fixture, *Trainer) {
 	t.Helper()
+	return resumedRunReporting(t, opt, Quiet)
+}
+
+// resumedRunReporting is resumedRunWith with the reporter rep.
+func resumedRunReporting(t *testing.T, opt Options, rep Reporter) (fixture, *Trainer) {
+	t.Helper()
 	f := newFixture(t)
-	tr, err := New(f.m, f.params, f.data, opt, Quiet)
+	tr, err := New(f.m, f.params, f.data, opt, rep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,8 +68,8 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/transformer-go/transformer/cmd/internal/runtimeflag"
+	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
-	"github.com/transformer-go/transformer/trainer"
 )
 
 func main() {
@@ -96,9 +96,11 @@ type options struct {
 	runtime         *runtimeflag.Flags
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "bench measures the speed and peak memory of training, a forward pass and decoding, beside PyTorch's with -torch (or, with -scaling or -bf16-speedup, against one core or float32)."
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var o options
 	fs.StringVar(&o.presets, "presets", "tiny,small", "comma-separated presets")
 	fs.StringVar(&o.vocabs, "vocabs", "1000,8000", "comma-separated vocabulary sizes")
@@ -116,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.decodeBatches, "decode-batches", "1,32", "comma-separated batch sizes of greedy decoding (beam search runs at batch 1)")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the Python whose PyTorch -torch measures")
 	o.runtime = runtimeflag.Register(fs) // -precision bf16: PyTorch runs under torch.autocast("cpu", dtype=torch.bfloat16)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "bench [flags]", summaryLine, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -174,17 +176,10 @@ func (o options) rows() ([]row, error) {
 	var rows []row
 	for _, preset := range strings.Split(o.presets, ",") {
 		for _, vocab := range vs {
-			cfg, err := model.Preset(preset, vocab)
-			if err == nil {
-				err = checkLen(cfg, length)
-			}
-			if err == nil {
-				err = trainer.CheckMemory(cfg, batch*length)
-			}
-			if err != nil {
+			r := row{Kind: "train", Preset: preset, Vocab: vocab, Batch: batch, Len: length, Precision: prec, Device: dev}
+			if err := r.checkMemory(); err != nil {
 				return nil, errors.Wrapf(err, "-presets %s -vocabs %d -shape %s", preset, vocab, o.shape)
 			}
-			r := row{Kind: "train", Preset: preset, Vocab: vocab, Batch: batch, Len: length, Precision: prec, Device: dev}
 			f := r
 			f.Kind = "forward"
 			rows = append(rows, r, f)
@@ -197,12 +192,19 @@ func (o options) rows() ([]row, error) {
 		return nil, errors.Wrap(err, "-decode-preset")
 	}
 	decode := row{Preset: o.decodePreset, Vocab: decodeVocab, Precision: prec, Device: dev}
+	var decoding []row
 	for _, b := range greedy {
 		decode.Kind, decode.Batch = "greedy", b
-		rows = append(rows, decode)
+		decoding = append(decoding, decode)
 	}
 	decode.Kind, decode.Batch = "beam4", 1
-	return append(rows, decode), nil
+	decoding = append(decoding, decode)
+	for _, r := range decoding {
+		if err := r.checkMemory(); err != nil { // before any row is measured
+			return nil, errors.Wrapf(err, "-decode-preset %s -decode-batches %s", o.decodePreset, o.decodeBatches)
+		}
+	}
+	return append(rows, decoding...), nil
 }
 
 // parseShape parses -shape, batch x length.

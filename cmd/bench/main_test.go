@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/transformer-go/transformer/graph"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/longtest"
 )
 
 // TestMain lets the test binary stand in for the command when a test
@@ -61,9 +63,26 @@ func TestBenchRefuses(t *testing.T) {
 	}
 }
 
+// TestDecodingRowsCheckDecoding: a decoding row of a model that cannot
+// fit is refused for its decoding, named as such, not for training.
+func TestDecodingRowsCheckDecoding(t *testing.T) {
+	_, err := parseChild(`[{"kind":"greedy","preset":"big","vocab":16000000,"batch":32}]`)
+	if err == nil || !strings.Contains(err.Error(), "model too large: decoding with the big preset and vocabulary 16000000") ||
+		strings.Contains(err.Error(), "training") {
+		t.Errorf("a greedy row of 16 billion parameters: %v", err)
+	}
+	_, err = parseChild(`[{"kind":"train","preset":"big","vocab":16000000,"batch":32,"len":32},{"kind":"forward","preset":"big","vocab":16000000,"batch":32,"len":32}]`)
+	if err == nil || !strings.Contains(err.Error(), "training on batches of 1024 tokens") {
+		t.Errorf("a train row of 16 billion parameters: %v", err)
+	}
+}
+
 // TestBenchBesidePyTorch runs the PyTorch side too: every row gets PyTorch's
 // speed, peak RSS and the ratio; in float32, and with bf16 products, where
-// PyTorch runs under autocast.
+// PyTorch runs under autocast. Each row starts a Python with PyTorch
+// (seconds each), so by default it takes one round of float32 and one
+// batch of greedy decoding; longtest.Full takes two rounds, both
+// precisions and both batches.
 func TestBenchBesidePyTorch(t *testing.T) {
 	_, blas := os.Stat(openblasOpenMP)
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil || blas != nil {
@@ -73,9 +92,14 @@ func TestBenchBesidePyTorch(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	for _, prec := range []string{"float32", "bf16"} {
+	precisions, rounds, batches := []string{"float32"}, "1", "1"
+	if longtest.Full() {
+		precisions, rounds, batches = []string{"float32", "bf16"}, "2", "1,32"
+	}
+	for _, prec := range precisions {
 		var out, errb bytes.Buffer
-		if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-rounds", "2", "-torch", "-precision", prec}, &out, &errb); err != nil {
+		if err := run([]string{"-presets", "tiny", "-vocabs", "50", "-warmup", "0", "-runs", "1", "-rounds", rounds, "-decode-batches", batches,
+			"-torch", "-precision", prec}, &out, &errb); err != nil {
 			t.Fatal(err, errb.String())
 		}
 		checkTorchTable(t, prec, out.String())

@@ -180,14 +180,7 @@ func parseChild(spec string) ([]row, error) {
 		case r.Batch > maxBatch || r.Len < 0:
 			return nil, errors.Errorf("-child: batch %d, length %d: want batch 1 to %d", r.Batch, r.Len, maxBatch)
 		}
-		cfg, err := model.Preset(r.Preset, r.Vocab)
-		if err == nil {
-			err = checkLen(cfg, r.Len)
-		}
-		if err == nil {
-			err = trainer.CheckMemory(cfg, max(r.Batch, 1)*max(r.Len, decodeMaxLen))
-		}
-		if err != nil {
+		if err := r.checkMemory(); err != nil {
 			return nil, errors.Wrap(err, "-child")
 		}
 		if r.Batch < 1 {
@@ -195,6 +188,32 @@ func parseChild(spec string) ([]row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// checkMemory refuses a row whose model and work would not fit in the
+// memory the process may allocate: training (weights, gradients, Adam's
+// moments and a batch's activations) for the train and forward rows, the
+// weights and the decoding of its batch for the others.
+func (r row) checkMemory() error {
+	cfg, err := model.Preset(r.Preset, r.Vocab)
+	if err == nil {
+		err = checkLen(cfg, r.Len)
+	}
+	if err != nil || r.Kind == "train" || r.Kind == "forward" {
+		if err == nil {
+			err = trainer.CheckMemory(cfg, r.Batch*r.Len)
+		}
+		return err
+	}
+	beams := 1
+	if r.Kind == "beam4" {
+		beams = 4
+	}
+	f := cfg.Footprint(4, 0)
+	what := fmt.Sprintf("model too large: decoding with the %s preset and vocabulary %d (%d parameters) at batch %d, beam %d, outputs of up to %d tokens",
+		r.Preset, r.Vocab, f.Params, r.Batch, beams, decodeMaxLen)
+	need := float64(f.Weights) + decode.MemoryNeed(cfg, 4, max(r.Batch, 1), beams, decodeSrcLen, decodeMaxLen)
+	return (*graph.Runtime)(nil).CheckMemory(what, need)
 }
 
 // ours measures the rows in this process.

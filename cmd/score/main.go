@@ -19,9 +19,12 @@
 // than -max-src-len (by default the model's max_len, and at most 1,024 with
 // sinusoidal positions) is an error naming its line, or with -long truncate
 // is cut to that many ids (its final EOS kept) with a warning; a target of
-// more ids than the model's max_len is always an error naming its line. A
-// batch whose attention or log-probabilities would not fit in the memory
-// the machine has available is refused before it is allocated. The
+// more ids than the model's max_len (with sinusoidal positions, than 1,024
+// or -max-src-len) is always an error naming its line. Before any pair is
+// read, the largest batch those bounds and -batch allow is checked: if its
+// attention or log-probabilities would not fit in the memory the process
+// may allocate, score refuses, printing nothing; else it prints every
+// score. The
 // checkpoint is one written by cmd/train (of an
 // encoder-decoder, or of a decoder-only model, which reads the source as
 // its prompt), or with -from torch a PyTorch model's weights in safetensors (see
@@ -43,6 +46,8 @@ import (
 	"github.com/transformer-go/transformer/cmd/internal/srcflags"
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/cliflag"
+	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
 	"github.com/transformer-go/transformer/model/decode"
@@ -96,11 +101,13 @@ func (o *options) check(fs *flag.FlagSet) error {
 	return o.src.Check()
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "score prints, for each pair of lines of token ids, the teacher-forced log-probability of the target given the source, with a checkpoint of cmd/train or PyTorch weights."
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("score", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := newFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "score -checkpoint FILE -src SRC -tgt TGT [flags]", summaryLine, stdout); err != nil {
 		return err
 	}
 	if err := o.check(fs); err != nil {
@@ -126,7 +133,31 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Every batch is checked against the memory the process may allocate
+	// before the first: what is left after it would count the first's
+	// memory, which the next reuses, as taken.
+	if l, ok := sysmem.Lowest(); ok {
+		rt.LimitMemory(l)
+	}
 	return o.stream(rt, m, params, src, tgt, stdout, stderr)
+}
+
+// checkLargest refuses, before any pair is read, the largest batch the
+// flags and the bound b let the model of c with elements of elemBytes
+// bytes score, if it would not fit in the memory rt may allocate: score
+// prints every score or none.
+func (o *options) checkLargest(rt *graph.Runtime, m model.Model, elemBytes int, b srcflags.Bound) error {
+	c := m.Config()
+	tgtLen := b.MaxTgt
+	if !m.Layout().Sources { // a decoder-only model reads the source before the target
+		tgtLen = min(c.MaxLen, b.Max+b.MaxTgt)
+	}
+	what := fmt.Sprintf("scoring batches of %d pairs (-batch), sources of up to %d tokens (-max-src-len) and targets of up to %d",
+		o.batch, b.Max, b.MaxTgt)
+	if err := rt.CheckMemory(what, c.ForwardBytes(elemBytes, o.batch, b.Max, tgtLen)); err != nil {
+		return errors.Errorf("%v; lower -batch, or -max-src-len", err)
+	}
+	return nil
 }
 
 // stream scores the pairs a batch at a time, writing each batch's scores,
@@ -135,6 +166,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 func (o *options) stream(rt *graph.Runtime, m model.Model, params *graph.Params, src, tgt *data.LineReader, stdout, warn io.Writer) error {
 	c := m.Config()
 	b, err := o.src.Bound(c, "score", warn)
+	if err == nil {
+		err = o.checkLargest(rt, m, int(params.Dtype().Size()), b)
+	}
 	if err != nil {
 		return err
 	}

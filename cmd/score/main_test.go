@@ -18,6 +18,7 @@ import (
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/safetensors"
+	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
 )
@@ -138,13 +139,56 @@ func TestHostileInputs(t *testing.T) {
 		{[]string{"-checkpoint", longCk, "-src", write("long400k.txt", strings.Repeat("5 ", 400000)+"\n"), "-tgt", write("tgt1.txt", "1 5 2\n")},
 			"long400k.txt:1: 400000 tokens, more than -max-src-len 1024; give -long truncate to cut such lines, or raise -max-src-len (the model takes up to 1048576)"},
 		{[]string{"-checkpoint", longCk, "-src", filepath.Join(dir, "long400k.txt"), "-tgt", filepath.Join(dir, "tgt1.txt"), "-max-src-len", "1048576"},
-			"scoring pairs 1 to 1 (sources of up to 400000 tokens, targets of up to 2): at least"},
+			"scoring batches of 32 pairs (-batch), sources of up to 1048576 tokens (-max-src-len) and targets of up to 1048576: at least"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
 		err := run(tc.args, &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestLargestBatchIsCheckedFirst scores two short pairs under a memory
+// limit that they fit but a batch of -batch pairs of the longest sources
+// and targets does not: score refuses before it prints anything, naming
+// the flags to lower; under a limit the largest batch fits, it prints
+// every score.
+func TestLargestBatchIsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	ck, cfg, _ := writeCheckpoint(t, dir)
+	src := writeFile(t, dir, "src.txt", "5 6 2\n7 2\n")
+	tgt := writeFile(t, dir, "tgt.txt", "1 5 2\n1 7 2\n")
+	m, params, err := load(ck, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	largest := cfg.ForwardBytes(4, 32, cfg.MaxLen, cfg.MaxLen)
+	for _, c := range []struct {
+		limit float64
+		want  string // "" for every score
+	}{{largest / 2, "lower -batch, or -max-src-len"}, {largest, ""}} {
+		o := &options{batch: 32, src: srcflags.Flags{Long: "error"}, srcPath: src, tgtPath: tgt}
+		srcs, err := data.OpenLines(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tgts, err := data.OpenLines(tgt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := graph.CPU()
+		rt.LimitMemory(sysmem.Limit{Bytes: int64(c.limit), Source: "a test"})
+		var out, errb bytes.Buffer
+		err = o.stream(rt, m, params, srcs, tgts, &out, &errb)
+		srcs.Close()
+		tgts.Close()
+		switch {
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || out.Len() > 0):
+			t.Errorf("limit %.0f bytes: error %v, output %q; want an error saying %q and no output", c.limit, err, out.String(), c.want)
+		case c.want == "" && (err != nil || len(strings.Fields(out.String())) != 2):
+			t.Errorf("limit %.0f bytes: error %v, output %q; want 2 scores", c.limit, err, out.String())
 		}
 	}
 }

@@ -24,7 +24,8 @@ type corpus struct {
 	vocab int
 	// batches is the number of batches in an epoch.
 	batches int
-	// meta goes into every checkpoint: the tokenizer's fingerprints.
+	// meta goes into every checkpoint: the data's fingerprint, and the
+	// tokenizer's of files.
 	meta map[string]string
 	// tok is the tokenizer of files (nil for a synthetic task).
 	tok data.Tokenizer
@@ -56,7 +57,27 @@ func syntheticCorpus(s settings) (corpus, error) {
 		train[i] = task.Sample(rng)
 	}
 	held := task.HeldOut(s.HeldOut)
-	return batch(s, train, held, held, task.VocabSize())
+	c, err := batch(s, train, held, held, task.VocabSize())
+	// The task's settings make its data: a run.json edited since (another
+	// task, seed, size or length) would resume on other data.
+	c.meta = map[string]string{data.DataFingerprintKey: data.ExamplesFingerprint(train, held), data.LongestSourceKey: longestSource(train)}
+	return c, err
+}
+
+// longestSource is the most tokens of a source of train, its EOS
+// included, or for a language model of text (whose examples have no
+// sources) of a sentence, in decimal: translate warns of a longer one.
+func longestSource(train []data.Example) string {
+	n := 0
+	for _, e := range train {
+		n = max(n, len(e.Src))
+	}
+	if n == 0 {
+		for _, e := range train {
+			n = max(n, len(e.Tgt))
+		}
+	}
+	return strconv.Itoa(n + 1)
 }
 
 // bucketStep is the step of the length buckets: finer for the short
@@ -153,7 +174,7 @@ func fileCorpus(ctx context.Context, s settings, log *slog.Logger, resume string
 		return corpus{}, err
 	}
 	c.data.BLEU = bleuSample(s, tok, valid)
-	c.meta = map[string]string{data.DataFingerprintKey: data.PairsFingerprint(train, valid)}
+	c.meta = map[string]string{data.DataFingerprintKey: data.PairsFingerprint(train, valid), data.LongestSourceKey: longestSource(trainEx)}
 	maps.Copy(c.meta, tok.Fingerprints())
 	c.tok = tok
 	return c, nil

@@ -52,6 +52,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/internal/strictjson"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/trainer"
@@ -76,14 +77,51 @@ func main() {
 		fmt.Fprintln(os.Stderr, "train:", err)
 		os.Exit(1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	ctx, stop := signalContext(os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	err = run(ctx, world, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, trainer.ErrInterrupted) { // -h printed the usage: exit 0
 		fmt.Fprintf(os.Stderr, "train%s: %v\n", rankTag(world), err)
 		os.Exit(1) // under mpirun, without Leave: mpirun then stops every rank
 	}
 	world.Leave()
+	os.Exit(exitStatus(err, context.Cause(ctx)))
+}
+
+// signalContext is a context cancelled, with a signalCause, by the first
+// of the signals, and the function that stops listening for them.
+func signalContext(sigs ...os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		if sig, ok := <-ch; ok {
+			cancel(signalCause{sig})
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(ch)
+	}
+}
+
+// signalCause is the cause of a context that a signal cancelled.
+type signalCause struct{ sig os.Signal }
+
+func (c signalCause) Error() string { return "received " + c.sig.String() }
+
+// exitStatus is the command's exit status after run returned err, its
+// context cancelled for cause: 130, the shell's for SIGINT, after Ctrl-C
+// stopped the run (which saved a checkpoint and said how to resume), so
+// that a script tells an interrupted run from a finished one; 0 after
+// SIGTERM or SIGUSR1, with which a scheduler (or mpirun) asks a run to
+// checkpoint and stop, and after a run that ended.
+func exitStatus(err, cause error) int {
+	var sc signalCause
+	if errors.Is(err, trainer.ErrInterrupted) && errors.As(cause, &sc) && sc.sig == os.Interrupt {
+		return 130
+	}
+	return 0
 }
 
 // rankTag names the rank in messages of a data-parallel run.
@@ -94,12 +132,14 @@ func rankTag(w *dist.World) string {
 	return fmt.Sprintf(" (rank %d of %d)", w.Rank(), w.Size())
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "train trains a Transformer (by default the tiny preset on the built-in copy task; -task files on a corpus) into a run directory, resumable with -resume."
+
 // run is the command: alone, or as one rank of world.
 func run(ctx context.Context, world *dist.World, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := newFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "train [flags]", summaryLine, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -159,6 +199,9 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		}
 		s := f.s
 		s.Precision = string(f.runtime.Precision)
+		if !isGiven(fs, "average") { // the default gives way to a smaller -keep
+			s.Average = min(s.Average, max(s.Keep, 0))
+		}
 		if err := s.complete(); err != nil {
 			return s, err
 		}
@@ -188,6 +231,13 @@ func (f *flags) settings(fs *flag.FlagSet) (settings, error) {
 		s.Steps, s.Epochs = f.s.Steps, 0
 	}
 	return s, s.checkOptions()
+}
+
+// isGiven reports whether the flag name was given.
+func isGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == name })
+	return given
 }
 
 // unused refuses a flag a fresh run would silently ignore: a synthetic
@@ -340,8 +390,12 @@ func modelConfig(s settings, vocab int) (model.Config, error) {
 		if known && cfg.Vocab != vocab {
 			return cfg, errors.Errorf("-config %s: field vocab %d, but the task's vocabulary has %d tokens: leave the field out (a run's vocabulary is its data's)", s.ConfigFile, cfg.Vocab, vocab)
 		}
+		if idle := cfg.IdleLayers(); idle != "" && configSets(s.ConfigFile, idle) && cfg.EncoderLayers*cfg.DecoderLayers != 0 {
+			return cfg, errors.Errorf("-config %s: field %s has no effect on a %s model, which has no such stack: leave it out", s.ConfigFile, idle, cfg.Kind)
+		}
 		cfg.Vocab = vocab
 	}
+	cfg = cfg.Trimmed() // config.json describes the model, without the preset's other stack
 	if s.Dropout >= 0 {
 		cfg.Dropout = s.Dropout
 	}
@@ -367,6 +421,8 @@ func sameConfig(cfg model.Config, dir string) error {
 		return errors.Wrapf(err, "%s", path)
 	}
 	json.Unmarshal(js, &now)
+	delete(was, cfg.IdleLayers()) // an older run's config.json has the preset's
+	delete(now, cfg.IdleLayers())
 	var changed []string
 	for k := range now {
 		if fmt.Sprint(was[k]) != fmt.Sprint(now[k]) {
@@ -432,7 +488,6 @@ func train(ctx context.Context, world *dist.World, s settings, f *flags, prof *p
 	if err != nil {
 		if errors.Is(err, trainer.ErrInterrupted) {
 			log.Info("interrupted: checkpoint saved", "step", t.Step(), "resume", resumeCommand(world, s.Out))
-			return nil
 		}
 		return err
 	}
@@ -512,6 +567,10 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 			return nil, errors.Errorf("-epochs %v: %d batches an epoch make %.0f steps, more than %d", s.Epochs, c.batches, steps, maxSetting)
 		}
 		s.Steps = max(1, int(steps))
+		s.recordDefaults()
+	}
+	if s.Warmup != nil && *s.Warmup > s.Steps {
+		log.Warn("the warm-up is longer than the run: the learning rate never reaches its peak; lower -warmup", "warmup", *s.Warmup, "steps", s.Steps)
 	}
 	cfg, err := modelConfig(s, c.vocab)
 	if err == nil && f.resume != "" {
@@ -547,6 +606,7 @@ func setup(ctx context.Context, world *dist.World, s settings, f *flags, dir *ru
 		}
 		return t, s.save(dir)
 	}
+	s.Dropout, s.LabelSmoothing = cfg.Dropout, cfg.LabelSmoothing // what the run uses, the preset's or -config's included
 	if err := dir.Clear(); err != nil {
 		return nil, err
 	}

@@ -201,7 +201,7 @@ func TestResumeChecksTheRun(t *testing.T) {
 		{`"task": "copy"`, `"task": "files"`, "field task: -task files: want train_src, train_tgt, valid_src and valid_tgt"},
 		{`"task": "copy"`, `"task": "copi"`, `field task: -task: unknown task "copi"`},
 		{`"preset": "tiny"`, `"preset": "tiny "`, `field preset: -preset: unknown preset "tiny "`},
-		{`"bleu_every": 1`, `"bleu_every": -1`, "field bleu_every: -bleu-every and -bleu-sample must not be negative"},
+		{`"held_out": 8`, `"held_out": -8`, "field held_out: -held-out -8: want a number from 1"},
 		{`"keep_best": "loss"`, `"keep_best": "loss", "seed": 2`, `field "seed" appears twice`},
 		{"}\n", "}\n{}\n", "more after the JSON object"},
 	} {

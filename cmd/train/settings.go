@@ -26,14 +26,17 @@ import (
 	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
-// settings are a run's flags. They are saved as OUT/run.json, which -resume reads.
+// settings are a run's flags. They are saved as OUT/run.json, which -resume
+// reads, holding what the run used: a synthetic task's settings or those of
+// files (the others are left out), and the model's dropout and label
+// smoothing.
 type settings struct {
 	Task      string `json:"task"`
-	Symbols   int    `json:"symbols"`
-	MinLen    int    `json:"min_len"`
-	MaxLen    int    `json:"max_len"`
-	TrainSize int    `json:"train_size"`
-	HeldOut   int    `json:"held_out"`
+	Symbols   int    `json:"symbols,omitempty"`
+	MinLen    int    `json:"min_len,omitempty"`
+	MaxLen    int    `json:"max_len,omitempty"`
+	TrainSize int    `json:"train_size,omitempty"`
+	HeldOut   int    `json:"held_out,omitempty"`
 
 	Data       string `json:"data,omitempty"`
 	SrcLang    string `json:"src_lang,omitempty"`
@@ -42,7 +45,7 @@ type settings struct {
 	TrainTgt   string `json:"train_tgt,omitempty"`
 	ValidSrc   string `json:"valid_src,omitempty"`
 	ValidTgt   string `json:"valid_tgt,omitempty"`
-	MaxSentLen int    `json:"max_sentence_len"`
+	MaxSentLen int    `json:"max_sentence_len,omitempty"`
 	// BPEMerges is 0 (left out) where the run learns no BPE: with -bpe or
 	// -spm, and on a synthetic task.
 	BPEMerges  int    `json:"bpe_merges,omitempty"`
@@ -141,7 +144,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	cliflag.FloatPtr(fs, &s.WeightDecay, "weight-decay", "with -optimizer adamw: weight decay `λ` of weight matrices and embeddings (default 0.01; 0: none)")
 	fs.StringVar(&s.Schedule, "schedule", trainer.SchedulePaper, "learning-rate schedule: paper (warm-up, then inverse square root), constant, linear or cosine (warm-up, then decay to zero at the end)")
 	cliflag.FloatPtr(fs, &s.LR, "lr", "peak learning `rate`, at the end of warm-up (default: from -lr-factor with -schedule paper, 0.001 with the others)")
-	cliflag.IntPtr(fs, &s.Warmup, "warmup", "learning-rate warm-up `updates` (default 4000; 100 for synthetic tasks; 0: none, which -schedule paper refuses)")
+	cliflag.IntPtr(fs, &s.Warmup, "warmup", "learning-rate warm-up `updates` (default: a tenth of the run, at most 4000, as trainer.Options; 100 for synthetic tasks; 0: none, which -schedule paper refuses)")
 	cliflag.Float(fs, &s.Cooldown, "cooldown", "with -schedule paper or constant: decay the learning rate linearly towards zero over this `fraction` of the run's last updates (default: 0; 1/3 for synthetic tasks with -schedule paper)")
 	cliflag.FloatPtr(fs, &s.LRFactor, "lr-factor", "-schedule paper: the rate's `factor`, unless -lr gives the peak (default 1; 0.5 for synthetic tasks)")
 	cliflag.Float(fs, &s.Clip, "clip", "clip gradients to this global `norm` (0: off; default off for files, 1 for synthetic tasks)")
@@ -151,7 +154,7 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.SaveEvery, "save-every", 0, "checkpoint every N updates (default: as -eval-every)")
 	fs.IntVar(&s.CheckEvery, "check-every", 100, "under mpirun (refused in one process): compare the ranks' parameter checksums every N updates, and at every evaluation (0: at evaluations only)")
 	fs.IntVar(&s.Keep, "keep", 5, "step checkpoints to keep")
-	fs.IntVar(&s.Average, "average", 0, "at the end, average the last N checkpoints into averaged.safetensors (the paper: 5)")
+	fs.IntVar(&s.Average, "average", defaultAverage, "at the end, average the last N checkpoints into averaged.safetensors (default: the paper's 5, or -keep if fewer; 0: none)")
 	fs.StringVar(&s.Out, "out", "", "output directory (default runs/TIME)")
 	f.runtime = runtimeflag.Register(fs)
 	fs.BoolVar(&f.overwrite, "overwrite", false, "start over in an -out directory that holds a run, removing the run's files")
@@ -164,6 +167,10 @@ func newFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&s.Patience, "patience", 0, "stop early after N evaluations in a row without a better validation loss (or BLEU, with -keep-best bleu); the final and averaged weights are written as at the end (0: never)")
 	return f
 }
+
+// defaultAverage is -average's default: the paper averages the last 5
+// checkpoints.
+const defaultAverage = 5
 
 func presetList() string {
 	names := model.PresetNames()
@@ -207,7 +214,7 @@ func (s *settings) complete() error {
 			return errors.Errorf("-task %s is built in; use -task files with -data or -train-src", s.Task)
 		}
 		setDefault(&s.MaxTokens, 2048)
-		s.completeRates(100, 0.5)
+		s.completeRates(new(100), 0.5)
 		s.BPEMerges = 0 // no BPE: run.json does not record the flag's default
 		if s.Cooldown < 0 && s.paper() {
 			s.Cooldown = 1.0 / 3
@@ -226,7 +233,7 @@ func (s *settings) complete() error {
 			return err
 		}
 		setDefault(&s.MaxTokens, 4096)
-		s.completeRates(4000, 1)
+		s.completeRates(nil, 1) // the trainer's warm-up: a tenth of the run, at most 4,000
 		if s.BPEFile != "" || s.SPMFile != "" {
 			s.BPEMerges = 0 // the file's merges or pieces: run.json does not record the flag's default
 		}
@@ -238,6 +245,7 @@ func (s *settings) complete() error {
 	if err := s.checkBLEU(); err != nil {
 		return err
 	}
+	s.clearIdle()
 	switch {
 	case s.Steps < 0 || s.Epochs < 0:
 		return errors.New("-steps and -epochs must not be negative")
@@ -262,26 +270,47 @@ func (s *settings) complete() error {
 	return nil
 }
 
+// clearIdle clears the settings of the other kind of task, whose flags
+// defaults the run does not use, so that run.json records none of them:
+// a synthetic task's on files, and those of files on a synthetic task
+// (with the languages of -data where there is none).
+func (s *settings) clearIdle() {
+	if s.synthetic() {
+		s.SrcLang, s.TgtLang, s.MaxSentLen, s.BLEUEvery, s.BLEUSample = "", "", 0, 0, 0
+		return
+	}
+	s.Symbols, s.MinLen, s.MaxLen, s.TrainSize, s.HeldOut = 0, 0, 0, 0, 0
+	if s.Data == "" {
+		s.SrcLang, s.TgtLang = "", ""
+	}
+}
+
 // paper reports whether the run uses the paper's schedule.
 func (s settings) paper() bool { return s.Schedule == "" || s.Schedule == trainer.SchedulePaper }
 
-// completeRates sets the task's defaults of the warm-up and the paper's
-// schedule's factor, where not given.
-func (s *settings) completeRates(warmup int, factor float64) {
+// completeRates sets the task's defaults of the warm-up (nil: the
+// trainer's, trainer.Options.Warmup) and the paper's schedule's factor,
+// where not given.
+func (s *settings) completeRates(warmup *int, factor float64) {
 	if s.Warmup == nil {
-		s.Warmup = &warmup
+		s.Warmup = warmup
 	}
 	if s.paper() && s.LR == nil && s.LRFactor == nil {
 		s.LRFactor = &factor
 	}
 }
 
-// recordDefaults sets the rates and the weight decay left out to the
-// trainer's defaults (trainer.Options.WithDefaults), so that run.json
-// holds the values a resume needs whatever later defaults become.
+// recordDefaults sets the rates, the weight decay and the warm-up left
+// out to the trainer's defaults (trainer.Options.WithDefaults), so that
+// run.json holds the values a resume needs whatever later defaults
+// become. The warm-up's default, a tenth of the run, waits for the steps,
+// which -epochs makes once the data are read (setup calls it again).
 func (s *settings) recordDefaults() {
 	o := s.options().WithDefaults()
-	s.WeightDecay, s.LR, s.LRFactor, s.Warmup = o.WeightDecay, o.LR, o.LRFactor, o.Warmup
+	s.WeightDecay, s.LR, s.LRFactor = o.WeightDecay, o.LR, o.LRFactor
+	if s.Steps > 0 {
+		s.Warmup = o.Warmup
+	}
 }
 
 // inputs are the run's input paths with their run.json fields.
@@ -332,14 +361,19 @@ func (s *settings) checkInputs() error {
 // for the trainer's options (checkOptions). It runs on the flags of a new
 // run and on the run.json of a resumed one, before anything is written.
 func (s settings) check() error {
-	ints := []struct {
+	type bound struct {
 		flag           string
 		v, least, most int
-	}{
-		{"symbols", s.Symbols, 1, 1 << 20}, {"min-len", s.MinLen, 1, s.MaxLen}, {"max-len", s.MaxLen, 1, 1 << 12},
-		{"train-size", s.TrainSize, 1, maxExamples / max(1, s.MaxLen)}, {"held-out", s.HeldOut, 1, maxExamples / max(1, s.MaxLen)},
-		{"max-sentence-len", s.MaxSentLen, 1, 1 << 16}, {"bpe-merges", s.BPEMerges, 0, 1 << 24},
+	}
+	ints := []bound{
+		{"bpe-merges", s.BPEMerges, 0, 1 << 24},
 		{"steps", s.Steps, 0, maxSetting}, {"max-tokens", s.MaxTokens, 0, 1 << 24}, {"average", s.Average, 0, max(s.Keep, 0)},
+	}
+	if s.synthetic() {
+		ints = append(ints, bound{"symbols", s.Symbols, 1, 1 << 20}, bound{"min-len", s.MinLen, 1, s.MaxLen}, bound{"max-len", s.MaxLen, 1, 1 << 12},
+			bound{"train-size", s.TrainSize, 1, maxExamples / max(1, s.MaxLen)}, bound{"held-out", s.HeldOut, 1, maxExamples / max(1, s.MaxLen)})
+	} else {
+		ints = append(ints, bound{"max-sentence-len", s.MaxSentLen, 1, 1 << 16})
 	}
 	for _, c := range ints {
 		if c.v < c.least || c.v > c.most {
@@ -504,7 +538,10 @@ func loadSettings(dir string) (settings, error) {
 	if s.LRFactor != nil && *s.LRFactor == 0 {
 		s.LRFactor = nil // a run.json's 0 is a factor the run did not use; a given 0 is refused
 	}
-	err = s.check()
+	err = s.checkFileFields() // before check, which would name a missing setting of files
+	if err == nil {
+		err = s.check()
+	}
 	if err == nil {
 		err = s.checkSaved()
 	}
@@ -537,23 +574,30 @@ func fieldError(err error) error {
 }
 
 // checkSaved checks what check leaves to complete, which fills in the
-// defaults of a new run's flags: the task and its files, the preset and
-// the BLEU settings of a run.json.
+// defaults of a new run's flags: the synthetic task, the preset and the
+// BLEU settings of a run.json (checkFileFields checks its files).
 func (s settings) checkSaved() error {
 	if s.synthetic() {
 		_, err := data.NewTask(s.Task, data.TaskConfig{Symbols: s.Symbols, MinLen: s.MinLen, MaxLen: s.MaxLen})
 		if err != nil {
 			return errors.Wrap(err, "-task")
 		}
-	} else if s.TrainTgt == "" || s.ValidTgt == "" || (s.TrainSrc == "") != (s.ValidSrc == "") ||
-		s.TrainSrc == "" && s.layout().Sources {
-		return errors.Errorf("-task files: want train_src, train_tgt, valid_src and valid_tgt (a decoder-only model: train_tgt and valid_tgt alone will do), have %q, %q, %q and %q",
-			s.TrainSrc, s.TrainTgt, s.ValidSrc, s.ValidTgt)
 	}
 	if _, err := model.Preset(s.Preset, model.MinVocab); err != nil {
 		return errors.Wrap(err, "-preset")
 	}
 	return s.checkBLEU()
+}
+
+// checkFileFields checks that a run.json of a run on files names its
+// files.
+func (s settings) checkFileFields() error {
+	if s.synthetic() || s.TrainTgt != "" && s.ValidTgt != "" && (s.TrainSrc == "") == (s.ValidSrc == "") &&
+		(s.TrainSrc != "" || !s.layout().Sources) {
+		return nil
+	}
+	return errors.Errorf("-task files: want train_src, train_tgt, valid_src and valid_tgt (a decoder-only model: train_tgt and valid_tgt alone will do), have %q, %q, %q and %q",
+		s.TrainSrc, s.TrainTgt, s.ValidSrc, s.ValidTgt)
 }
 
 // configSets reports whether the -config file at path names field; an

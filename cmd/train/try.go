@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/transformer-go/transformer/data"
@@ -9,8 +10,9 @@ import (
 
 // tryCommand is the command that tries the finished run of s from the
 // working directory: cmd/translate on a few symbols of a synthetic task
-// (as token ids), on the first validation sentences of files, or
-// continuing them with a language model of text.
+// (as token ids), on the first validation sentences of files, or with a
+// language model of text continuing their first words (whole sentences
+// would be continued with little more than a full stop).
 func tryCommand(s settings) string {
 	cmd := translateCommand(self(os.Args[0])) + " -model " + s.Out
 	if !s.layout().Aligned {
@@ -23,12 +25,15 @@ func tryCommand(s settings) string {
 		}
 		return "echo " + data.FormatIDs(ids) + " | " + cmd
 	}
-	input := s.ValidSrc
 	if s.text() {
-		input, cmd = s.ValidTgt, cmd+" -prompt"
+		return firstLines(s.ValidTgt) + " | cut -d ' ' -f 1-" + strconv.Itoa(promptWords) + " | " + cmd + " -prompt"
 	}
-	return firstLines(input) + " | " + cmd
+	return firstLines(s.ValidSrc) + " | " + cmd
 }
+
+// promptWords is how many first words of a sentence tryCommand prompts a
+// language model with.
+const promptWords = 2
 
 // translateCommand is how to run cmd/translate beside this command, run
 // as self: by its package path, or beside this binary.

@@ -27,6 +27,9 @@ type translator struct {
 	others []decode.Member
 	tok    codec
 	rt     *graph.Runtime
+	// longest is the most tokens of a source the models trained on (the
+	// least of an ensemble's; 0: not recorded): a longer one is warned of.
+	longest int
 }
 
 // load reads the checkpoint (best, final, averaged or a file) and the
@@ -45,11 +48,14 @@ func load(dirs []string, checkpoint string, rt *graph.Runtime) (*translator, err
 			return nil, errors.Errorf("%s holds a model of kind %s, which neither generates nor tags (an ensemble's models generate)", r.Path, r.Model.Config().Kind)
 		}
 		if i == 0 {
-			t = &translator{m: r.Model, params: r.Params, tok: idCodec{vocab: r.Model.Config().Vocab}, rt: rt}
+			t = &translator{m: r.Model, params: r.Params, tok: idCodec{vocab: r.Model.Config().Vocab}, rt: rt, longest: r.LongestSource}
 			if r.Tokenizer != nil {
 				t.tok = textCodec{r.Tokenizer}
 			}
 			continue
+		}
+		if r.LongestSource > 0 && (t.longest == 0 || r.LongestSource < t.longest) {
+			t.longest = r.LongestSource
 		}
 		if err := sameTokens(t, r, dirs[0], dir); err != nil {
 			return nil, err
@@ -158,6 +164,10 @@ func (t *translator) encode(l lines, i int, kind text, b srcflags.Bound) ([]int,
 	keep, err := b.Source(l.where(i), len(ids)+1) // EOSID; a prompt's BOSID
 	if err != nil {
 		return nil, err
+	}
+	if t.longest > 0 && keep > t.longest && b.Warn != nil {
+		fmt.Fprintf(b.Warn, "%s: %s: a source of %d tokens, longer than any the model was trained on (%d): its output may be poor\n",
+			b.Prog, l.where(i), keep, t.longest)
 	}
 	ids = ids[:keep-1]
 	if kind == promptText {

@@ -27,7 +27,9 @@
 // of more tokens, with its EOS (a prompt with the BOS before it), than
 // -max-src-len (by default the model's max_len, and at most 1,024 with
 // sinusoidal positions) is an error naming its line, or with -long truncate
-// is cut off with a warning. A batch whose caches (beam × sentences ×
+// is cut off with a warning; one longer than any the run trained on (its
+// checkpoint records the longest) is translated with a warning naming its
+// line. A batch whose caches (beam × sentences ×
 // positions) would not fit in the memory the machine has available is
 // refused before it is allocated.
 //
@@ -52,7 +54,8 @@
 // With -prompt the lines are prompts for a decoder-only model, such as a
 // language model cmd/train trains on text: each is continued (by the
 // chosen method, up to -max-len tokens or its length plus 50, within the
-// model's max_len) and printed with its continuation, one line each.
+// model's max_len) and printed, one line each, as the prompt, a tab where
+// the continuation starts, and the continuation.
 //
 // The input is read a batch (-batch lines) at a time, and each batch's
 // output is written, in input order, as soon as it is done: translate
@@ -132,15 +135,17 @@ func newFlags(fs *flag.FlagSet) *options {
 	fs.IntVar(&o.attentionLine, "attention-line", 1, "with -attention: the input line of the sentence")
 	cliflag.Int(fs, &o.layer, "layer", "with -attention: decoder `layer` from 0 (default, or -1: the last)")
 	cliflag.Int(fs, &o.head, "head", "with -attention: `head` from 0 (default, or -1: the average of the heads)")
-	fs.BoolVar(&o.prompt, "prompt", false, "the lines are prompts for a decoder-only model: print each with its continuation")
+	fs.BoolVar(&o.prompt, "prompt", false, "the lines are prompts for a decoder-only model: print each, a tab, and its continuation")
 	return o
 }
 
+// summaryLine says what the command does, atop -h.
+const summaryLine = "translate translates sentences, one a line, with the model of a cmd/train run directory (or an ensemble), or continues prompts with a language model, or tags them with an encoder-only model."
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := newFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "translate -model DIR[,DIR...] [flags] < sentences", summaryLine, stdout); err != nil {
 		return err
 	}
 	o.warn = stderr
@@ -397,14 +402,15 @@ func (o *options) process(t *translator, d *decode.Decoder, in lines, targets *d
 // pair is a sentence's source ids (with EOS) and target ids (without BOS or EOS).
 type pair struct{ src, tgt []int }
 
-// writeHypotheses writes the translations of one sentence: the best alone,
-// or with -nbest each with its line number and score.
-func (t *translator) writeHypotheses(w io.Writer, line int, hyps []decode.Hypothesis, nbest bool) {
+// writeHypotheses writes the translations of one sentence, each after
+// prefix (a prompt and a tab, or ""): the best alone, or with -nbest each
+// with its line number and score.
+func (t *translator) writeHypotheses(w io.Writer, line int, prefix string, hyps []decode.Hypothesis, nbest bool) {
 	if !nbest {
-		fmt.Fprintln(w, t.tok.decode(hyps[0].Tokens))
+		fmt.Fprintln(w, prefix+t.tok.decode(hyps[0].Tokens))
 		return
 	}
 	for _, h := range hyps {
-		fmt.Fprintf(w, "%d\t%.4f\t%s\n", line, h.Score, strings.TrimSpace(t.tok.decode(h.Tokens)))
+		fmt.Fprintf(w, "%d\t%.4f\t%s%s\n", line, h.Score, prefix, strings.TrimSpace(t.tok.decode(h.Tokens)))
 	}
 }

@@ -311,14 +311,21 @@ func TestSourceBounds(t *testing.T) {
 }
 
 // TestPrompts continues prompts with a decoder-only model: each output line
-// is its prompt and a continuation, from the bound on its length, and the
-// flags that need another kind are refused.
+// is its prompt, a tab where the continuation starts, and a continuation,
+// from the bound on its length; and the flags that need another kind are
+// refused.
 func TestPrompts(t *testing.T) {
 	lm := writeRunOf(t, model.KindDecoderOnly, "learned")
+	prompts := []string{"ein Hund", "", "zwei Kinder spielen im"}
 	for _, method := range []string{"greedy", "beam", "sample"} {
-		got := translateOK(t, "ein Hund\n\nzwei Kinder spielen im\n", "-model", lm, "-prompt", "-method", method, "-max-len", "4")
-		if len(got) != 3 || !strings.HasPrefix(got[0], "ein Hund") || !strings.HasPrefix(got[2], "zwei Kinder spielen im") {
+		got := translateOK(t, strings.Join(prompts, "\n")+"\n", "-model", lm, "-prompt", "-method", method, "-max-len", "4")
+		if len(got) != 3 {
 			t.Fatalf("%s: %q, want 3 lines continuing the prompts", method, got)
+		}
+		for i, line := range got {
+			if prompt, _, ok := strings.Cut(line, "\t"); !ok || prompt != prompts[i] {
+				t.Errorf("%s: line %q, want the prompt %q, a tab and its continuation", method, line, prompts[i])
+			}
 		}
 	}
 	if got := translateOK(t, "ein Hund .\n", "-model", lm, "-method", "greedy"); len(got) != 1 {

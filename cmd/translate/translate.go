@@ -23,23 +23,14 @@ func (t *translator) translate(d *decode.Decoder, srcs [][]int, in lines, s deco
 	}
 	pairs := make([]pair, len(srcs))
 	for i, h := range hyps {
-		if prompts {
-			h = continued(srcs[i], h)
+		prompt := ""
+		if prompts { // the prompt, then where its continuation starts
+			prompt = t.tok.decode(srcs[i]) + "\t"
 		}
-		t.writeHypotheses(w, in.first+i+1, h, s.NBest > 1)
+		t.writeHypotheses(w, in.first+i+1, prompt, h, s.NBest > 1)
 		pairs[i] = pair{src: srcs[i], tgt: h[0].Tokens}
 	}
 	return pairs, nil
-}
-
-// continued is the hypotheses with the prompt before their tokens.
-func continued(prompt []int, hyps []decode.Hypothesis) []decode.Hypothesis {
-	out := make([]decode.Hypothesis, len(hyps))
-	for i, h := range hyps {
-		h.Tokens = append(slices.Clone(prompt), h.Tokens...)
-		out[i] = h
-	}
-	return out
 }
 
 // score writes the teacher-forced log-probability of each of the next

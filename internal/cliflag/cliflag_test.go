@@ -32,3 +32,37 @@ func TestOptionalFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestParse: -h prints the usage line, the summary and the flags; a bad
+// flag's error holds that flag's help alone, an unknown flag's a hint of
+// -h, never the whole usage.
+func TestParse(t *testing.T) {
+	newSet := func() *flag.FlagSet {
+		fs := flag.NewFlagSet("cmd", flag.ContinueOnError)
+		fs.Int("max-len", 10, "longest `output`")
+		fs.Int("len", 5, "a length")
+		fs.String("name", "x", "a name")
+		return fs
+	}
+	var out bytes.Buffer
+	if err := Parse(newSet(), []string{"-h"}, "cmd [flags]", "cmd does one thing.", &out); err != flag.ErrHelp {
+		t.Fatalf("-h: %v", err)
+	}
+	if want := "Usage: cmd [flags]\n\ncmd does one thing.\n\nFlags:\n  -len int\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("-h printed %q, want it to start %q", out.String(), want)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-max-len", "x"}, "invalid value \"x\" for flag -max-len: parse error\n  -max-len output\n    \tlongest output (default 10)"},
+		{[]string{"-len"}, "flag needs an argument: -len\n  -len int\n    \ta length (default 5)"},
+		{[]string{"-bogus"}, "flag provided but not defined: -bogus (cmd -h lists every flag)"},
+	} {
+		out.Reset()
+		err := Parse(newSet(), c.args, "cmd [flags]", "cmd does one thing.", &out)
+		if err == nil || err.Error() != c.want || out.Len() > 0 {
+			t.Errorf("%v: error %q, output %q; want %q and no output", c.args, err, out.String(), c.want)
+		}
+	}
+}

@@ -57,7 +57,9 @@ cat $T/log >&2`,
 $BIN/train -out $T/a $args 2>/dev/null
 $BIN/train -out $T/b $args 2>$T/log & pid=$!
 for i in $(seq 1200); do [ -e $T/b/checkpoints/step-00000100.safetensors ] && break; sleep 0.01; done
-kill -INT $pid && wait $pid && grep -q 'interrupted: checkpoint saved' $T/log
+kill -INT $pid; status=0; wait $pid || status=$?
+test $status = 130
+grep -q 'interrupted: checkpoint saved' $T/log
 $BIN/train -resume $T/b 2>/dev/null
 cmp $T/a/averaged.safetensors $T/b/averaged.safetensors
 diff <(grep -o '"step":[0-9]*,"\(train_loss\|step_loss\)":[^,]*' $T/a/metrics.jsonl) <(grep -o '"step":[0-9]*,"\(train_loss\|step_loss\)":[^,]*' $T/b/metrics.jsonl)

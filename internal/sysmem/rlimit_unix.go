@@ -8,10 +8,10 @@ import (
 )
 
 // addressSpace is the limit of ulimit -v (RLIMIT_AS) less the address
-// space the process has mapped (VmSize), where a limit is set (none is
-// RLIM_INFINITY, above unlimited): a process
-// under it that passed a check of the machine's memory died with "out of
-// memory".
+// space the process has mapped (VmSize) and the runtime's reserve (see
+// runtimeReserve), where a limit is set (none is RLIM_INFINITY, above
+// unlimited): a process under it that passed a check of the machine's
+// memory died with "out of memory".
 func addressSpace() (Limit, bool) {
 	var r syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &r); err != nil || r.Cur > unlimited {
@@ -21,5 +21,5 @@ func addressSpace() (Limit, bool) {
 	if data, err := os.ReadFile("/proc/self/status"); err == nil {
 		used, _ = findKB(data, "VmSize:")
 	}
-	return Limit{max(int64(r.Cur)-used, 0), "ulimit -v (RLIMIT_AS) less the process's VmSize"}, true
+	return Limit{max(int64(r.Cur)-used-runtimeReserve, 0), "ulimit -v (RLIMIT_AS) less the process's VmSize and 256 MB the runtime reserves"}, true
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -120,5 +121,24 @@ func TestCheckSaysWhatAndHowMuch(t *testing.T) {
 		if err := avail.Check("a batch", tt.need); err == nil || err.Error() != tt.want {
 			t.Errorf("need %g: error %v, want %q", tt.need, err, tt.want)
 		}
+	}
+}
+
+// TestHeapNeedFollowsGOGC: the collector lets the heap grow by GOGC
+// percent of what is live before it collects, so what a heap of live bytes
+// needs follows the setting.
+func TestHeapNeedFollowsGOGC(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	if got := HeapNeed(1000); got != 2000 {
+		t.Errorf("GOGC 100: HeapNeed(1000) = %v, want 2000", got)
+	}
+	debug.SetGCPercent(25)
+	if got := HeapNeed(1000); got != 1250 {
+		t.Errorf("GOGC 25: HeapNeed(1000) = %v, want 1250", got)
+	}
+	debug.SetGCPercent(-1)
+	if got := HeapNeed(1000); got != 2000 {
+		t.Errorf("GOGC off: HeapNeed(1000) = %v, want 2000 (as 100)", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
+	"github.com/transformer-go/transformer/internal/sysmem"
 	"github.com/transformer-go/transformer/model"
 )
 
@@ -273,39 +274,75 @@ func (d *Decoder) plan(srcs [][]int, idx []int, maxLen int) (plan, error) {
 }
 
 // checkMemory refuses, before anything is allocated, to decode the batch
-// planned by pl with beams rows a source when the encoders' passes over the
-// sources or the decoding steps of all the decoder's models would need more
-// memory than the decoder's runtime may allocate.
+// planned by pl with beams rows a source when what every model's decoding
+// holds on the heap (decodeBytes), with the garbage Go's collector lets
+// grow beside it (sysmem.HeapNeed), is more than the decoder's runtime may
+// allocate.
 func (d *Decoder) checkMemory(pl plan, beams int) error {
 	n, srcLen := len(pl.prefixes), 0 // prompts are in the caches
 	if d.sources() {
-		srcLen = pl.longest
+		srcLen = d.roundLen(pl.longest)
 	}
-	need := 0.0
+	live := 0.0
 	for _, mb := range d.members { // every member's caches live together
-		c, eb := mb.m.Config(), int(mb.params.Dtype().Size())
-		need += max(c.ForwardBytes(eb, n, srcLen, 0), decodeBytes(c, eb, n, beams, srcLen, pl.steps))
+		live += decodeBytes(mb.m.Config(), int(mb.params.Dtype().Size()), n, beams, srcLen, pl.steps)
 	}
 	what := fmt.Sprintf("%d rows a source, sources of up to %d tokens and caches of %d positions", beams, pl.longest, pl.steps)
-	if err := d.members[0].rt.CheckMemory(what, need); err != nil {
+	if err := d.members[0].rt.CheckMemory(what, sysmem.HeapNeed(live)); err != nil {
 		return errors.Errorf("%v; decode fewer sources at once, with a narrower beam, or shorter ones", err)
 	}
 	return nil
 }
 
-// decodeBytes is the least memory that incremental decoding with a model of
-// c holds at once for sources sources of srcLen positions (0 for a decoder-
-// only model), beams rows each, with caches of steps positions: every
-// decoder layer's cached keys and values, its own and the sources', a row
-// of log-probabilities a row, and the 2·beams² candidates a step makes for
-// a source (beams.candidates; 3 GB for 8,000 beams). Like
-// model.Config.ForwardBytes, it is a lower bound that no size overflows.
+// MemoryNeed is the memory that decoding sources sources of up to srcLen
+// tokens, beams rows each, with outputs of up to maxLen tokens, needs with
+// a model of c whose elements take elemBytes bytes, beside its weights:
+// what Decode checks before it allocates a batch, with the garbage Go's
+// collector lets grow (sysmem.HeapNeed). A caller checks it before it
+// loads or makes a model (cmd/bench).
+func MemoryNeed(c model.Config, elemBytes, sources, beams, srcLen, maxLen int) float64 {
+	positions := maxLen
+	if !model.KindLayout(c.Kind).Sources { // the prompt is in the caches
+		positions, srcLen = srcLen+maxLen, 0
+	}
+	return sysmem.HeapNeed(decodeBytes(c, elemBytes, sources, beams, roundLen(srcLen, c.MaxLen), roundLen(positions, c.MaxLen)))
+}
+
+// arenaSlack is how much larger than a program's need its runtime's arena
+// grows (graph's arena adds an eighth).
+const arenaSlack = 1.125
+
+// decodeBytes bounds what decoding holds on the heap at once with a model
+// of c whose elements take elemBytes bytes, for sources sources of srcLen
+// padded positions (0 for a decoder-only model, whose prompts are in the
+// caches), beams rows each, with caches of steps positions:
+//
+//   - the step program's inputs: each decoder layer's cached keys and
+//     values, its own and the sources', and the sources' mask;
+//   - its arena: the caches' next values, and a step's attention,
+//     feed-forward and output values, with the arena's slack;
+//   - the encoder's arena, which the step's replaces (both are held while
+//     it grows);
+//   - the host's side: a row's log-probabilities in float64, the beams'
+//     tokens and their finished hypotheses, and the 2·beams² candidates of
+//     a step of a source (3 GB for 8,000 beams).
+//
+// TestDecodeMemoryBoundsItsPeak measures it against decoding's peaks. It is
+// computed in floating point, so that no size overflows it.
 func decodeBytes(c model.Config, elemBytes, sources, beams, srcLen, steps int) float64 {
 	kv := float64(c.DModel) // the keys' and values' width
 	if c.KVHeads > 0 {
 		kv = float64(c.DModel / c.Heads * c.KVHeads)
 	}
-	perRow := float64(c.DecoderLayers)*2*kv*(float64(steps)+float64(srcLen)) + float64(c.Vocab)
-	k := float64(beams)
-	return float64(sources)*k*perRow*float64(elemBytes) + 2*k*k*float64(unsafe.Sizeof(candidate{}))
+	layers, heads, d, dff := float64(c.DecoderLayers), float64(c.Heads), float64(c.DModel), float64(c.DFF)
+	s, ls, vocab := float64(steps), float64(srcLen), float64(c.Vocab)
+	caches := 2 * layers * kv * s
+	inputs := caches + 2*layers*kv*ls + ls
+	step := caches + layers*(4*heads*(s+ls)+16*d+3*dff) + 4*vocab
+	encode := ls * (2*layers*kv + 16*d + 3*dff + 3*heads*ls) // one layer's values at a time
+	host := 8 * (vocab + 3*s)
+	k, eb := float64(beams), float64(elemBytes)
+	rows := float64(sources) * k
+	return rows*(inputs+arenaSlack*step)*eb + float64(sources)*arenaSlack*encode*eb + rows*host +
+		2*k*k*float64(unsafe.Sizeof(candidate{}))
 }

@@ -360,6 +360,7 @@ func checkRow(row []float64, step int) error {
 const shapeStep = 8
 
 // roundLen rounds n up to a multiple of shapeStep, within the config's MaxLen.
-func (d *Decoder) roundLen(n int) int {
-	return min((n+shapeStep-1)/shapeStep*shapeStep, d.cfg.MaxLen)
-}
+func (d *Decoder) roundLen(n int) int { return roundLen(n, d.cfg.MaxLen) }
+
+// roundLen rounds n up to a multiple of shapeStep, within maxLen.
+func roundLen(n, maxLen int) int { return min((n+shapeStep-1)/shapeStep*shapeStep, maxLen) }

@@ -61,12 +61,21 @@ type Dir struct {
 	cleared bool
 }
 
-// Create opens path for a new run, creating it if needed. A directory that
-// holds any of a run's files is refused unless overwrite; Create itself
+// Create opens path for a new run, creating it if needed. A path inside
+// another run's directory (its checkpoints/ too, and one whose run is
+// still starting: locked, without run.json yet) is refused, whatever
+// overwrite says: that run would take the new one's files for its own. A
+// directory that holds any of a run's files is refused unless overwrite; Create itself
 // removes nothing: Clear removes the old run's files once the new run is
 // checked. Files that are not a run's are never removed, and their
 // presence is an error.
 func Create(path string, overwrite bool) (*Dir, error) {
+	if run, err := enclosingRun(path); err != nil || run != "" {
+		if err == nil {
+			err = errors.Errorf("%s is inside the run directory %s: a run's directory may not lie inside another run's; choose another -out", path, run)
+		}
+		return nil, err
+	}
 	made := missing(path)
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		removeMade(path, made)
@@ -280,8 +289,8 @@ func (d *Dir) Close() error {
 }
 
 // Outside refuses an output path (of flag) that would write into a run: a
-// path inside any run directory (one that holds run.json, at any depth
-// above the path, symbolic links resolved) or inside one of dirs (a run
+// path inside any run directory (one that holds run.json or a run's lock,
+// at any depth above the path, symbolic links resolved) or inside one of dirs (a run
 // that may not have its run.json yet), or a file that is one of dirs'
 // run files under another name (a hard or symbolic link). A command's
 // output file could otherwise replace a run's weights.
@@ -289,17 +298,16 @@ func Outside(flag, path string, dirs ...string) error {
 	if path == "" {
 		return nil
 	}
-	abs, err := resolve(path)
+	run, err := enclosingRun(path)
 	if err != nil {
 		return errors.Wrap(err, flag)
 	}
-	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
-		if IsRun(d) {
-			return errors.Errorf("%s %s is inside the run directory %s: write it elsewhere", flag, path, d)
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
+	if run != "" {
+		return errors.Errorf("%s %s is inside the run directory %s: write it elsewhere", flag, path, run)
+	}
+	abs, err := resolve(path)
+	if err != nil {
+		return errors.Wrap(err, flag)
 	}
 	out, outErr := os.Stat(abs)
 	for _, dir := range dirs {
@@ -324,6 +332,24 @@ func Outside(flag, path string, dirs ...string) error {
 		}
 	}
 	return nil
+}
+
+// enclosingRun is the nearest directory above path (symbolic links
+// resolved) that holds a run: its run.json, or the lock of a run that has
+// not written it yet; "" if there is none.
+func enclosingRun(path string) (string, error) {
+	abs, err := resolve(path)
+	if err != nil {
+		return "", err
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if st, err := os.Lstat(filepath.Join(d, Lock)); IsRun(d) || err == nil && st.Mode().IsRegular() {
+			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			return "", nil
+		}
+	}
 }
 
 // resolve makes path absolute with its symbolic links resolved, as far as

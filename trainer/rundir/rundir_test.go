@@ -280,3 +280,42 @@ func TestCheckNoticesARenamedDirectory(t *testing.T) {
 		t.Error("the old run's process removed the new run's files")
 	}
 }
+
+// TestCreateRefusesAPathInsideARun: a new run's directory inside another
+// run (in its checkpoints/ too, by a symbolic link too) or inside a run
+// that is still starting (locked, without run.json) is refused before
+// anything is made, -overwrite or not; beside a run it is not.
+func TestCreateRefusesAPathInsideARun(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	write(t, filepath.Join(run, Settings))
+	write(t, filepath.Join(run, Checkpoints, "step-00000002.safetensors"))
+	if err := os.Symlink(run, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	starting, err := Create(filepath.Join(dir, "starting"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer starting.Close()
+	for _, path := range []string{
+		filepath.Join(run, Checkpoints, "step-00000030.safetensors"), filepath.Join(run, "sub", "new"),
+		filepath.Join(dir, "link", "new"), filepath.Join(dir, "starting", "new"),
+	} {
+		for _, overwrite := range []bool{false, true} {
+			d, err := Create(path, overwrite)
+			if err == nil || !strings.Contains(err.Error(), "is inside the run directory") {
+				d.Close()
+				t.Errorf("Create(%s, %v) = %v, want it refused", path, overwrite, err)
+			}
+			if exists(path) {
+				t.Errorf("Create(%s, %v) made it", path, overwrite)
+			}
+		}
+	}
+	d, err := Create(filepath.Join(dir, "beside"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+}

@@ -29,6 +29,8 @@ func TestFlags(t *testing.T) {
 		{args: []string{"-device", "cuda"}, open: "device: cuda: "},
 		{args: []string{"-device", "gpu"}, parse: `device "gpu": want cpu, cuda or auto`},
 		{args: []string{"-precision", "fp16"}, parse: `precision "fp16": want float32 or bf16`},
+		{args: []string{"-device", ""}, parse: `invalid value "" for flag -device: empty: want cpu, cuda or auto`},
+		{args: []string{"-precision", ""}, parse: `invalid value "" for flag -precision: empty: want float32 or bf16`},
 	} {
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -60,5 +62,18 @@ func TestFlags(t *testing.T) {
 		if !strings.HasPrefix(warn.String(), c.warning) || (c.warning == "") != (warn.Len() == 0) {
 			t.Errorf("%v: warned %q, want %q…", c.args, warn.String(), c.warning)
 		}
+	}
+}
+
+// TestHelp: the flags' help shows their defaults, and the flag package's
+// probe of their zero values does not panic.
+func TestHelp(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	Register(fs)
+	var help bytes.Buffer
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	if s := help.String(); strings.Contains(s, "panic") || !strings.Contains(s, "(default cpu)") || !strings.Contains(s, "(default float32)") {
+		t.Errorf("help:\n%s", s)
 	}
 }

@@ -71,6 +71,7 @@ func (f Flags) Bound(c model.Config, prog string, warn io.Writer) (Bound, error)
 	if f.MaxSrcLen > 0 {
 		b.Max = f.MaxSrcLen
 	}
+	b.MaxTgt = max(Limit(c), b.Max)
 	return b, nil
 }
 
@@ -78,6 +79,10 @@ func (f Flags) Bound(c model.Config, prog string, warn io.Writer) (Bound, error)
 type Bound struct {
 	// Max is the most tokens of a source, MaxLen the model's max_len.
 	Max, MaxLen int
+	// MaxTgt is the most tokens of a target: Limit, or Max where that is
+	// more (with sinusoidal positions, -max-src-len raises both), so
+	// that a command can check its largest batch's memory before any.
+	MaxTgt int
 	// Truncate cuts a longer source to Max tokens instead of refusing it,
 	// and writes a warning to Warn (if not nil) starting with "Prog: ".
 	Truncate bool
@@ -106,10 +111,14 @@ func (b Bound) Source(where string, n int) (int, error) {
 }
 
 // Target refuses a target at where of n tokens, BOS and EOS included, if
-// n is more than MaxLen: targets are never cut.
+// n is more than MaxTgt: targets are never cut.
 func (b Bound) Target(where string, n int) error {
-	if n <= b.MaxLen {
+	switch {
+	case n <= b.MaxTgt:
 		return nil
+	case b.MaxTgt == b.MaxLen:
+		return errors.Errorf("%s: a target of %d tokens, more than the model's max_len %d (targets are never truncated)", where, n, b.MaxLen)
 	}
-	return errors.Errorf("%s: a target of %d tokens, more than the model's max_len %d (targets are never truncated)", where, n, b.MaxLen)
+	return errors.Errorf("%s: a target of %d tokens, more than %d, the most with sinusoidal positions unless -max-src-len is higher (the model takes up to %d; targets are never truncated)",
+		where, n, b.MaxTgt, b.MaxLen)
 }

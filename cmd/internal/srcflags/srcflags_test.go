@@ -43,3 +43,32 @@ func TestLimit(t *testing.T) {
 		t.Errorf("help %q does not say %q", help.String(), want)
 	}
 }
+
+// TestTargetBound: a target may be as long as a source by default, or
+// as -max-src-len, so that a command knows its largest batch before any:
+// with sinusoidal positions and a max_len of 2^20, 1,024 tokens unless
+// -max-src-len says more.
+func TestTargetBound(t *testing.T) {
+	c := model.Config{Positions: layers.PositionsSinusoid, Sizes: layers.Sizes{MaxLen: model.MaxMaxLen}}
+	for _, tc := range []struct {
+		maxSrcLen, n int
+		want         string // "" for no error
+	}{
+		{0, 1024, ""}, {0, 1025, "a target of 1025 tokens, more than 1024, the most with sinusoidal positions unless -max-src-len is higher"},
+		{4096, 4096, ""}, {4096, 4097, "more than 4096"}, {100, 1024, ""},
+	} {
+		b, err := Flags{MaxSrcLen: tc.maxSrcLen, Long: "error"}.Bound(c, "test", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.Target("x:1", tc.n)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("-max-src-len %d, a target of %d: %v, want %q", tc.maxSrcLen, tc.n, err, tc.want)
+		}
+	}
+	c.MaxLen = 16
+	b, _ := Flags{Long: "error"}.Bound(c, "test", nil)
+	if err := b.Target("x:1", 17); err == nil || !strings.Contains(err.Error(), "more than the model's max_len 16") {
+		t.Errorf("max_len 16, a target of 17: %v", err)
+	}
+}

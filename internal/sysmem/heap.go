@@ -2,13 +2,14 @@ package sysmem
 
 import "runtime/metrics"
 
-// runtimeReserve is the address space that a process's growth maps beyond
-// its heap, which ulimit -v counts but no estimate of a heap does: Go
-// reserves its heap ahead in large chunks, and each new thread maps a stack
-// and, through cgo, a malloc arena of its own. Decoding that grew the heap
-// by 0.1 to 1.3 GB grew the address space by up to 230 MB more
-// (model/decode's TestDecodeMemoryBoundsItsPeak).
-const runtimeReserve = 256 << 20
+// Reserve is the address space that a process's growth maps beyond its
+// heap, which ulimit -v counts but no estimate of a heap does: Go reserves
+// its heap ahead in large chunks, and each new thread maps a stack and,
+// through cgo, a malloc arena of its own (256 MB). Decoding that grew the
+// heap by 0.1 to 1.3 GB grew the address space by up to 230 MB more
+// (model/decode's TestDecodeMemoryBoundsItsPeak). A build with the
+// openblas tag reserves what OpenBLAS maps too (blasReserve).
+const Reserve = 256<<20 + blasReserve
 
 // HeapNeed is the memory a process needs to hold live bytes on Go's heap:
 // the collector lets the heap grow by GOGC percent of what is live (100 by

@@ -142,9 +142,8 @@ func TestDecodeMemoryBoundsItsPeak(t *testing.T) {
 	}
 }
 
-// reserve is the address space the check's limit leaves to the runtime
-// (sysmem's runtimeReserve).
-const reserve = 256 << 20
+// reserve is the address space the check's limit leaves to the runtime.
+const reserve = sysmem.Reserve
 
 // peak is what a child process measured: the growth of the address space
 // at its peak and of the heap, the estimate and the check's need.

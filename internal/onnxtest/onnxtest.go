@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -88,13 +89,14 @@ func Check(t testing.TB, paths ...string) {
 }
 
 // Node runs the Node script with args, onnxruntime-node on its module
-// path, and returns what it prints; t fails with its standard error if it
-// fails.
-func Node(t testing.TB, script string, args ...string) []byte {
+// path, stdin its standard input, and returns what it prints; t fails
+// with its standard error if it fails.
+func Node(t testing.TB, stdin, script string, args ...string) []byte {
 	t.Helper()
 	Require(t)
 	cmd := exec.Command("node", append([]string{script}, args...)...)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+Modules())
+	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -162,7 +164,7 @@ func Run(t testing.TB, jobs ...Job) []map[string]*tensor.Dense {
 		t.Fatal(err)
 	}
 	var results []map[string]value
-	out := Node(t, filepath.Join(here(), "run.js"), manifest)
+	out := Node(t, "", filepath.Join(here(), "run.js"), manifest)
 	if err := json.Unmarshal(out, &results); err != nil {
 		t.Fatalf("run.js printed %.200q: %v", out, err)
 	}
@@ -170,7 +172,7 @@ func Run(t testing.TB, jobs ...Job) []map[string]*tensor.Dense {
 	for i, r := range results {
 		all[i] = map[string]*tensor.Dense{}
 		for name, v := range r {
-			all[i][name] = decode(t, v)
+			all[i][name] = decodeValue(t, v)
 		}
 	}
 	return all
@@ -200,8 +202,8 @@ func encode(t testing.TB, x *tensor.Dense) ([]byte, string) {
 	return nil, ""
 }
 
-// decode reads the output v from its file.
-func decode(t testing.TB, v value) *tensor.Dense {
+// decodeValue reads the output v from its file.
+func decodeValue(t testing.TB, v value) *tensor.Dense {
 	raw, err := os.ReadFile(v.File)
 	if err != nil {
 		t.Fatal(err)

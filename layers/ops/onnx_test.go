@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"math/rand/v2"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/internal/onnxtest"
+	"github.com/transformer-go/transformer/layers/ops"
 )
 
 // floats is an input of the given shape, normal values from seed.
@@ -37,37 +38,37 @@ func TestOpsAgreeWithONNX(t *testing.T) {
 	ids := ints([]int{5, 3, 0, 0, 4, 1, 2, 0}, 2, 4)
 	cases := []onnxtest.Case{
 		{Name: "split heads", Inputs: map[string]*tensor.Dense{"x": floats(1, 2, 3, 6)}, Build: func(s *graph.Scope) *G.Node {
-			return SplitHeads(s, x(s, 2, 3, 6), 3)
+			return ops.SplitHeads(s, x(s, 2, 3, 6), 3)
 		}},
 		{Name: "merge heads", Inputs: map[string]*tensor.Dense{"x": floats(2, 2, 3, 4, 2)}, Build: func(s *graph.Scope) *G.Node {
-			return MergeHeads(s, x(s, 2, 3, 4, 2))
+			return ops.MergeHeads(s, x(s, 2, 3, 4, 2))
 		}},
 		{Name: "head scores", Inputs: map[string]*tensor.Dense{"x": floats(3, 2, 3, 8)}, Build: func(s *graph.Scope) *G.Node {
-			return HeadScores(s, x(s, 2, 3, 8), p(s, "k", 2, 5, 8), 4)
+			return ops.HeadScores(s, x(s, 2, 3, 8), p(s, "k", 2, 5, 8), 4)
 		}},
 		{Name: "grouped head scores", Inputs: map[string]*tensor.Dense{"x": floats(4, 2, 3, 8)}, Build: func(s *graph.Scope) *G.Node {
-			return HeadScores(s, x(s, 2, 3, 8), p(s, "k", 2, 5, 4), 4) // 2 key heads
+			return ops.HeadScores(s, x(s, 2, 3, 8), p(s, "k", 2, 5, 4), 4) // 2 key heads
 		}},
 		{Name: "head mix", Inputs: map[string]*tensor.Dense{"x": floats(5, 2, 4, 3, 5)}, Build: func(s *graph.Scope) *G.Node {
-			return HeadMix(s, x(s, 2, 4, 3, 5), p(s, "v", 2, 5, 8), 4)
+			return ops.HeadMix(s, x(s, 2, 4, 3, 5), p(s, "v", 2, 5, 8), 4)
 		}},
 		{Name: "multi-query head mix", Inputs: map[string]*tensor.Dense{"x": floats(6, 2, 4, 3, 5)}, Build: func(s *graph.Scope) *G.Node {
-			return HeadMix(s, x(s, 2, 4, 3, 5), p(s, "v", 2, 5, 2), 1)
+			return ops.HeadMix(s, x(s, 2, 4, 3, 5), p(s, "v", 2, 5, 2), 1)
 		}},
 		{Name: "add positions", Inputs: map[string]*tensor.Dense{"x": floats(7, 2, 3, 4)}, Build: func(s *graph.Scope) *G.Node {
-			return AddPositions(s, x(s, 2, 3, 4), p(s, "pe", 6, 4))
+			return ops.AddPositions(s, x(s, 2, 3, 4), p(s, "pe", 6, 4))
 		}},
 		{Name: "set slot", Inputs: map[string]*tensor.Dense{"x": floats(8, 2, 1, 4), "slot": ints([]int{3}, 1)}, Build: func(s *graph.Scope) *G.Node {
-			return SetSlot(s, p(s, "cache", 2, 5, 4), x(s, 2, 1, 4), s.Input("slot", tensor.Int, 1))
+			return ops.SetSlot(s, p(s, "cache", 2, 5, 4), x(s, 2, 1, 4), s.Input("slot", tensor.Int, 1))
 		}},
 		{Name: "padding mask", Inputs: map[string]*tensor.Dense{"ids": ids}, Build: func(s *graph.Scope) *G.Node {
-			return PaddingMask(s, s.Input("ids", tensor.Int, 2, 4), 0)
+			return ops.PaddingMask(s, s.Input("ids", tensor.Int, 2, 4), 0)
 		}},
 		{Name: "causal mask", Inputs: map[string]*tensor.Dense{"ids": ids}, Build: func(s *graph.Scope) *G.Node {
-			return CausalMask(s, s.Input("ids", tensor.Int, 2, 4), 0)
+			return ops.CausalMask(s, s.Input("ids", tensor.Int, 2, 4), 0)
 		}},
 		{Name: "target scores", Inputs: map[string]*tensor.Dense{"x": scoreLogits(), "ids": ids}, Build: func(s *graph.Scope) *G.Node {
-			return TargetScores(s, x(s, 2, 4, 6), s.Input("ids", tensor.Int, 2, 4), 0)
+			return ops.TargetScores(s, x(s, 2, 4, 6), s.Input("ids", tensor.Int, 2, 4), 0)
 		}},
 	}
 	onnxtest.Agree(t, 1e-5, cases...)

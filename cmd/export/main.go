@@ -42,9 +42,11 @@
 //
 // A model that holds an op without an ONNX form (a variant of one's own
 // that declares none) is refused, naming the op, before anything is
-// written; so is a model of a kind that neither generates nor tags. Every
-// file is written whole or not at all (written beside, then renamed), and
-// an existing one is an error unless -force replaces it.
+// written; so is a model of a kind that neither generates nor tags, a
+// size that the model's graphs do not read (-steps of an encoder-only
+// model), and an -out inside a run directory (a run holds its own files
+// alone). Every file is written whole or not at all (written beside, then
+// renamed), and an existing one is an error unless -force replaces it.
 package main
 
 import (
@@ -61,6 +63,7 @@ import (
 	"github.com/transformer-go/transformer/internal/atomicfile"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
+	"github.com/transformer-go/transformer/trainer/rundir"
 )
 
 func main() {
@@ -120,6 +123,11 @@ func (o *options) check(fs *flag.FlagSet) error {
 	}
 	if fi, err := os.Stat(o.out); err == nil && !fi.IsDir() {
 		return errors.Errorf("-out %s is a file, not a directory", o.out)
+	}
+	for _, name := range []string{inference.ONNXEncoder, inference.ONNXStep, inference.ONNXScorer, inference.ONNXTagger} {
+		if err := rundir.Outside("-out", filepath.Join(o.out, name), o.dir); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -21,20 +21,7 @@ func TestHelpExitsZero(t *testing.T) { cliflag.HelpExitsZero(t, "TestHelpExitsZe
 // exported.
 func smallCorpus(t *testing.T) corpus {
 	t.Helper()
-	text := []string{"ein Hund läuft über die Wiese .", "eine Katze schläft auf dem Sofa .", "a dog runs across the meadow .", "a cat sleeps on the sofa ."}
-	bpe, err := data.LearnBPE(text, 30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seqs [][]string
-	for _, s := range text {
-		seqs = append(seqs, bpe.Encode(s))
-	}
-	vocab, err := data.BuildVocab(seqs, data.VocabOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return corpus{bpe: bpe, vocab: vocab}
+	return newCorpus(t, []string{"ein Hund läuft über die Wiese .", "eine Katze schläft auf dem Sofa .", "a dog runs across the meadow .", "a cat sleeps on the sofa ."}, 30)
 }
 
 // smallConfig is a small model of the kind with max_len 24.
@@ -142,6 +129,8 @@ func TestRefusesBeforeWriting(t *testing.T) {
 		{"steps above max_len", []string{"-model", dir, "-out", "OUT", "-steps", "25"}, "-steps 25: above the model's max_len 24"},
 		{"no run", []string{"-model", filepath.Join(dir, "missing"), "-out", "OUT"}, "not a directory of cmd/train"},
 		{"-out a file", []string{"-model", dir, "-out", file}, "is a file"},
+		{"-out inside the run", []string{"-model", dir, "-out", filepath.Join(dir, "onnx")}, "is inside the run directory"},
+		{"-out the run", []string{"-model", dir, "-out", dir}, "is inside the run directory"},
 		{"no checkpoint", []string{"-model", dir, "-out", "OUT", "-checkpoint", "final"}, "final.safetensors"},
 		{"a variant of one's own", []string{"-model", own, "-out", "OUT"}, "nobias"},
 		{"steps of a tagger", []string{"-model", tagger, "-out", "OUT", "-steps", "8"}, "-steps: a model of kind encoder-only has no such graph"},

@@ -59,6 +59,19 @@ func readCorpus(t *testing.T, nTrain, merges, nVal int) corpus {
 	for _, p := range train {
 		text = append(text, p.Src, p.Tgt)
 	}
+	c := newCorpus(t, text, merges)
+	c.train = train
+	tok := data.Tokenizer{BPE: c.bpe, Vocab: c.vocab}
+	for _, p := range val {
+		c.src, c.tgt = append(c.src, tok.Encode(p.Src)), append(c.tgt, tok.Encode(p.Tgt))
+	}
+	return c
+}
+
+// newCorpus is a corpus of a BPE of merges merges learned on text and
+// the vocabulary of text's tokens.
+func newCorpus(t *testing.T, text []string, merges int) corpus {
+	t.Helper()
 	bpe, err := data.LearnBPE(text, merges)
 	if err != nil {
 		t.Fatal(err)
@@ -71,19 +84,12 @@ func readCorpus(t *testing.T, nTrain, merges, nVal int) corpus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := corpus{train: train, bpe: bpe, vocab: vocab}
-	tok := data.Tokenizer{BPE: bpe, Vocab: vocab}
-	for _, p := range val {
-		c.src, c.tgt = append(c.src, tok.Encode(p.Src)), append(c.tgt, tok.Encode(p.Tgt))
-	}
-	return c
+	return corpus{bpe: bpe, vocab: vocab}
 }
 
-// writeRun writes what cmd/train leaves for a model of cfg on the corpus's
-// tokenizer, with random weights: bpe.txt, vocab.txt and best.safetensors.
-func writeRun(t *testing.T, c corpus, cfg model.Config) (string, model.Model, *graph.Params) {
+// newModel is a model of cfg with random float32 weights.
+func newModel(t *testing.T, cfg model.Config) (model.Model, *graph.Params) {
 	t.Helper()
-	dir := t.TempDir()
 	m, err := model.FromConfig(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +98,15 @@ func writeRun(t *testing.T, c corpus, cfg model.Config) (string, model.Model, *g
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, params
+}
+
+// writeRun writes what cmd/train leaves for a model of cfg on the corpus's
+// tokenizer, with random weights: bpe.txt, vocab.txt and best.safetensors.
+func writeRun(t *testing.T, c corpus, cfg model.Config) (string, model.Model, *graph.Params) {
+	t.Helper()
+	dir := t.TempDir()
+	m, params := newModel(t, cfg)
 	meta := map[string]string{data.BPEFingerprintKey: c.bpe.Fingerprint(), data.VocabFingerprintKey: c.vocab.Fingerprint()}
 	for _, err := range []error{c.bpe.WriteFile(filepath.Join(dir, "bpe.txt")), c.vocab.WriteFile(filepath.Join(dir, "vocab.txt")),
 		checkpoint.Save(filepath.Join(dir, "best.safetensors"), m.Config(), params, meta)} {
@@ -126,14 +141,7 @@ func trainRun(t *testing.T, c corpus, cfg model.Config, steps int) (string, mode
 		t.Fatal(err)
 	}
 	cfg.Dropout = 0
-	m, err := model.FromConfig(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, params := newModel(t, cfg)
 	dir := t.TempDir()
 	opt := trainer.Options{Steps: steps, Schedule: trainer.ScheduleConstant, LR: new(2e-3), Warmup: new(steps / 5), EvalEvery: steps, KeepLast: 1, OutDir: dir}
 	tr, err := trainer.New(m, params, trainer.Data{Train: batches, Valid: valid, Tokenizer: tok}, opt, trainer.NewReporter(io.Discard, nil))
@@ -197,7 +205,14 @@ func TestONNXRuntimeAgrees(t *testing.T) {
 			}
 			t.Logf("run ready in %v", time.Since(start))
 			srcLen, tgtLen, steps := shapeFor(c)
-			out := exportRun(t, dir, "-batch", "10", "-src-len", fmt.Sprint(srcLen), "-tgt-len", fmt.Sprint(tgtLen), "-steps", fmt.Sprint(steps))
+			args := []string{"-batch", "10"}
+			if m.Layout().Sources {
+				args = append(args, "-src-len", fmt.Sprint(srcLen))
+			}
+			if !m.Layout().Aligned {
+				args = append(args, "-tgt-len", fmt.Sprint(tgtLen), "-steps", fmt.Sprint(steps))
+			}
+			out := exportRun(t, dir, args...)
 			var paths []string
 			for _, name := range inference.ONNXFiles(m) {
 				paths = append(paths, filepath.Join(out, name))

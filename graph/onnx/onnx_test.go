@@ -14,19 +14,9 @@ import (
 	"github.com/transformer-go/transformer/internal/onnxtest"
 )
 
-// input is a float input of the given shape, normal values from seed.
-func input(seed uint64, shape ...int) *tensor.Dense {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	v := make([]float64, tensor.Shape(shape).TotalSize())
-	for i := range v {
-		v[i] = rng.NormFloat64()
-	}
-	return graph.FromFloat64s(tensor.Float64, v, shape...)
-}
-
 // unary is a case of an op of one input x [2, 3, 4].
 func unary(name string, f func(s *graph.Scope, x *G.Node) *G.Node) onnxtest.Case {
-	return onnxtest.Case{Name: name, Inputs: map[string]*tensor.Dense{"x": input(1, 2, 3, 4)}, Build: func(s *graph.Scope) *G.Node {
+	return onnxtest.Case{Name: name, Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(1, 2, 3, 4)}, Build: func(s *graph.Scope) *G.Node {
 		return f(s, s.Input("x", s.Dtype(), 2, 3, 4))
 	}}
 }
@@ -55,12 +45,12 @@ func TestOpsAgree(t *testing.T) {
 		unary("tanh", (*graph.Scope).Tanh),
 		unary("sigmoid", (*graph.Scope).Sigmoid),
 		unary("silu", (*graph.Scope).SiLU),
-		{Name: "gelu", Inputs: map[string]*tensor.Dense{"x": input(1, 2, 3, 4)}, Float32Only: true, Build: func(s *graph.Scope) *G.Node {
+		{Name: "gelu", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(1, 2, 3, 4)}, Float32Only: true, Build: func(s *graph.Scope) *G.Node {
 			return s.GELU(s.Input("x", s.Dtype(), 2, 3, 4))
 		}},
 		unary("log softmax", (*graph.Scope).LogSoftmax),
 		unary("softmax", func(s *graph.Scope, x *G.Node) *G.Node { return s.Softmax(x, nil, 0.5) }),
-		{Name: "masked softmax", Inputs: map[string]*tensor.Dense{"x": input(2, 2, 2, 3, 4), "mask": graph.FromFloat64s(tensor.Float64, mask, 2, 1, 3, 4)},
+		{Name: "masked softmax", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(2, 2, 2, 3, 4), "mask": graph.FromFloat64s(tensor.Float64, mask, 2, 1, 3, 4)},
 			Build: func(s *graph.Scope) *G.Node {
 				return s.Softmax(s.Input("x", s.Dtype(), 2, 2, 3, 4), s.Input("mask", s.Dtype(), 2, 1, 3, 4), 0.25)
 			}},

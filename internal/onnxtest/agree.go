@@ -104,6 +104,17 @@ func runCase(t *testing.T, c Case, dt tensor.Dtype, path string) (*tensor.Dense,
 	return p.Output("y").Clone().(*tensor.Dense), in
 }
 
+// Normal is a float64 tensor of the given shape of standard normal values
+// drawn from seed: a float input of a Case.
+func Normal(seed uint64, shape ...int) *tensor.Dense {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	v := make([]float64, tensor.Shape(shape).TotalSize())
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	return graph.FromFloat64s(tensor.Float64, v, shape...)
+}
+
 // Close says how got differs from want: in shape, or in an element by
 // more than tol relative (to 1 below 1 in magnitude), infinities and NaN
 // alike; nil if it does not.

@@ -1,7 +1,6 @@
 package ops_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -11,16 +10,6 @@ import (
 	"github.com/transformer-go/transformer/internal/onnxtest"
 	"github.com/transformer-go/transformer/layers/ops"
 )
-
-// floats is an input of the given shape, normal values from seed.
-func floats(seed uint64, shape ...int) *tensor.Dense {
-	rng := rand.New(rand.NewPCG(seed, 5))
-	v := make([]float64, tensor.Shape(shape).TotalSize())
-	for i := range v {
-		v[i] = rng.NormFloat64()
-	}
-	return graph.FromFloat64s(tensor.Float64, v, shape...)
-}
 
 // ints is an int input of the given shape.
 func ints(v []int, shape ...int) *tensor.Dense {
@@ -37,28 +26,28 @@ func TestOpsAgreeWithONNX(t *testing.T) {
 	p := func(s *graph.Scope, name string, shape ...int) *G.Node { return s.Param(name, shape, graph.Normal(1)) }
 	ids := ints([]int{5, 3, 0, 0, 4, 1, 2, 0}, 2, 4)
 	cases := []onnxtest.Case{
-		{Name: "split heads", Inputs: map[string]*tensor.Dense{"x": floats(1, 2, 3, 6)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "split heads", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(1, 2, 3, 6)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.SplitHeads(s, x(s, 2, 3, 6), 3)
 		}},
-		{Name: "merge heads", Inputs: map[string]*tensor.Dense{"x": floats(2, 2, 3, 4, 2)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "merge heads", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(2, 2, 3, 4, 2)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.MergeHeads(s, x(s, 2, 3, 4, 2))
 		}},
-		{Name: "head scores", Inputs: map[string]*tensor.Dense{"x": floats(3, 2, 3, 8)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "head scores", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(3, 2, 3, 8)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.HeadScores(s, x(s, 2, 3, 8), p(s, "k", 2, 5, 8), 4)
 		}},
-		{Name: "grouped head scores", Inputs: map[string]*tensor.Dense{"x": floats(4, 2, 3, 8)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "grouped head scores", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(4, 2, 3, 8)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.HeadScores(s, x(s, 2, 3, 8), p(s, "k", 2, 5, 4), 4) // 2 key heads
 		}},
-		{Name: "head mix", Inputs: map[string]*tensor.Dense{"x": floats(5, 2, 4, 3, 5)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "head mix", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(5, 2, 4, 3, 5)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.HeadMix(s, x(s, 2, 4, 3, 5), p(s, "v", 2, 5, 8), 4)
 		}},
-		{Name: "multi-query head mix", Inputs: map[string]*tensor.Dense{"x": floats(6, 2, 4, 3, 5)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "multi-query head mix", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(6, 2, 4, 3, 5)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.HeadMix(s, x(s, 2, 4, 3, 5), p(s, "v", 2, 5, 2), 1)
 		}},
-		{Name: "add positions", Inputs: map[string]*tensor.Dense{"x": floats(7, 2, 3, 4)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "add positions", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(7, 2, 3, 4)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.AddPositions(s, x(s, 2, 3, 4), p(s, "pe", 6, 4))
 		}},
-		{Name: "set slot", Inputs: map[string]*tensor.Dense{"x": floats(8, 2, 1, 4), "slot": ints([]int{3}, 1)}, Build: func(s *graph.Scope) *G.Node {
+		{Name: "set slot", Inputs: map[string]*tensor.Dense{"x": onnxtest.Normal(8, 2, 1, 4), "slot": ints([]int{3}, 1)}, Build: func(s *graph.Scope) *G.Node {
 			return ops.SetSlot(s, p(s, "cache", 2, 5, 4), x(s, 2, 1, 4), s.Input("slot", tensor.Int, 1))
 		}},
 		{Name: "padding mask", Inputs: map[string]*tensor.Dense{"ids": ids}, Build: func(s *graph.Scope) *G.Node {
@@ -78,7 +67,7 @@ func TestOpsAgreeWithONNX(t *testing.T) {
 // first and fifth rows' targets are their largest logits, the second's
 // ties with an earlier one (so it is not the first largest).
 func scoreLogits() *tensor.Dense {
-	x := floats(9, 2, 4, 6)
+	x := onnxtest.Normal(9, 2, 4, 6)
 	v := x.Float64s()
 	v[0*6+5], v[1*6+3], v[1*6+1], v[4*6+4] = 4, 3.5, 3.5, 5
 	return x

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/inference"
 	"github.com/transformer-go/transformer/internal/cliflag"
 	"github.com/transformer-go/transformer/model"
 	"github.com/transformer-go/transformer/model/checkpoint"
+	"github.com/transformer-go/transformer/trainer"
 )
 
 func TestHelpExitsZero(t *testing.T) { cliflag.HelpExitsZero(t, "TestHelpExitsZero", main, "steps") }
@@ -26,7 +26,7 @@ func smallCorpus(t *testing.T) corpus {
 
 // smallConfig is a small model of the kind with max_len 24.
 func smallConfig(c corpus, kind string) model.Config {
-	cfg, _ := model.Preset("tiny", c.vocab.Len())
+	cfg, _ := model.Preset("tiny", c.tok.Len())
 	cfg.Kind, cfg.DModel, cfg.DFF, cfg.MaxLen = kind, 32, 64, 24
 	return cfg
 }
@@ -104,9 +104,7 @@ func TestRefusesBeforeWriting(t *testing.T) {
 	own := t.TempDir()
 	cfg := m.Config()
 	cfg.FFN = "nobias"
-	meta := map[string]string{data.BPEFingerprintKey: c.bpe.Fingerprint(), data.VocabFingerprintKey: c.vocab.Fingerprint()}
-	for _, err := range []error{c.bpe.WriteFile(filepath.Join(own, "bpe.txt")), c.vocab.WriteFile(filepath.Join(own, "vocab.txt")),
-		checkpoint.Save(filepath.Join(own, "best.safetensors"), cfg, params, meta)} {
+	for _, err := range []error{trainer.SaveTokenizer(c.tok, own), checkpoint.Save(filepath.Join(own, "best.safetensors"), cfg, params, c.tok.Fingerprints())} {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,8 +31,7 @@ const multi30kDir = "../../../shared/data/multi30k"
 // on the first training pairs, and the first validation pairs as ids.
 type corpus struct {
 	train    []data.Pair
-	bpe      *data.BPE
-	vocab    *data.Vocab
+	tok      data.BPETokenizer
 	src, tgt [][]int // validation sources and targets, without EOS
 }
 
@@ -61,9 +60,8 @@ func readCorpus(t *testing.T, nTrain, merges, nVal int) corpus {
 	}
 	c := newCorpus(t, text, merges)
 	c.train = train
-	tok := data.Tokenizer{BPE: c.bpe, Vocab: c.vocab}
 	for _, p := range val {
-		c.src, c.tgt = append(c.src, tok.Encode(p.Src)), append(c.tgt, tok.Encode(p.Tgt))
+		c.src, c.tgt = append(c.src, c.tok.Encode(p.Src)), append(c.tgt, c.tok.Encode(p.Tgt))
 	}
 	return c
 }
@@ -84,7 +82,7 @@ func newCorpus(t *testing.T, text []string, merges int) corpus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return corpus{bpe: bpe, vocab: vocab}
+	return corpus{tok: data.BPETokenizer{BPE: bpe, Vocab: vocab}}
 }
 
 // newModel is a model of cfg with random float32 weights.
@@ -107,9 +105,7 @@ func writeRun(t *testing.T, c corpus, cfg model.Config) (string, model.Model, *g
 	t.Helper()
 	dir := t.TempDir()
 	m, params := newModel(t, cfg)
-	meta := map[string]string{data.BPEFingerprintKey: c.bpe.Fingerprint(), data.VocabFingerprintKey: c.vocab.Fingerprint()}
-	for _, err := range []error{c.bpe.WriteFile(filepath.Join(dir, "bpe.txt")), c.vocab.WriteFile(filepath.Join(dir, "vocab.txt")),
-		checkpoint.Save(filepath.Join(dir, "best.safetensors"), m.Config(), params, meta)} {
+	for _, err := range []error{trainer.SaveTokenizer(c.tok, dir), checkpoint.Save(filepath.Join(dir, "best.safetensors"), m.Config(), params, c.tok.Fingerprints())} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,8 +121,7 @@ func writeRun(t *testing.T, c corpus, cfg model.Config) (string, model.Model, *g
 // encoder-only model learns to tag each source token with itself.
 func trainRun(t *testing.T, c corpus, cfg model.Config, steps int) (string, model.Model, *graph.Params) {
 	t.Helper()
-	tok := &data.Tokenizer{BPE: c.bpe, Vocab: c.vocab}
-	examples := tok.EncodePairs(c.train)
+	examples := data.EncodePairs(c.tok, c.train)
 	if cfg.Kind == model.KindEncoderOnly {
 		for i := range examples {
 			examples[i].Tgt = examples[i].Src
@@ -144,7 +139,7 @@ func trainRun(t *testing.T, c corpus, cfg model.Config, steps int) (string, mode
 	m, params := newModel(t, cfg)
 	dir := t.TempDir()
 	opt := trainer.Options{Steps: steps, Schedule: trainer.ScheduleConstant, LR: new(2e-3), Warmup: new(steps / 5), EvalEvery: steps, KeepLast: 1, OutDir: dir}
-	tr, err := trainer.New(m, params, trainer.Data{Train: batches, Valid: valid, Tokenizer: tok}, opt, trainer.NewReporter(io.Discard, nil))
+	tr, err := trainer.New(m, params, trainer.Data{Train: batches, Valid: valid, Tokenizer: c.tok}, opt, trainer.NewReporter(io.Discard, nil))
 	if err == nil {
 		err = tr.Run(context.Background())
 	}
@@ -183,8 +178,8 @@ func TestONNXRuntimeAgrees(t *testing.T) {
 	}
 	onnxtest.Require(t)
 	c := readCorpus(t, 3000, 2000, 100)
-	tiny, _ := model.Preset("tiny", c.vocab.Len())
-	base, _ := model.Preset("base", c.vocab.Len())
+	tiny, _ := model.Preset("tiny", c.tok.Len())
+	base, _ := model.Preset("base", c.tok.Len())
 	base.EncoderLayers, base.DecoderLayers = 2, 2
 	decoderOnly, encoderOnly := tiny, tiny
 	decoderOnly.Kind, encoderOnly.Kind = model.KindDecoderOnly, model.KindEncoderOnly

@@ -67,7 +67,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
+	if err := run(os.Args[1:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
 		fmt.Fprintln(os.Stderr, "export:", err)
 		os.Exit(1)
 	}
@@ -132,11 +132,13 @@ func (o *options) check(fs *flag.FlagSet) error {
 	return nil
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+// summaryLine says what the command does, atop -h.
+const summaryLine = "export writes a model trained by cmd/train as ONNX files: the encoder, one decoding step with its key/value caches, the teacher-forced scorer (or an encoder-only model's tagger)."
+
+func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := newFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cliflag.Parse(fs, args, "export -model DIR -out DIR [flags]", summaryLine, stdout); err != nil {
 		return err
 	}
 	if err := o.check(fs); err != nil {

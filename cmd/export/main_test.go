@@ -60,9 +60,9 @@ func TestWritesTheFilesOfEachKind(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			dir, _, _ := writeRun(t, c, smallConfig(c, kind))
 			out := filepath.Join(t.TempDir(), "onnx")
-			var stdout, stderr bytes.Buffer
-			if err := run([]string{"-model", dir, "-out", out}, &stdout, &stderr); err != nil {
-				t.Fatalf("%v\n%s", err, stderr.String())
+			var stdout bytes.Buffer
+			if err := run([]string{"-model", dir, "-out", out}, &stdout); err != nil {
+				t.Fatal(err)
 			}
 			if got := listDir(t, out); !slices.Equal(got, files) {
 				t.Fatalf("wrote %v, want %v", got, files)
@@ -74,14 +74,14 @@ func TestWritesTheFilesOfEachKind(t *testing.T) {
 			if steps := `"steps": 24`; strings.Contains(string(before), steps) != (kind != model.KindEncoderOnly) {
 				t.Errorf("%s records %s: %t, want it for a model that decodes (the default cut to max_len 24)", files[0], steps, !strings.Contains(string(before), steps))
 			}
-			err = run([]string{"-model", dir, "-out", out, "-batch", "2"}, &stdout, &stderr)
+			err = run([]string{"-model", dir, "-out", out, "-batch", "2"}, &stdout)
 			if err == nil || !strings.Contains(err.Error(), "-force") {
 				t.Fatalf("a second export: %v, want a refusal naming -force", err)
 			}
 			if after, _ := os.ReadFile(filepath.Join(out, files[0])); !bytes.Equal(before, after) {
 				t.Error("the refused export changed a file")
 			}
-			if err := run([]string{"-model", dir, "-out", out, "-batch", "2", "-force"}, &stdout, &stderr); err != nil {
+			if err := run([]string{"-model", dir, "-out", out, "-batch", "2", "-force"}, &stdout); err != nil {
 				t.Fatal(err)
 			}
 			if after, _ := os.ReadFile(filepath.Join(out, files[0])); bytes.Equal(before, after) {
@@ -139,8 +139,8 @@ func TestRefusesBeforeWriting(t *testing.T) {
 			if i := slices.Index(args, "OUT"); i >= 0 {
 				args[i] = out
 			}
-			var stdout, stderr bytes.Buffer
-			err := run(args, &stdout, &stderr)
+			var stdout bytes.Buffer
+			err := run(args, &stdout)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%v: %v, want an error with %q", tc.args, err, tc.want)
 			}

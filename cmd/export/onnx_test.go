@@ -154,9 +154,9 @@ func trainRun(t *testing.T, c corpus, cfg model.Config, steps int) (string, mode
 func exportRun(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	if err := run(append([]string{"-model", dir, "-out", out}, args...), &stdout, &stderr); err != nil {
-		t.Fatalf("export %v: %v\n%s", args, err, stderr.String())
+	var stdout bytes.Buffer
+	if err := run(append([]string{"-model", dir, "-out", out}, args...), &stdout); err != nil {
+		t.Fatalf("export %v: %v", args, err)
 	}
 	return out
 }

@@ -80,6 +80,17 @@ async function decodeBatch(enc, step, srcs, limits) {
   return outs;
 }
 
+// parseIDs reads line n's token ids, each below vocab and none padding.
+function parseIDs(ids, vocab, n) {
+  const fields = ids.trim() === '' ? [] : ids.trim().split(/\s+/);
+  return fields.map((f) => {
+    if (!/^[0-9]+$/.test(f) || Number(f) >= vocab || Number(f) === Number(PAD)) {
+      throw new Error(`line ${n}: ${JSON.stringify(f)} is not a token id of the model (1 to ${vocab - 1})`);
+    }
+    return BigInt(f);
+  });
+}
+
 (async () => {
   const dir = process.argv[2];
   if (!dir) throw new Error('usage: node greedy.js DIR < ids.txt');
@@ -88,11 +99,13 @@ async function decodeBatch(enc, step, srcs, limits) {
   const step = await ort.InferenceSession.create(path.join(dir, 'step.onnx'));
   const meta = inputs(step);
   const rows = meta.step_ids.shape[0]; const steps = meta.slot_mask.shape[3];
+  const vocab = step.outputMetadata.find((m) => m.name === 'logp').shape[2];
   const lines = fs.readFileSync(0, 'utf8').split('\n').filter((l) => l.trim() !== '');
   const srcs = []; const limits = [];
-  for (const line of lines) {
+  for (const [n, line] of lines.entries()) {
     const [ids, bound] = line.split('\t');
-    const s = ids.trim() === '' ? [] : ids.trim().split(/\s+/).map((x) => BigInt(x));
+    const s = parseIDs(ids, vocab, n + 1);
+    if (bound !== undefined && !/^\s*[1-9][0-9]*\s*$/.test(bound)) throw new Error(`line ${n + 1}: bound ${JSON.stringify(bound)} is not a positive number`);
     if (hasEncoder && (s.length === 0 || s[s.length - 1] !== EOS)) s.push(EOS);
     const prompt = hasEncoder ? 0 : s.length; // steps that feed the prompt before the first output
     const limit = Math.min(bound ? Number(bound) : s.length + EXTRA, steps - prompt);

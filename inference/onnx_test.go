@@ -147,3 +147,28 @@ func TestExportONNXRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestExportONNXVariantsCoverTheRegistry checks that the configs
+// TestExportONNXVariants exports name every variant registered in
+// layers.NewRegistry, so that a variant registered later is exported and
+// checked against ONNX Runtime too (or refused, by name, there).
+func TestExportONNXVariantsCoverTheRegistry(t *testing.T) {
+	used := map[string]bool{}
+	for _, cfg := range modeltest.Configs() {
+		v := cfg.Variants()
+		for _, name := range []string{"attention " + v.Attention, "ffn " + v.FFN, "norm " + v.Norm, "positions " + v.Positions} {
+			used[name] = true
+		}
+	}
+	reg := layers.NewRegistry()
+	for table, names := range map[string][]string{"attention": reg.Attention.Names(), "ffn": reg.FFN.Names(), "norm": reg.Norm.Names(), "positions": reg.Positions.Names()} {
+		if len(names) == 0 {
+			t.Errorf("the registry has no %s variants", table)
+		}
+		for _, name := range names {
+			if !used[table+" "+name] {
+				t.Errorf("%s %s is registered, but no config of modeltest.Configs uses it: add one, which TestExportONNXVariants exports", table, name)
+			}
+		}
+	}
+}

@@ -60,7 +60,8 @@ func batchedProduct(a, b *G.Node, transA, transB bool, out tensor.Shape) (*G.Nod
 		BF16:   Kernels[float32]{Forward: batchedKernel(plan, transA, transB, m, k, n, sum, gemmBF16)},
 		Device: batchedDevice(full, [3]tensor.Shape{batchOf(a.Shape()), batchOf(b.Shape()), out}, transA, transB, m, k, n),
 	}
-	if !sum {
+	if !sum { // a product that sums is a gradient's
+		op.ONNX = batchedONNX(transA, transB)
 		op.Diff = []bool{true, true}
 		op.Grad = func(in G.Nodes, _, dc *G.Node) (G.Nodes, error) {
 			da, err := batchedGradA(in[0], in[1], dc, transA, transB)

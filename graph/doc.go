@@ -49,7 +49,11 @@
 // device). A value the backward pass needs from the forward pass travels as a graph input
 // (Op.Save, Op.SaveOutput), never through shared state. GradCheck checks an
 // op's gradients against finite differences, and its float32 kernels against
-// its float64 ones.
+// its float64 ones. An op's ONNX form (Op.ONNX, an ONNXForm written with an
+// ONNXBuilder) sits beside its kernels: ExportONNX walks a scope's graph
+// from the outputs asked for and writes every op in its form to an
+// ONNXWriter (package graph/onnx makes the ONNX model), refusing, by name,
+// an op that declares none (the gradients' and dropout's).
 //
 // # Programs
 //

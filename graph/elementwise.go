@@ -52,6 +52,7 @@ func elementwise(k binary, a, b *G.Node) (*G.Node, error) {
 		F32:    binaryKernels[float32](k, plan),
 		F64:    binaryKernels[float64](k, plan),
 		Device: binaryDevice(k),
+		ONNX:   binaryONNX(k),
 		Diff:   []bool{true, true},
 	}
 	switch k {

@@ -28,6 +28,7 @@ func Embed(w, ids *G.Node, scale float64) (*G.Node, error) {
 		F32:    embedKernels[float32](vocab, scale),
 		F64:    embedKernels[float64](vocab, scale),
 		Device: embedDevice(vocab, scale),
+		ONNX:   embedONNX(scale),
 		Diff:   []bool{true, false},
 		Save:   []int{1},
 	}.Apply(w, ids)

@@ -77,6 +77,7 @@ func (pr product) apply(x, w, b *G.Node) (*G.Node, error) {
 		F64:    Kernels[float64]{Forward: matMulKernel[float64](pr, out)},
 		BF16:   Kernels[float32]{Forward: matMulKernelBF16(pr, out)},
 		Device: productDevice(pr, out),
+		ONNX:   productONNX(pr),
 		Diff:   []bool{true, true},
 		Grad:   pr.grad,
 	}

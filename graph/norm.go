@@ -76,6 +76,7 @@ func normalize(x, r, g, b *G.Node, eps float64, center bool) (*G.Node, error) {
 		F32:    normalizeKernels[float32](f),
 		F64:    normalizeKernels[float64](f),
 		Device: normalizeDevice(f),
+		ONNX:   normalizeONNX(f),
 		Diff:   slices.Repeat([]bool{true}, len(in)),
 		Save:   []int{0, 1},
 	}

@@ -49,6 +49,10 @@ type Op struct {
 	// graph/cuda's GPU); programs that use an op without them run on the
 	// CPU only.
 	Device DeviceKernels
+	// ONNX is the op's form in ONNX, which ExportONNX writes for its
+	// nodes; a graph holding an op without one (a gradient's, say) does
+	// not export.
+	ONNX ONNXForm
 	// BF16, where set, replaces F32's Forward in programs compiled with
 	// BF16 products (see Precision): the kernels of matrix products.
 	BF16 Kernels[float32]

@@ -18,9 +18,9 @@ type pointwiseKernels[T Float] struct {
 	df func(dx, v, dy []T)
 }
 
-// pointwise applies the elementwise function name to x; fromY says that df
-// reads y rather than x.
-func pointwise(name string, x *G.Node, fromY bool, k32 pointwiseKernels[float32], k64 pointwiseKernels[float64]) (*G.Node, error) {
+// pointwise applies the elementwise function name, of the ONNX form
+// form, to x; fromY says that df reads y rather than x.
+func pointwise(name string, form ONNXForm, x *G.Node, fromY bool, k32 pointwiseKernels[float32], k64 pointwiseKernels[float64]) (*G.Node, error) {
 	op := Op{
 		Name:   name,
 		Arity:  1,
@@ -28,6 +28,7 @@ func pointwise(name string, x *G.Node, fromY bool, k32 pointwiseKernels[float32]
 		F32:    k32.kernels(fromY),
 		F64:    k64.kernels(fromY),
 		Device: pointwiseDevice(name, fromY),
+		ONNX:   form,
 		Diff:   []bool{true},
 	}
 	if fromY {
@@ -58,7 +59,7 @@ func (k pointwiseKernels[T]) kernels(fromY bool) Kernels[T] {
 // ReLU is max(0, x) elementwise (the feed-forward network's activation);
 // dx = dy where x > 0, else 0.
 func ReLU(x *G.Node) (*G.Node, error) {
-	return pointwise("relu", x, false,
+	return pointwise("relu", onnxUnary("Relu"), x, false,
 		pointwiseKernels[float32]{vrow.ReLU, vrow.ReLUGrad},
 		pointwiseKernels[float64]{vrow.ReLU64, vrow.ReLUGrad64})
 }
@@ -89,7 +90,7 @@ func reluGradKernels[T Float](df func(dx, x, dy []T)) Kernels[T] {
 
 // Exp is eˣ elementwise; dx = dy·y.
 func Exp(x *G.Node) (*G.Node, error) {
-	return pointwise("exp", x, true,
+	return pointwise("exp", onnxUnary("Exp"), x, true,
 		pointwiseKernels[float32]{vexp.Exps, mulInto[float32]},
 		pointwiseKernels[float64]{expInto, mulInto[float64]})
 }
@@ -109,7 +110,7 @@ func mulInto[T Float](dx, v, dy []T) {
 
 // Log is the natural logarithm elementwise; dx = dy / x.
 func Log(x *G.Node) (*G.Node, error) {
-	return pointwise("log", x, false,
+	return pointwise("log", onnxUnary("Log"), x, false,
 		pointwiseKernels[float32]{logInto[float32], logGrad[float32]},
 		pointwiseKernels[float64]{logInto[float64], logGrad[float64]})
 }
@@ -128,7 +129,7 @@ func logGrad[T Float](dx, x, dy []T) {
 
 // Sqrt is √x elementwise; dx = dy / 2y.
 func Sqrt(x *G.Node) (*G.Node, error) {
-	return pointwise("sqrt", x, true,
+	return pointwise("sqrt", onnxUnary("Sqrt"), x, true,
 		pointwiseKernels[float32]{sqrtInto[float32], sqrtGrad[float32]},
 		pointwiseKernels[float64]{sqrtInto[float64], sqrtGrad[float64]})
 }
@@ -147,7 +148,7 @@ func sqrtGrad[T Float](dx, y, dy []T) {
 
 // Tanh is the hyperbolic tangent elementwise; dx = dy·(1 - y²).
 func Tanh(x *G.Node) (*G.Node, error) {
-	return pointwise("tanh", x, true,
+	return pointwise("tanh", onnxUnary("Tanh"), x, true,
 		pointwiseKernels[float32]{tanhInto[float32], tanhGrad[float32]},
 		pointwiseKernels[float64]{tanhInto[float64], tanhGrad[float64]})
 }
@@ -167,7 +168,7 @@ func tanhGrad[T Float](dx, y, dy []T) {
 // Sigmoid is the logistic function σ(x) = 1 / (1 + e⁻ˣ) elementwise;
 // dx = dy·y·(1 - y).
 func Sigmoid(x *G.Node) (*G.Node, error) {
-	return pointwise("sigmoid", x, true,
+	return pointwise("sigmoid", onnxUnary("Sigmoid"), x, true,
 		pointwiseKernels[float32]{sigmoid32, sigmoidGrad[float32]},
 		pointwiseKernels[float64]{sigmoidInto, sigmoidGrad[float64]})
 }
@@ -208,7 +209,7 @@ func sigmoidGrad[T Float](dx, y, dy []T) {
 // SiLU is the sigmoid-weighted linear unit x·σ(x) (swish; Elfwing et al.,
 // 2018, the gate of SwiGLU); dx = dy·σ(x)·(1 + x·(1 - σ(x))).
 func SiLU(x *G.Node) (*G.Node, error) {
-	return pointwise("silu", x, false,
+	return pointwise("silu", siluONNX, x, false,
 		pointwiseKernels[float32]{silu32, siluGrad32},
 		pointwiseKernels[float64]{siluInto, siluGrad})
 }
@@ -246,7 +247,7 @@ func siluGrad32(dx, x, dy []float32) {
 //
 //	GELU(x) = x/2 · (1 + erf(x/√2)),   dx = dy·(Φ(x) + x·φ(x)),  φ(x) = e^(-x²/2)/√(2π)
 func GELU(x *G.Node) (*G.Node, error) {
-	return pointwise("gelu", x, false,
+	return pointwise("gelu", geluONNX, x, false,
 		pointwiseKernels[float32]{geluInto[float32], geluGrad[float32]},
 		pointwiseKernels[float64]{geluInto[float64], geluGrad[float64]})
 }

@@ -52,6 +52,7 @@ func reduce(r reduction, x *G.Node, axis int, keep bool) (*G.Node, error) {
 		F32:    reduceKernels[float32](r, v),
 		F64:    reduceKernels[float64](r, v),
 		Device: reduceDevice(r, v),
+		ONNX:   reduceONNX(r, a, keep),
 		Diff:   []bool{true},
 	}
 	if r == maxAxis {

@@ -25,6 +25,7 @@ func Reshape(x *G.Node, dims ...int) (*G.Node, error) {
 		F32:    Kernels[float32]{Forward: copyKernel[float32]},
 		F64:    Kernels[float64]{Forward: copyKernel[float64]},
 		Device: copyDevice,
+		ONNX:   reshapeONNX,
 		Diff:   []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := Reshape(dy, from...)
@@ -88,6 +89,7 @@ func Transpose(x *G.Node, perm ...int) (*G.Node, error) {
 		F32:    Kernels[float32]{Forward: gatherKernel[float32](out, strides)},
 		F64:    Kernels[float64]{Forward: gatherKernel[float64](out, strides)},
 		Device: transposeDevice(perm),
+		ONNX:   transposeONNX(perm),
 		Diff:   []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := Transpose(dy, inverse...)
@@ -185,6 +187,7 @@ func Slice(x *G.Node, axis, start, end int) (*G.Node, error) {
 		F32:    sliceKernels[float32](outer, whole, part, at),
 		F64:    sliceKernels[float64](outer, whole, part, at),
 		Device: sliceDevice(outer, s[a], inner, start, end-start),
+		ONNX:   sliceONNX(a, start, end),
 		Diff:   []bool{true},
 	}.Apply(x)
 }
@@ -246,6 +249,7 @@ func Concat(axis int, xs ...*G.Node) (*G.Node, error) {
 		F32:    concatKernels[float32](outer, width, parts, at),
 		F64:    concatKernels[float64](outer, width, parts, at),
 		Device: concatDevice(outer, out[a], inner, starts, sizes),
+		ONNX:   concatONNX(a),
 		Diff:   diff,
 	}.Apply(xs...)
 }

@@ -46,6 +46,7 @@ func Softmax(x, mask *G.Node, scale float64) (*G.Node, error) {
 	op.F32 = softmaxKernels[float32](rows, scale)
 	op.F64 = softmaxKernels[float64](rows, scale)
 	op.Device = softmaxDevice(scale)
+	op.ONNX = softmaxONNX(scale)
 	return op.Apply(in...)
 }
 
@@ -79,6 +80,7 @@ func LogSoftmax(x *G.Node) (*G.Node, error) {
 		F32:        logSoftmaxKernels[float32](),
 		F64:        logSoftmaxKernels[float64](),
 		Device:     logSoftmaxDevice,
+		ONNX:       logSoftmaxONNX,
 		Diff:       []bool{true},
 		SaveOutput: true,
 	}.Apply(x)

@@ -77,3 +77,35 @@ func ExampleLoad() {
 	// Output:
 	// final.safetensors, kind encoder-decoder, 2 translations
 }
+
+// Export a model as ONNX: the encoder, one decoding step with its
+// key/value caches as inputs and outputs, and the teacher-forced scorer,
+// in fixed shapes, for ONNX Runtime (cmd/export writes a run's; its
+// greedy.js decodes with them under Node).
+func ExampleExportONNX() {
+	cfg, err := model.Preset("tiny", 50)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg.DModel, cfg.Heads, cfg.DFF, cfg.MaxLen = 32, 4, 64, 64
+	m, err := model.FromConfig(cfg, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	sh := inference.ONNXShape{Batch: 1, SrcLen: 32, TgtLen: 32, Steps: 64}
+	files, err := inference.ExportONNX(m, params, sh)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, name := range inference.ONNXFiles(m) {
+		fmt.Println(name, len(files[name]) > 0)
+	}
+	// Output:
+	// encoder.onnx true
+	// scorer.onnx true
+	// step.onnx true
+}

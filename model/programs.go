@@ -27,27 +27,44 @@ func CompileTrain(rt *graph.Runtime, m Model, params *graph.Params, sh Shape, rn
 	return graph.Compile(rt, s, loss, nil)
 }
 
-// CompileEval builds m for evaluation (no dropout, no gradients) on batches
-// of shape sh, to run on rt. Its outputs are the loss (Program.Loss), the
-// log-probabilities (LogProbs) and, by their full names, the attention weights of every layer
+// CompileEval builds m for evaluation (EvalGraph: no dropout, no
+// gradients) on batches of shape sh, to run on rt. Its outputs are the
+// loss (Program.Loss), the log-probabilities (LogProbs) and, by their full
+// names, the attention weights of every layer
 // ("decoder.layers.0.cross_attn.weights", [batch, heads, lenQ, lenK]).
 func CompileEval(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
+	s, outputs := EvalGraph(m, params, sh)
+	return graph.Compile(rt, s, nil, outputs)
+}
+
+// EvalGraph builds m for evaluation on batches of shape sh in a scope of
+// params and returns the scope and the outputs CompileEval compiles:
+// "loss", LogProbs and the attention weights kept by their names.
+func EvalGraph(m Model, params *graph.Params, sh Shape) (*graph.Scope, map[string]*G.Node) {
 	s := graph.NewScope(params)
 	loss, logp := m.Build(s, sh)
 	outputs := map[string]*G.Node{LogProbs: logp, "loss": loss}
 	maps.Copy(outputs, s.Kept())
+	return s, outputs
+}
+
+// CompileScore builds m for scoring batches of shape sh (ScoreGraph), to
+// run on rt, as evaluation and ScorePairs do. ScoreRun reads its outputs.
+func CompileScore(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
+	s, outputs := ScoreGraph(m, params, sh)
 	return graph.Compile(rt, s, nil, outputs)
 }
 
-// CompileScore builds m for scoring batches of shape sh (graph.Scoring), to
-// run on rt, as evaluation and ScorePairs do. A model that ends with Output
-// outputs TargetScores, from the logits, without [batch, lenT, vocab]
-// log-probabilities; one that does not outputs LogProbs. ScoreRun reads either.
-func CompileScore(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*graph.Program, error) {
+// ScoreGraph builds m for scoring batches of shape sh (graph.Scoring) in a
+// scope of params and returns the scope and its outputs: a model that
+// ends with Output outputs TargetScores, from the logits, without
+// [batch, lenT, vocab] log-probabilities; one that does not outputs
+// LogProbs. CompileScore compiles it; package graph/onnx exports it.
+func ScoreGraph(m Model, params *graph.Params, sh Shape) (*graph.Scope, map[string]*G.Node) {
 	s := graph.NewScope(params, graph.Scoring())
 	_, logp := m.Build(s, sh)
 	if scores := s.Kept()[TargetScores]; scores != nil {
-		return graph.Compile(rt, s, nil, map[string]*G.Node{TargetScores: scores})
+		return s, map[string]*G.Node{TargetScores: scores}
 	}
-	return graph.Compile(rt, s, nil, map[string]*G.Node{LogProbs: logp})
+	return s, map[string]*G.Node{LogProbs: logp}
 }

@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 // setup builds the commands into dir/bin and trains the two runs.
 func setup(dir string) (*fixture, error) {
 	f := &fixture{bin: filepath.Join(dir, "bin"), data: filepath.Join(dir, "data"), run: filepath.Join(dir, "run"), copy: filepath.Join(dir, "copy")}
-	build := exec.Command("go", "build", "-o", f.bin+"/", "./cmd/train", "./cmd/translate", "./cmd/score", "./cmd/bleu", "./cmd/bench")
+	build := exec.Command("go", "build", "-o", f.bin+"/", "./cmd/train", "./cmd/translate", "./cmd/score", "./cmd/bleu", "./cmd/bench", "./cmd/export")
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build: %v\n%s", err, out)
@@ -239,6 +239,13 @@ func TestHostileInputs(t *testing.T) {
 		{name: "-spm a 64 GB sparse file", setup: `truncate -s 64G $T/huge.model`,
 			script: `$BIN/train -task files -data $DATA -spm $T/huge.model -steps 2 -out $T/new`, code: 1,
 			stderr: "68719476736 bytes, more than the 67108864 a SentencePiece model may take", absent: []string{"new"}},
+		{name: "export into a run's directory", script: `$BIN/export -model $RUN -checkpoint final -out $RUN/onnx`,
+			code: 1, stderr: "-out $T/run/onnx/encoder.onnx is inside the run directory", absent: []string{"run/onnx"}},
+		{name: "export over a file of an earlier export", setup: `mkdir $T/o && echo mine > $T/o/step.onnx`,
+			script: `$BIN/export -model $RUN -checkpoint final -out $T/o`, code: 1, stderr: "$T/o/step.onnx exists: -force replaces it",
+			absent: []string{"o/encoder.onnx"}},
+		{name: "export weights from /dev/zero", script: `$BIN/export -model $RUN -checkpoint /dev/zero -out $T/o`,
+			code: 1, stderr: "not a regular file", absent: []string{"o"}},
 		{name: "translate weights from /dev/zero", script: `echo hi | $BIN/translate -model $RUN -checkpoint /dev/zero`,
 			code: 1, stderr: "not a regular file"},
 		{name: "translate weights of a 64 GB sparse file", setup: sparseHeader,

@@ -16,7 +16,10 @@
 // programs of BF16 products). On a device (graph.Op.Device) they launch
 // this package's own CUDA C kernels (kernels/*.cu, with the PTX nvcc makes
 // of them, `go generate`), registered as a graph.DeviceModule as any
-// module's would be, and run products with graph.DeviceCall.Gemm.
+// module's would be, and run products with graph.DeviceCall.Gemm. Each op
+// that evaluation and decoding graphs hold declares its ONNX form
+// (graph.Op.ONNX, onnx.go), so that graph.ExportONNX writes those graphs
+// as ONNX models (package graph/onnx).
 //
 // Every op is a function whose first argument is the scope it adds its node
 // to, and which records its error there as the Scope's own op methods do

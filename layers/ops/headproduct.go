@@ -146,7 +146,7 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads [3]int)
 	if l.c == byHead {
 		out = tensor.Shape{batch, heads[2], m, n}
 	}
-	return graph.Op{
+	op := graph.Op{
 		Name:   fmt.Sprintf("head_product(%s·%s→%s,transA=%t,transB=%t,heads=%v)", l.a, l.b, l.c, transA, transB, heads),
 		Arity:  2,
 		Shape:  func([]tensor.Shape) (tensor.Shape, error) { return out.Clone(), nil },
@@ -173,7 +173,11 @@ func headProduct(a, b *G.Node, l headLayouts, transA, transB bool, heads [3]int)
 			}
 			return G.Nodes{da, db}, err
 		},
-	}.Apply(a, b)
+	}
+	if heads[2] == all { // an output of fewer heads is a gradient's
+		op.ONNX = headProductONNX(l, transA, transB, heads)
+	}
+	return op.Apply(a, b)
 }
 
 // headProductKernel runs the products of every (b, h) of c with mul,

@@ -46,6 +46,7 @@ func permuteHeads(x *G.Node, heads int, split bool) (*G.Node, error) {
 		F32:    graph.Kernels[float32]{Forward: headsKernel[float32](heads, split)},
 		F64:    graph.Kernels[float64]{Forward: headsKernel[float64](heads, split)},
 		Device: headsDevice(heads, split),
+		ONNX:   headsONNX(split),
 		Diff:   []bool{true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dx, err := permuteHeads(dy, heads, !split)

@@ -213,6 +213,7 @@ func targetScores(logits, targets *G.Node, pad int) (*G.Node, error) {
 		F32:    graph.Kernels[float32]{Forward: targetScoresKernel[float32](pad)},
 		F64:    graph.Kernels[float64]{Forward: targetScoresKernel[float64](pad)},
 		Device: targetScoresDevice(pad, logits.Shape()[logits.Dims()-1]),
+		ONNX:   targetScoresONNX(pad),
 	}.Apply(logits, targets)
 }
 

@@ -53,6 +53,7 @@ func idsMask(dt tensor.Dtype, ids *G.Node, pad int, causal bool) (*G.Node, error
 		F32:    graph.Kernels[float32]{Forward: maskKernel[float32](batch, n, pad, causal)},
 		F64:    graph.Kernels[float64]{Forward: maskKernel[float64](batch, n, pad, causal)},
 		Device: maskDevice(batch, n, pad, causal),
+		ONNX:   idsMaskONNX(pad, causal),
 	}.Apply(ids)
 }
 

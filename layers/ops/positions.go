@@ -31,6 +31,7 @@ func addPositions(x, pe *G.Node) (*G.Node, error) {
 		F32:    graph.Kernels[float32]{Forward: addPositionsKernel[float32]},
 		F64:    graph.Kernels[float64]{Forward: addPositionsKernel[float64]},
 		Device: addPositionsDevice,
+		ONNX:   addPositionsONNX,
 		Diff:   []bool{true, true},
 		Grad: func(_ G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dpe, err := positionsGrad(dy, ps[0])

@@ -39,6 +39,7 @@ func setSlot(cache, x, slot *G.Node) (*G.Node, error) {
 		F32:    graph.Kernels[float32]{Forward: setSlotKernel[float32]},
 		F64:    graph.Kernels[float64]{Forward: setSlotKernel[float64]},
 		Device: setSlotDevice,
+		ONNX:   setSlotONNX,
 		Diff:   []bool{true, true, false},
 		Grad: func(in G.Nodes, _, dy *G.Node) (G.Nodes, error) {
 			dcache, err := slotGrad(dy, in[2], true)

@@ -133,6 +133,57 @@ func encodeGraph(enc model.SourceEncoder, params *graph.Params, n, srcLen int) (
 	return s, outputs, shapes
 }
 
+// Graph is a graph that a Decoder compiles, built for an exporter
+// (package graph/onnx): its scope and its outputs by name.
+type Graph struct {
+	Scope   *graph.Scope
+	Outputs map[string]*G.Node
+}
+
+// Graphs builds, in scopes of params, the graphs with which a Decoder
+// decodes with m rows rows of sources of srcLen positions, its caches
+// holding maxLen positions, and the names of the values that step carries:
+//
+//   - encode, for a model that reads sources (else the zero Graph): input
+//     model.InputSrc, int [rows, srcLen]; outputs the values its
+//     model.SourceEncoder.Encode names (every decoder layer's
+//     cross-attention keys and values, [rows, srcLen, kvHeads·dk]);
+//   - step, one decoding step: inputs step_ids, int [rows, 1] (each row's
+//     previous token), slot, int [1] (the step's position t), slot_mask
+//     [1, 1, 1, maxLen] (layers.StepMask(t)), row_src, int [rows, srcLen]
+//     (the sources, whose padding it masks) and encode's outputs, for a
+//     model that reads sources, and the values it carries (carried, such
+//     as "decoder.layers.0.self_attn.cache.k", [rows, maxLen,
+//     kvHeads·dk]); outputs model.LogProbs [rows, 1, vocab], the next
+//     token's log-probabilities, and each carried value's next value,
+//     under its input's name.
+//
+// srcLen is ignored for a model without sources. The error says why m
+// cannot decode, or which size is out of range.
+func Graphs(m model.Model, params *graph.Params, rows, srcLen, maxLen int) (encode, step Graph, carried []string, err error) {
+	if err := canGenerate(m); err != nil {
+		return encode, step, nil, err
+	}
+	cfg := m.Config()
+	sources := m.Layout().Sources
+	switch {
+	case rows < 1:
+		return encode, step, nil, errors.Errorf("decoding graphs of %d rows: want at least 1", rows)
+	case maxLen < 1 || maxLen > cfg.MaxLen:
+		return encode, step, nil, errors.Errorf("decoding graphs of caches of %d positions: want 1 to the model's max_len %d", maxLen, cfg.MaxLen)
+	case sources && (srcLen < 1 || srcLen > cfg.MaxLen):
+		return encode, step, nil, errors.Errorf("decoding graphs of sources of %d positions: want 1 to the model's max_len %d", srcLen, cfg.MaxLen)
+	}
+	var memory map[string]tensor.Shape
+	if !sources {
+		srcLen = 0
+	} else {
+		encode.Scope, encode.Outputs, memory = encodeGraph(m.(model.SourceEncoder), params, rows, srcLen)
+	}
+	step.Scope, step.Outputs, carried = stepGraph(m.(model.Generator), params, rows, srcLen, maxLen, memory)
+	return encode, step, carried, nil
+}
+
 // srcIDs pads the sources into ids [len(srcs), srcLen], srcLen the longest
 // rounded up to a multiple of shapeStep, so that batches of nearby lengths
 // share programs (within the config's MaxLen).

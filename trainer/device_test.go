@@ -14,14 +14,12 @@ import (
 
 	"github.com/transformer-go/transformer/data"
 	"github.com/transformer-go/transformer/graph"
-	"github.com/transformer-go/transformer/internal/longtest"
 	"github.com/transformer-go/transformer/internal/simtest"
 	"github.com/transformer-go/transformer/model"
 )
 
-// TestDeviceTraining trains tiny (dropout on) for five steps on the
-// simulated device (twenty with longtest.Full: minutes of the simulated
-// device), Adam there too, and on the CPU from the same weights and batch:
+// TestDeviceTraining trains tiny (dropout on) for twenty steps on the
+// simulated device, Adam there too, and on the CPU from the same weights and batch:
 // every parameter ends within 1e-5 relative L2 of the CPU's.
 func TestDeviceTraining(t *testing.T) {
 	cfg, err := model.Preset("tiny", 40)
@@ -31,18 +29,13 @@ func TestDeviceTraining(t *testing.T) {
 	compareTraining(t, simtest.Runtime(t), cfg, model.Shape{Batch: 1, SrcLen: 4, TgtLen: 3}, 1e-5)
 }
 
-// compareTraining trains cfg for five steps (twenty with longtest.Full)
-// on the device runtime dev and on the CPU, from the same weights and
+// compareTraining trains cfg for twenty steps on the device runtime dev and on the CPU, from the same weights and
 // batch of shape sh: the losses agree at every step and every parameter
 // ends within tol relative L2 of the CPU's.
 func compareTraining(t *testing.T, dev *graph.Runtime, cfg model.Config, sh model.Shape, tol float64) {
 	t.Helper()
 	cpu, gpu := newRigs(t, cfg, sh, dev)
-	steps := 5
-	if longtest.Full() {
-		steps = 20
-	}
-	for step := range steps {
+	for step := range 20 {
 		stepBoth(t, step, cpu, gpu, tol)
 	}
 	if err := dev.Download(gpu.p); err != nil {

@@ -1,7 +1,6 @@
 // Package longtest says whether the tests run their long cross-checks in
 // full: cmd/bench's timing beside PyTorch in both precisions over several
-// rounds, cmd/train's many rounds of killing and resuming a run, and
-// trainer's twenty training steps on the simulated CUDA device. By default
+// rounds, and cmd/train's many rounds of killing and resuming a run. By default
 // they run a smaller set, so that no package's tests come near go test's
 // 10-minute limit on a busy 2-core machine; Env=1, which .ci/run sets,
 // runs them whole (docs/testing.md).

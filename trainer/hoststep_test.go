@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/transformer-go/transformer/graph"
-	"github.com/transformer-go/transformer/graph/cuda"
 	"github.com/transformer-go/transformer/internal/hostcost"
 	"github.com/transformer-go/transformer/model"
 )
@@ -37,16 +35,7 @@ func hostSteps(b *testing.B, mode string, batch int, step func(*Rig) error) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt, rec, err := cuda.NewRecordingRuntime(graph.Float32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close()
-	if mode == "op-by-op" {
-		if err := rt.SetReplays(0); err != nil {
-			b.Fatal(err)
-		}
-	}
+	rt, rec := hostcost.Runtime(b, mode)
 	r, err := NewRig(cfg, model.Shape{Batch: batch, SrcLen: 64, TgtLen: 64}, rt)
 	if err != nil {
 		b.Fatal(err)

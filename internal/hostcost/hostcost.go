@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transformer-go/transformer/graph"
 	"github.com/transformer-go/transformer/graph/cuda"
 )
 
@@ -32,4 +33,20 @@ func Report(b *testing.B, steps int, cpu time.Duration, c cuda.Counts) {
 	b.ReportMetric(float64(c.HostToDevice)/n, "h2d/step")
 	b.ReportMetric(float64(c.DeviceToHost)/n, "d2h/step")
 	b.ReportMetric(float64(c.Replays)/n, "replays/step")
+}
+
+// Runtime is a float32 runtime on a recording device, closed when b ends:
+// it replays its programs, or runs them op by op when mode is "op-by-op".
+func Runtime(b *testing.B, mode string) (*graph.Runtime, *cuda.Recorder) {
+	rt, rec, err := cuda.NewRecordingRuntime(graph.Float32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close() })
+	if mode == "op-by-op" {
+		if err := rt.SetReplays(0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return rt, rec
 }

@@ -10,7 +10,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/transformer-go/transformer/graph"
-	"github.com/transformer-go/transformer/graph/cuda"
 	"github.com/transformer-go/transformer/internal/hostcost"
 	"github.com/transformer-go/transformer/model"
 )
@@ -187,16 +186,7 @@ func BenchmarkDeviceHostStep(b *testing.B) {
 // hostDecodeSteps decodes srcs greedily on a recording device in mode,
 // once untimed, then b.N times, and reports per step.
 func hostDecodeSteps(b *testing.B, mode string, m model.Model, params *graph.Params, srcs [][]int) {
-	rt, rec, err := cuda.NewRecordingRuntime(graph.Float32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close()
-	if mode == "op-by-op" {
-		if err := rt.SetReplays(0); err != nil {
-			b.Fatal(err)
-		}
-	}
+	rt, rec := hostcost.Runtime(b, mode)
 	rec.Fill = keepGoing(m.Config().Vocab)
 	d, err := New(rt, m, params)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -88,11 +87,7 @@ func newCorpus(t *testing.T, text []string, merges int) corpus {
 // newModel is a model of cfg with random float32 weights.
 func newModel(t *testing.T, cfg model.Config) (model.Model, *graph.Params) {
 	t.Helper()
-	m, err := model.FromConfig(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
+	m, params, err := model.Init(cfg, tensor.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

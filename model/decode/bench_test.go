@@ -25,24 +25,25 @@ const (
 	benchOutLen = 32
 )
 
-// benchSetup is the tiny model of the given kind with random weights and n
-// random sources of benchSrcLen tokens ending with EOSID (for a decoder-only
-// model, prompts of benchSrcLen symbols: after EOSID its tied embedding
-// makes a random model end at once).
+// benchSetup is the tiny model of the given kind with random weights and
+// benchSources(n, kind).
 func benchSetup(b *testing.B, n int, kind string) (model.Model, *graph.Params, [][]int) {
 	cfg, err := model.Preset("tiny", benchVocab)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.Kind = kind
-	m, err := model.FromConfig(cfg, nil)
+	m, params, err := model.Init(cfg, tensor.Float32, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		b.Fatal(err)
-	}
+	return m, params, benchSources(n, kind)
+}
+
+// benchSources are n random sources of benchSrcLen tokens ending with
+// EOSID (for a decoder-only model, prompts of benchSrcLen symbols: after
+// EOSID its tied embedding makes a random model end at once).
+func benchSources(n int, kind string) [][]int {
 	rng := rand.New(rand.NewPCG(3, 4))
 	srcs := make([][]int, n)
 	for i := range srcs {
@@ -55,7 +56,7 @@ func benchSetup(b *testing.B, n int, kind string) (model.Model, *graph.Params, [
 		}
 		srcs[i] = append(srcs[i], last)
 	}
-	return m, params, srcs
+	return srcs
 }
 
 // benchmarkDecode times d.Decode of n sources with s, after a first run that
@@ -169,16 +170,11 @@ func BenchmarkDeviceHostStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, err := model.FromConfig(cfg, nil)
+			m, params, err := model.Init(cfg, tensor.Float32, 1)
 			if err != nil {
 				b.Fatal(err)
 			}
-			params, err := model.NewParams(m, tensor.Float32, rand.New(rand.NewPCG(1, 2)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _, srcs := benchSetup(b, 64, model.KindEncoderDecoder)
-			hostDecodeSteps(b, mode, m, params, srcs)
+			hostDecodeSteps(b, mode, m, params, benchSources(64, model.KindEncoderDecoder))
 		})
 	}
 }

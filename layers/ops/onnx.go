@@ -18,12 +18,10 @@ import (
 //	merge: [b, h, t, k] → Transpose [b, t, h, k] → Reshape → [b, t, h·k]
 func headsONNX(split bool) graph.ONNXForm {
 	return func(b *graph.ONNXBuilder, y graph.ONNXValue, x []graph.ONNXValue) (string, error) {
-		perm := map[string]any{"perm": []int{0, 2, 1, 3}}
 		if split {
-			s := y.Shape // [b, h, t, k]
-			return b.Op("Transpose", []string{b.Op("Reshape", []string{x[0].Name, b.Ints(s[0], s[2], s[1], s[3])}, nil)}, perm), nil
+			return byHeads(b, x[0], seq, y.Shape[1], false).Name, nil
 		}
-		return b.Op("Reshape", []string{b.Op("Transpose", []string{x[0].Name}, perm), b.Ints(y.Shape...)}, nil), nil
+		return seqLaid(b, x[0].Name, y.Shape), nil
 	}
 }
 
@@ -50,8 +48,14 @@ func headProductONNX(l headLayouts, transA, transB bool, heads [3]int) graph.ONN
 		if l.c == byHead {
 			return prod, nil
 		}
-		return b.Op("Reshape", []string{b.Op("Transpose", []string{prod}, map[string]any{"perm": []int{0, 2, 1, 3}}), b.Ints(y.Shape...)}, nil), nil
+		return seqLaid(b, prod, y.Shape), nil
 	}
+}
+
+// seqLaid is v [batch, heads, rows, cols] laid out as seq: Transpose to
+// [batch, rows, heads, cols], Reshape to shape [batch, rows, heads·cols].
+func seqLaid(b *graph.ONNXBuilder, v string, shape []int) string {
+	return b.Op("Reshape", []string{b.Op("Transpose", []string{v}, map[string]any{"perm": []int{0, 2, 1, 3}}), b.Ints(shape...)}, nil)
 }
 
 // byHeads is the operand v of the layout l and n heads as [batch, n, rows,

@@ -160,17 +160,11 @@ func ExportONNX(s *Scope, outputs map[string]*G.Node, w ONNXWriter) error {
 	if err != nil {
 		return err
 	}
-	names, err := s.leafNames(order, outputs)
+	names, taken, err := s.leafNames(order, outputs)
 	if err != nil {
 		return err
 	}
-	b := &ONNXBuilder{w: w, dtype: s.Dtype(), used: map[string]bool{}}
-	for _, v := range names {
-		b.used[v] = true
-	}
-	for name := range outputs {
-		b.used[name] = true
-	}
+	b := &ONNXBuilder{w: w, dtype: s.Dtype(), used: taken}
 	for _, n := range order {
 		if err := s.exportNode(b, n, names); err != nil {
 			return err
@@ -232,10 +226,10 @@ func formless(nodes G.Nodes) error {
 
 // leafNames names the value of each leaf among order in the ONNX graph:
 // inputs and parameters by their names, constants by theirs where these
-// are free. An output named as an input or a parameter is an error.
-func (s *Scope) leafNames(order G.Nodes, outputs map[string]*G.Node) (map[*G.Node]string, error) {
-	names := map[*G.Node]string{}
-	taken := map[string]bool{}
+// are free; taken is the names given and the outputs'. An output named as
+// an input or a parameter is an error.
+func (s *Scope) leafNames(order G.Nodes, outputs map[string]*G.Node) (names map[*G.Node]string, taken map[string]bool, err error) {
+	names, taken = map[*G.Node]string{}, map[string]bool{}
 	for _, n := range order {
 		if n.Op() == nil && s.leafKind(n) != leafConstant {
 			names[n], taken[n.Name()] = n.Name(), true
@@ -243,7 +237,7 @@ func (s *Scope) leafNames(order G.Nodes, outputs map[string]*G.Node) (map[*G.Nod
 	}
 	for out := range outputs {
 		if taken[out] {
-			return nil, errors.Errorf("exporting to ONNX: output %s is named as an input or a parameter of the graph", out)
+			return nil, nil, errors.Errorf("exporting to ONNX: output %s is named as an input or a parameter of the graph", out)
 		}
 		taken[out] = true
 	}
@@ -256,7 +250,7 @@ func (s *Scope) leafNames(order G.Nodes, outputs map[string]*G.Node) (map[*G.Nod
 			names[n], taken[v] = v, true
 		}
 	}
-	return names, nil
+	return names, taken, nil
 }
 
 // leaf is what a node without an op is.

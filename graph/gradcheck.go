@@ -213,7 +213,7 @@ func (c *GradCheck) symbolic(prog *Program, run func() (float64, error)) (map[st
 		if err != nil {
 			return nil, err
 		}
-		g := map[string][]float64{lossKey: {loss}}
+		g := map[string][]float64{LossOutput: {loss}}
 		for _, name := range prog.ParamNames() {
 			g[name] = Float64s(prog.Grad(name))
 		}
@@ -234,7 +234,7 @@ func (c *GradCheck) symbolic(prog *Program, run func() (float64, error)) (map[st
 			return nil, errors.Errorf("%s differs between a run with memory of its own per op and one in the planned arena", name)
 		}
 	}
-	delete(second, lossKey)
+	delete(second, LossOutput)
 	return second, nil
 }
 

@@ -158,7 +158,7 @@ func (p *Program) differentiate(s *Scope, loss *G.Node) error {
 	for i, name := range p.params {
 		p.gradIndex[name] = i
 	}
-	p.outputs[lossKey] = newOutput(s.b.g, loss)
+	p.outputs[LossOutput] = newOutput(s.b.g, loss)
 	return nil
 }
 
@@ -174,8 +174,10 @@ func newOutput(g *G.ExprGraph, n *G.Node) output {
 	return output{n: n}
 }
 
-// lossKey names the loss among a program's outputs.
-const lossKey = "loss"
+// LossOutput names the loss among a program's outputs: the scalar Compile
+// differentiates is kept under it, and an evaluation program that outputs
+// its loss under it has a Loss too.
+const LossOutput = "loss"
 
 // Set copies data ([]int for int inputs, []float32 or []float64 for float
 // inputs) into the named input; on a device, the input crosses there at
@@ -269,17 +271,17 @@ func (p *Program) value(name string) G.Value {
 }
 
 // Loss is the loss of the last run: the scalar Compile differentiated, or
-// an output named "loss" (an evaluation program's). It is an error for a
+// the output named LossOutput (an evaluation program's). It is an error for a
 // program that has neither, before its first run, once another program of
 // its runtime has run, or on a device when copying it to the host fails.
 func (p *Program) Loss() (float64, error) {
-	if _, ok := p.outputs[lossKey]; !ok {
+	if _, ok := p.outputs[LossOutput]; !ok {
 		return 0, errors.New("the program has no loss: it was compiled without one or an output named loss")
 	}
 	if !p.ran {
 		return 0, errors.New("the program's loss is not readable: it has not run since it or another program of its runtime last did")
 	}
-	switch l := p.value(lossKey).(type) {
+	switch l := p.value(LossOutput).(type) {
 	case *G.F32:
 		return float64(*l), nil
 	case *G.F64:

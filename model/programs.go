@@ -39,11 +39,12 @@ func CompileEval(rt *graph.Runtime, m Model, params *graph.Params, sh Shape) (*g
 
 // EvalGraph builds m for evaluation on batches of shape sh in a scope of
 // params and returns the scope and the outputs CompileEval compiles:
-// "loss", LogProbs and the attention weights kept by their names.
+// the loss (graph.LossOutput), LogProbs and the attention weights kept by
+// their names.
 func EvalGraph(m Model, params *graph.Params, sh Shape) (*graph.Scope, map[string]*G.Node) {
 	s := graph.NewScope(params)
 	loss, logp := m.Build(s, sh)
-	outputs := map[string]*G.Node{LogProbs: logp, "loss": loss}
+	outputs := map[string]*G.Node{LogProbs: logp, graph.LossOutput: loss}
 	maps.Copy(outputs, s.Kept())
 	return s, outputs
 }

@@ -14,12 +14,13 @@ import (
 )
 
 // tokenizerFile is one file of a run's tokenizer: its name in the run
-// directory, its checkpoint metadata key, and the fingerprint of the
-// tokenizer's own.
+// directory, the checkpoint metadata key of its fingerprint (a key of the
+// tokenizer's Fingerprints), how to write it, and how to read the
+// fingerprint of a copy of it.
 type tokenizerFile struct {
-	name, key, fingerprint string
-	write                  func(path string) error
-	read                   func(path string) (string, error)
+	name, key string
+	write     func(path string) error
+	read      func(path string) (string, error)
 }
 
 // tokenizerFiles are the files of tok in a run directory: a
@@ -48,7 +49,7 @@ func tokenizerFiles(tok data.Tokenizer) ([]tokenizerFile, error) {
 
 // spmFiles are the files of a SentencePiece model's tokenizer: spm.model.
 func spmFiles(m *sentencepiece.Model) []tokenizerFile {
-	return []tokenizerFile{{rundir.SentencePiece, sentencepiece.FingerprintKey, m.Fingerprint(), m.WriteFile, func(path string) (string, error) {
+	return []tokenizerFile{{rundir.SentencePiece, sentencepiece.FingerprintKey, m.WriteFile, func(path string) (string, error) {
 		m, err := sentencepiece.Load(path)
 		if err != nil {
 			return "", err
@@ -60,14 +61,14 @@ func spmFiles(m *sentencepiece.Model) []tokenizerFile {
 // bpeFiles are the files of a data.BPETokenizer: bpe.txt and vocab.txt.
 func bpeFiles(tok data.BPETokenizer) []tokenizerFile {
 	return []tokenizerFile{
-		{rundir.BPE, data.BPEFingerprintKey, tok.BPE.Fingerprint(), tok.BPE.WriteFile, func(path string) (string, error) {
+		{rundir.BPE, data.BPEFingerprintKey, tok.BPE.WriteFile, func(path string) (string, error) {
 			b, err := data.ReadBPEFile(path)
 			if err != nil {
 				return "", err
 			}
 			return b.Fingerprint(), nil
 		}},
-		{rundir.Vocab, data.VocabFingerprintKey, tok.Vocab.Fingerprint(), tok.Vocab.WriteFile, func(path string) (string, error) {
+		{rundir.Vocab, data.VocabFingerprintKey, tok.Vocab.WriteFile, func(path string) (string, error) {
 			v, err := data.ReadVocabFile(path)
 			if err != nil {
 				return "", err
@@ -97,11 +98,12 @@ func tokenizerMeta(m model.Model, tok data.Tokenizer, meta map[string]string, di
 	if out == nil {
 		out = map[string]string{}
 	}
+	fps := tok.Fingerprints()
 	for _, f := range files {
-		if have, ok := out[f.key]; ok && have != f.fingerprint {
+		if have, ok := out[f.key]; ok && have != fps[f.key] {
 			return nil, errors.Errorf("Options.Meta[%q] records another %s than Data.Tokenizer's", f.key, f.name)
 		}
-		out[f.key] = f.fingerprint
+		out[f.key] = fps[f.key]
 		path := filepath.Join(dir, f.name)
 		if _, err := os.Stat(path); os.IsNotExist(err) {
 			continue
@@ -110,7 +112,7 @@ func tokenizerMeta(m model.Model, tok data.Tokenizer, meta map[string]string, di
 		if err != nil {
 			return nil, errors.Wrap(err, "the run directory's tokenizer")
 		}
-		if have != f.fingerprint {
+		if have != fps[f.key] {
 			return nil, errors.Errorf("%s is not Data.Tokenizer's (another run's, or edited): use another OutDir", path)
 		}
 	}

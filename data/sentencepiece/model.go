@@ -76,9 +76,11 @@ type piece struct {
 // spm_encode and spm_decode do. A Model is immutable and safe for
 // concurrent use.
 type Model struct {
-	raw    []byte
-	typ    Type
-	pieces []piece
+	// raw is the model file, fingerprint its SHA-256 in hex (Fingerprint).
+	raw         []byte
+	fingerprint string
+	typ         Type
+	pieces      []piece
 	// normal indexes the normal, user-defined and unused pieces, reserved
 	// the control, unknown and byte pieces (SentencePiece's pieces_ and
 	// reserved_id_map_): a text may hold the first, never the second.
@@ -177,6 +179,8 @@ func Parse(raw []byte) (*Model, error) {
 		return nil, err
 	}
 	m.raw = bytes.Clone(raw)
+	h := sha256.Sum256(m.raw)
+	m.fingerprint = hex.EncodeToString(h[:])
 	return m, nil
 }
 
@@ -403,10 +407,7 @@ func (m *Model) UnknownID() int { return m.unk }
 
 // Fingerprint is the SHA-256 of the model file, in hex: a checkpoint
 // records it so that a loader can tell a changed file.
-func (m *Model) Fingerprint() string {
-	h := sha256.Sum256(m.raw)
-	return hex.EncodeToString(h[:])
-}
+func (m *Model) Fingerprint() string { return m.fingerprint }
 
 // WriteFile saves the model atomically: the very bytes it was read from.
 func (m *Model) WriteFile(path string) error {

@@ -127,7 +127,7 @@ func runTokenizer(ck *checkpoint.File, dir string, vocab int) (data.Tokenizer, e
 	var tok data.Tokenizer
 	var err error
 	if _, statErr := os.Stat(spmPath); recordsSPM || statErr == nil {
-		tok, err = spmTokenizer(ck, spmPath)
+		tok, err = spmTokenizer(ck, spmPath, statErr)
 	} else {
 		tok, err = bpeTokenizer(ck, dir)
 	}
@@ -144,9 +144,9 @@ func runTokenizer(ck *checkpoint.File, dir string, vocab int) (data.Tokenizer, e
 }
 
 // spmTokenizer reads the SentencePiece model at path, of the run of the
-// checkpoint ck.
-func spmTokenizer(ck *checkpoint.File, path string) (data.Tokenizer, error) {
-	if _, err := os.Stat(path); os.IsNotExist(err) {
+// checkpoint ck; statErr is what statting path gave.
+func spmTokenizer(ck *checkpoint.File, path string, statErr error) (data.Tokenizer, error) {
+	if os.IsNotExist(statErr) {
 		return nil, errors.Errorf("%s was trained on text, with the SentencePiece model its metadata records, but %s is missing (a run trained from Go writes it when trainer.Data.Tokenizer is given)",
 			ck.Path, path)
 	}

@@ -31,6 +31,11 @@ const NumReserved = 4
 // reservedTokens lists the reserved tokens in id order.
 var reservedTokens = [NumReserved]string{PadToken, BOSToken, EOSToken, UnkToken}
 
+// ReservedToken is the token of the reserved id id: PadToken for PadID,
+// BOSToken for BOSID, EOSToken for EOSID, UnkToken for UnkID. It panics
+// for an id that is not reserved (outside [0, NumReserved)).
+func ReservedToken(id int) string { return reservedTokens[id] }
+
 // Vocab maps tokens to dense integer ids and back. A Vocab is immutable and
 // safe for concurrent use.
 type Vocab struct {

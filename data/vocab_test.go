@@ -114,6 +114,14 @@ func TestVocabLookup(t *testing.T) {
 	}
 }
 
+func TestReservedToken(t *testing.T) {
+	for id, want := range map[int]string{PadID: PadToken, BOSID: BOSToken, EOSID: EOSToken, UnkID: UnkToken} {
+		if got := ReservedToken(id); got != want {
+			t.Errorf("ReservedToken(%d) = %q, want %q", id, got, want)
+		}
+	}
+}
+
 func TestVocabFileRoundTrip(t *testing.T) {
 	v, err := BuildVocab([][]string{{"▁Größe", "\t", "ß", "▁", "x y", "#"}}, VocabOptions{})
 	if err != nil {

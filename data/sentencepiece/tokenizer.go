@@ -1,6 +1,10 @@
 package sentencepiece
 
-import "github.com/transformer-go/transformer/data"
+import (
+	"slices"
+
+	"github.com/transformer-go/transformer/data"
+)
 
 // FingerprintKey is the checkpoint metadata key under which a run on a
 // SentencePiece model records the fingerprint of its .model file.
@@ -25,7 +29,7 @@ type Tokenizer struct {
 
 // NewTokenizer is the Tokenizer of m.
 func NewTokenizer(m *Model) *Tokenizer {
-	t := &Tokenizer{m: m, ids: make([]int, m.Len()), pieces: []int{-1, -1, -1, -1}}
+	t := &Tokenizer{m: m, ids: make([]int, m.Len()), pieces: slices.Repeat([]int{-1}, data.NumReserved)}
 	for p := range t.ids {
 		t.ids[p] = -1
 	}
@@ -95,7 +99,7 @@ func (t *Tokenizer) Tokens(ids []int) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		if id >= 0 && id < data.NumReserved && t.pieces[id] < 0 {
-			out[i] = []string{data.PadToken, data.BOSToken, data.EOSToken, data.UnkToken}[id]
+			out[i] = data.ReservedToken(id)
 			continue
 		}
 		out[i] = t.m.pieces[t.piece(id)].text

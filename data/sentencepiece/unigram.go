@@ -2,6 +2,7 @@ package sentencepiece
 
 import (
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 )
@@ -80,8 +81,6 @@ func backtrack(s string, ends []best) []segment {
 	for end := len(s); end > 0 && ends[end].start >= 0; end = ends[end].start {
 		segs = append(segs, segment{s[ends[end].start:end], ends[end].id})
 	}
-	for i, j := 0, len(segs)-1; i < j; i, j = i+1, j-1 {
-		segs[i], segs[j] = segs[j], segs[i]
-	}
+	slices.Reverse(segs)
 	return segs
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,19 +66,7 @@ func TestIdleFlagsAreRefused(t *testing.T) {
 		{[]string{"-summary", "-overwrite"}, "-overwrite has no effect with -summary"},
 	}
 	for _, tc := range tests {
-		out := filepath.Join(t.TempDir(), "out")
-		var stdout, errb bytes.Buffer
-		args := tc.args
-		if !slices.Contains(args, "-summary") { // which takes no -out
-			args = append(args, "-out", out)
-		}
-		err := run(context.Background(), dist.Alone(), args, &stdout, &errb)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Errorf("%v: the refused run made %s", tc.args, out)
-		}
+		refused(t, tc.args, tc.want)
 	}
 	// A decoder-only model trained on pairs translates: its BLEU flags work.
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)

@@ -98,20 +98,35 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-task", "files", "-model", "encoder-only", "-data", "d", "-steps", "5", "-keep-best", "bleu"}, "-keep-best bleu needs a model that translates sources"},
 	}
 	for _, tc := range tests {
-		out := filepath.Join(t.TempDir(), "out")
-		var stdout, errb bytes.Buffer
-		args := tc.args
-		if args[0] != "-resume" && !slices.Contains(args, "-summary") { // -summary takes no -out
-			args = append(args, "-out", out)
-		}
-		err := run(context.Background(), dist.Alone(), args, &stdout, &errb)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Errorf("%v: the refused run created %s", tc.args, out)
-		}
+		refused(t, tc.args, tc.want)
 	}
+}
+
+// refused runs cmd/train with args and, unless they resume a run or give
+// -summary (which take no -out), -out a fresh path: the run must fail
+// with an error saying want, and make nothing at that path. It returns
+// what the run said: its error's text, then what it wrote to stdout and
+// stderr.
+func refused(t *testing.T, args []string, want string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	given := args
+	if args[0] != "-resume" && !slices.Contains(args, "-summary") {
+		given = slices.Concat(args, []string{"-out", out})
+	}
+	var stdout, errb bytes.Buffer
+	err := run(context.Background(), dist.Alone(), given, &stdout, &errb)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v: error %v, want one saying %q", args, err, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%v: the refused run made %s", args, out)
+	}
+	said := stdout.String() + errb.String()
+	if err != nil {
+		said = err.Error() + said
+	}
+	return said
 }
 
 // TestBatchBudgetNamesTheFlags gives -max-tokens less than the longest

@@ -119,14 +119,6 @@ func TestOptimizerFlagsChecked(t *testing.T) {
 		{[]string{"-dropout", "-1"}, "-dropout -1: want a number from 0"},
 	}
 	for _, tc := range tests {
-		out := filepath.Join(t.TempDir(), "out")
-		var stdout, errb bytes.Buffer
-		err := run(context.Background(), dist.Alone(), append(tc.args, "-out", out), &stdout, &errb)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Errorf("%v: the refused run created %s", tc.args, out)
-		}
+		refused(t, tc.args, tc.want)
 	}
 }

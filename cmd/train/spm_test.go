@@ -92,14 +92,6 @@ func TestSentencePieceFlagsRefused(t *testing.T) {
 		{[]string{"-spm", spmModel}, "-spm has no effect with -task copy"},
 	}
 	for _, tc := range tests {
-		out := filepath.Join(t.TempDir(), "out")
-		var stdout, errb bytes.Buffer
-		err := run(context.Background(), dist.Alone(), append(tc.args, "-out", out), &stdout, &errb)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Errorf("%v: the refused run made %s", tc.args, out)
-		}
+		refused(t, tc.args, tc.want)
 	}
 }

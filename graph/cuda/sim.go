@@ -35,7 +35,11 @@ var shim embed.FS
 // graph.Backend, and checks kernels and programs without a GPU.
 type Sim struct {
 	*core
-	dir    string
+	dir string
+	// gxx is what g++ --version says, read once at open (not per library,
+	// nor per process: it is the g++ on PATH when the device opened), which
+	// names the libraries in the cache; nil where g++ cannot say it.
+	gxx    []byte
 	base   *library
 	alloc  func(n uintptr) graph.DevicePtr
 	free   func(p graph.DevicePtr)
@@ -73,7 +77,10 @@ func OpenSim(dir string) (*Sim, error) {
 
 // open builds and loads the base library and the registered modules.
 func (s *Sim) open() error {
-	so, err := build(filepath.Join(s.dir, "base"), nil, "#include \"sim.h\"\n")
+	if v, err := exec.Command("g++", "--version").Output(); err == nil {
+		s.gxx = v // without it, nothing is cached
+	}
+	so, err := build(s.gxx, filepath.Join(s.dir, "base"), nil, "#include \"sim.h\"\n")
 	if err != nil {
 		return err
 	}
@@ -125,7 +132,7 @@ func (s *Sim) loadModule(m *graph.DeviceModule) error {
 		fmt.Fprintf(&main, "SIM_KERNEL(%s, %t)\n", k.Name(), shared[k.Name()])
 	}
 	main.WriteString("};\nSIM_LAUNCH\n")
-	so, err := build(filepath.Join(s.dir, fmt.Sprintf("module%d", m.Index())), m.FS(), main.String())
+	so, err := build(s.gxx, filepath.Join(s.dir, fmt.Sprintf("module%d", m.Index())), m.FS(), main.String())
 	if err != nil {
 		return errors.Wrapf(err, "device module %s", m.Name())
 	}
@@ -147,9 +154,11 @@ var gxxFlags = []string{"-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-W
 
 // build writes the shim, the files of src (nil: none) and main.cpp into dir,
 // and compiles main.cpp into dir/sim.so: or copies there the library the
-// same sources and compiler made before, kept in the user's cache folder
-// (transformer-go/sim, by the sources' hash), as go build keeps its work.
-func build(dir string, src fs.FS, main string) (string, error) {
+// same sources and compiler (gxx, its --version; nil: unknown, no cache)
+// made before, kept in the user's cache folder (transformer-go/sim, by the
+// sources' hash), as go build keeps its work. dir is scratch: its files
+// are written without syncs, the cache's durably.
+func build(gxx []byte, dir string, src fs.FS, main string) (string, error) {
 	files, err := sources(src, main)
 	if err != nil {
 		return "", err
@@ -158,14 +167,14 @@ func build(dir string, src fs.FS, main string) (string, error) {
 		return "", err
 	}
 	for name, b := range files {
-		if err := atomicfile.WriteBytes(filepath.Join(dir, name), b); err != nil {
+		if err := atomicfile.WriteScratch(filepath.Join(dir, name), b); err != nil {
 			return "", err
 		}
 	}
 	so := filepath.Join(dir, "sim.so")
-	cached := cachePath(files)
+	cached := cachePath(gxx, files)
 	if b, err := os.ReadFile(cached); err == nil && cached != "" {
-		return so, atomicfile.WriteBytes(so, b)
+		return so, atomicfile.WriteScratch(so, b)
 	}
 	cmd := exec.Command("g++", append(slices.Clone(gxxFlags), "-o", so, filepath.Join(dir, "main.cpp"))...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -208,14 +217,10 @@ func sources(src fs.FS, main string) (map[string][]byte, error) {
 
 // cachePath is where the library of files is kept, named by the hash of
 // the files, the flags and g++'s version; "" if there is no cache folder
-// or g++ cannot say its version.
-func cachePath(files map[string][]byte) string {
+// or g++ cannot say its version (version is nil).
+func cachePath(version []byte, files map[string][]byte) string {
 	root, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	version, err := exec.Command("g++", "--version").Output()
-	if err != nil {
+	if err != nil || version == nil {
 		return ""
 	}
 	h := sha256.New()

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unsafe"
@@ -116,20 +115,12 @@ func (s *Sim) loadModule(m *graph.DeviceModule) error {
 	}
 	var main strings.Builder
 	main.WriteString("#include \"sim.h\"\n")
-	shared := map[string]bool{}
 	for _, f := range m.Files() {
-		src, err := fs.ReadFile(m.FS(), f)
-		if err != nil {
-			return err
-		}
 		fmt.Fprintf(&main, "#include %q\n", f)
-		for k, v := range sharedKernels(string(src)) {
-			shared[k] = v
-		}
 	}
 	main.WriteString("static const sim::Kernel sim_kernels[] = {\n")
 	for _, k := range m.Kernels() {
-		fmt.Fprintf(&main, "SIM_KERNEL(%s, %t)\n", k.Name(), shared[k.Name()])
+		fmt.Fprintf(&main, "SIM_KERNEL(%s, %t)\n", k.Name(), k.SharedMemory())
 	}
 	main.WriteString("};\nSIM_LAUNCH\n")
 	so, err := build(s.gxx, filepath.Join(s.dir, fmt.Sprintf("module%d", m.Index())), m.FS(), main.String())
@@ -231,31 +222,6 @@ func cachePath(version []byte, files map[string][]byte) string {
 		fmt.Fprintf(h, "%d:%s%d:%s", len(name), name, len(files[name]), files[name])
 	}
 	return filepath.Join(root, "transformer-go", "sim", hex.EncodeToString(h.Sum(nil))+".so")
-}
-
-// kernelDecl matches a kernel's declaration up to its parameter list.
-var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
-
-// sharedKernels returns the kernels of src whose body declares __shared__
-// memory: those the simulated device runs with a thread per CUDA thread
-// and a barrier for __syncthreads (the others, as plain loops).
-func sharedKernels(src string) map[string]bool {
-	out := map[string]bool{}
-	for _, m := range kernelDecl.FindAllStringSubmatchIndex(src, -1) {
-		body, depth := src[m[1]:], 0
-		for i, c := range body {
-			if c == '{' {
-				depth++
-			} else if c == '}' {
-				if depth--; depth == 0 {
-					body = body[:i]
-					break
-				}
-			}
-		}
-		out[src[m[2]:m[3]]] = strings.Contains(body, "__shared__")
-	}
-	return out
 }
 
 // Name implements graph.Backend.

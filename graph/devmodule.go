@@ -89,8 +89,8 @@ var modules struct {
 //
 //	extern "C" __global__ void name(params)
 //
-// with parameters that are pointers, int, float or unsigned long long; kernel
-// names are unique within the module. Sources may include "common.cuh", the
+// with parameters that are pointers, int, float or unsigned long long, at
+// most MaxLaunchArgs of them; kernel names are unique within the module. Sources may include "common.cuh", the
 // launch shapes and reductions every backend provides (graph/cuda's
 // include/common.cuh). A package registers its module once, at
 // initialization; registering a name twice is an error.
@@ -239,8 +239,8 @@ var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)
 // parseKernels returns the kernels that the CUDA C source src of file
 // declares, each with its parameters and whether its body declares
 // __shared__ memory; a kernel is declared
-// `extern "C" __global__ void name(params)` with one or more parameters,
-// each a pointer, int, float or unsigned long long.
+// `extern "C" __global__ void name(params)` with one to MaxLaunchArgs
+// parameters, each a pointer, int, float or unsigned long long.
 func parseKernels(file, src string) ([]*DeviceKernel, error) {
 	var out []*DeviceKernel
 	seen := map[string]bool{}
@@ -257,6 +257,9 @@ func parseKernels(file, src string) ([]*DeviceKernel, error) {
 				return nil, errors.Wrapf(err, "%s: kernel %s", file, name)
 			}
 			k.params = append(k.params, q)
+		}
+		if len(k.params) > MaxLaunchArgs {
+			return nil, errors.Errorf("%s: kernel %s takes %d parameters, more than the %d a launch passes", file, name, len(k.params), MaxLaunchArgs)
 		}
 		out = append(out, k)
 	}

@@ -94,11 +94,11 @@ func (s *Sim) open() error {
 	if err != nil {
 		return err
 	}
-	if s.args = s.allocHost(2 * 8 * maxArgs); s.args == nil {
+	if s.args = s.allocHost(2 * 8 * graph.MaxLaunchArgs); s.args == nil {
 		return errors.New("out of memory")
 	}
-	for i := range maxArgs {
-		*(*uintptr)(unsafe.Add(s.args, 8*(maxArgs+i))) = uintptr(unsafe.Add(s.args, 8*i))
+	for i := range graph.MaxLaunchArgs {
+		*(*uintptr)(unsafe.Add(s.args, 8*(graph.MaxLaunchArgs+i))) = uintptr(unsafe.Add(s.args, 8*i))
 	}
 	for _, m := range graph.DeviceModules() {
 		if err := s.loadModule(m); err != nil {
@@ -291,7 +291,7 @@ func (s *Sim) Launch(l *graph.Launch) error {
 		*(*uint64)(unsafe.Add(s.args, 8*i)) = a
 	}
 	g, b := l.Grid.Dims(), l.Block.Dims()
-	switch s.mods[m.Index()].launch(int32(l.Kernel.Index()), g[0], g[1], g[2], b[0], b[1], b[2], unsafe.Add(s.args, 8*maxArgs)) {
+	switch s.mods[m.Index()].launch(int32(l.Kernel.Index()), g[0], g[1], g[2], b[0], b[1], b[2], unsafe.Add(s.args, 8*graph.MaxLaunchArgs)) {
 	case 0:
 		return nil
 	case 1:

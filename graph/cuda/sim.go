@@ -192,10 +192,22 @@ func sources(src fs.FS, main string) (map[string][]byte, error) {
 	if src == nil {
 		return files, nil
 	}
+	mod, err := moduleSources(src)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, mod)
+	return files, nil
+}
+
+// moduleSources are a module's CUDA C files in src, its .cu and .cuh, by
+// name.
+func moduleSources(src fs.FS) (map[string][]byte, error) {
 	entries, err := fs.ReadDir(src, ".")
 	if err != nil {
 		return nil, err
 	}
+	files := map[string][]byte{}
 	for _, e := range entries {
 		if ext := filepath.Ext(e.Name()); ext == ".cu" || ext == ".cuh" {
 			if files[e.Name()], err = fs.ReadFile(src, e.Name()); err != nil {

@@ -9,8 +9,11 @@ import (
 // Dim3 is a launch's grid or block size; a zero component counts as 1.
 type Dim3 struct{ X, Y, Z int }
 
-// maxArgs is the most arguments a kernel launch passes.
-const maxArgs = 24
+// MaxLaunchArgs is the most arguments a kernel launch passes, and so the
+// most parameters a kernel of a device module may take
+// (RegisterDeviceModule refuses more): a backend's buffer of a launch's
+// arguments holds this many.
+const MaxLaunchArgs = 24
 
 // The launch shapes the kernels of common.cuh's loops are written for.
 const (
@@ -31,10 +34,10 @@ type Launch struct {
 	Kernel      *DeviceKernel
 	Grid, Block Dim3
 	n           int
-	kinds       [maxArgs]ParamKind
+	kinds       [MaxLaunchArgs]ParamKind
 	// slots hold the arguments, an Int whole (a C int reads the slot's low
 	// 32 bits, little-endian), so that Check sees whether it fits.
-	slots [maxArgs]uint64
+	slots [MaxLaunchArgs]uint64
 }
 
 // Elems is a launch of k over n elements (a kernel whose loop is
@@ -72,10 +75,10 @@ func (l Launch) F32(v float32) Launch { return l.add(ParamFloat, uint64(math.Flo
 // U64 appends an unsigned long long argument.
 func (l Launch) U64(v uint64) Launch { return l.add(ParamU64, v) }
 
-// add appends an argument of kind k in slot s; arguments past maxArgs are
+// add appends an argument of kind k in slot s; arguments past MaxLaunchArgs are
 // counted, and refused by Check.
 func (l Launch) add(k ParamKind, s uint64) Launch {
-	if l.n < maxArgs {
+	if l.n < MaxLaunchArgs {
 		l.kinds[l.n], l.slots[l.n] = k, s
 	}
 	l.n++
@@ -83,7 +86,7 @@ func (l Launch) add(k ParamKind, s uint64) Launch {
 }
 
 // Args are the launch's argument slots, in order.
-func (l *Launch) Args() []uint64 { return l.slots[:min(l.n, maxArgs)] }
+func (l *Launch) Args() []uint64 { return l.slots[:min(l.n, MaxLaunchArgs)] }
 
 // Pointer reports whether argument i is a pointer.
 func (l *Launch) Pointer(i int) bool { return l.kinds[i] == ParamPtr }

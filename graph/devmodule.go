@@ -28,14 +28,16 @@ type DeviceModule struct {
 }
 
 // DeviceKernel is one kernel of a DeviceModule: its name and its parameters,
-// as its source declares them. Launches name it by this handle, which a
-// backend resolves in constant time.
+// as its source declares them, and whether its body declares __shared__
+// memory. Launches name it by this handle, which a backend resolves in
+// constant time.
 type DeviceKernel struct {
 	module *DeviceModule
 	name   string
 	file   string
 	index  int
 	params []KernelParam
+	shared bool
 }
 
 // KernelParam is one parameter of a kernel: its name and the kind of value it
@@ -87,8 +89,8 @@ var modules struct {
 //
 //	extern "C" __global__ void name(params)
 //
-// with parameters that are pointers, int, float or unsigned long long; kernel
-// names are unique within the module. Sources may include "common.cuh", the
+// with parameters that are pointers, int, float or unsigned long long, at
+// most MaxLaunchArgs of them; kernel names are unique within the module. Sources may include "common.cuh", the
 // launch shapes and reductions every backend provides (graph/cuda's
 // include/common.cuh). A package registers its module once, at
 // initialization; registering a name twice is an error.
@@ -223,6 +225,11 @@ func (k *DeviceKernel) Index() int { return k.index }
 // Params are the kernel's parameters, in order.
 func (k *DeviceKernel) Params() []KernelParam { return slices.Clone(k.params) }
 
+// SharedMemory reports whether the kernel's body declares __shared__
+// memory: a simulated device runs such a kernel with a thread per CUDA
+// thread and a barrier for __syncthreads, the others as plain loops.
+func (k *DeviceKernel) SharedMemory() bool { return k.shared }
+
 // String is "module.kernel".
 func (k *DeviceKernel) String() string { return k.module.name + "." + k.name }
 
@@ -230,28 +237,50 @@ func (k *DeviceKernel) String() string { return k.module.name + "." + k.name }
 var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
 
 // parseKernels returns the kernels that the CUDA C source src of file
-// declares, each with its parameters; a kernel is declared
-// `extern "C" __global__ void name(params)` with one or more parameters,
-// each a pointer, int, float or unsigned long long.
+// declares, each with its parameters and whether its body declares
+// __shared__ memory; a kernel is declared
+// `extern "C" __global__ void name(params)` with one to MaxLaunchArgs
+// parameters, each a pointer, int, float or unsigned long long.
 func parseKernels(file, src string) ([]*DeviceKernel, error) {
 	var out []*DeviceKernel
 	seen := map[string]bool{}
-	for _, m := range kernelDecl.FindAllStringSubmatch(src, -1) {
-		if seen[m[1]] {
-			return nil, errors.Errorf("%s: kernel %s declared twice", file, m[1])
+	for _, m := range kernelDecl.FindAllStringSubmatchIndex(src, -1) {
+		name, params := src[m[2]:m[3]], src[m[4]:m[5]]
+		if seen[name] {
+			return nil, errors.Errorf("%s: kernel %s declared twice", file, name)
 		}
-		seen[m[1]] = true
-		k := &DeviceKernel{name: m[1]}
-		for _, p := range strings.Split(m[2], ",") {
+		seen[name] = true
+		k := &DeviceKernel{name: name, shared: strings.Contains(kernelBody(src[m[1]:]), "__shared__")}
+		for _, p := range strings.Split(params, ",") {
 			q, err := parseParam(p)
 			if err != nil {
-				return nil, errors.Wrapf(err, "%s: kernel %s", file, m[1])
+				return nil, errors.Wrapf(err, "%s: kernel %s", file, name)
 			}
 			k.params = append(k.params, q)
+		}
+		if len(k.params) > MaxLaunchArgs {
+			return nil, errors.Errorf("%s: kernel %s takes %d parameters, more than the %d a launch passes", file, name, len(k.params), MaxLaunchArgs)
 		}
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// kernelBody is the body of the kernel whose declaration src follows: src
+// up to the brace that closes the first one opened (all of src if none
+// does).
+func kernelBody(src string) string {
+	depth := 0
+	for i, c := range src {
+		if c == '{' {
+			depth++
+		} else if c == '}' {
+			if depth--; depth == 0 {
+				return src[:i]
+			}
+		}
+	}
+	return src
 }
 
 // parseParam parses one parameter such as "const float* x" or "int n".

@@ -176,3 +176,16 @@ func BenchmarkSimRows(b *testing.B) {
 		mustDo(b, Rows(s, "logsoftmax_fwd_f32", rows, cols, x, x, rows, cols))
 	}
 }
+
+// BenchmarkOpenSim times opening and closing the simulated device with its
+// libraries in the user's cache folder: what every test on it pays first.
+func BenchmarkOpenSim(b *testing.B) {
+	if _, err := exec.LookPath("g++"); err != nil {
+		b.Skip("no g++ (apt-get install g++)")
+	}
+	for range b.N {
+		sim, err := OpenSim(b.TempDir())
+		mustDo(b, err)
+		mustDo(b, sim.Close())
+	}
+}

@@ -186,14 +186,14 @@ func (d *CUDA) load() error {
 	for _, b := range []struct {
 		p    *unsafe.Pointer
 		size int
-	}{{&d.args, 2 * 8 * maxArgs}, {&d.stage.p, stagingBytes}} {
+	}{{&d.args, 2 * 8 * graph.MaxLaunchArgs}, {&d.stage.p, stagingBytes}} {
 		if err := d.drv.check("cuMemHostAlloc", d.drv.cuMemHostAlloc(b.p, uintptr(b.size), 0)); err != nil {
 			return err
 		}
 	}
 	d.stage.size = stagingBytes
-	for i := range maxArgs {
-		*(*uintptr)(unsafe.Add(d.args, 8*(maxArgs+i))) = uintptr(unsafe.Add(d.args, 8*i))
+	for i := range graph.MaxLaunchArgs {
+		*(*uintptr)(unsafe.Add(d.args, 8*(graph.MaxLaunchArgs+i))) = uintptr(unsafe.Add(d.args, 8*i))
 	}
 	if err := d.drv.check("cuMemAlloc", d.drv.cuMemAlloc(&d.workspace, workspaceBytes)); err != nil {
 		return errors.Wrap(err, "cuBLAS's workspace")
@@ -217,9 +217,6 @@ func (d *CUDA) load() error {
 	}
 	return nil
 }
-
-// maxArgs is the most arguments a launch passes (graph's limit).
-const maxArgs = 24
 
 // loadModule loads the PTX of every file of m, and its kernels' functions.
 func (d *CUDA) loadModule(m *graph.DeviceModule) error {
@@ -402,7 +399,7 @@ func (d *CUDA) Launch(l *graph.Launch) error {
 			*(*uint64)(unsafe.Add(d.args, 8*i)) = a
 		}
 		g, b := l.Grid.Dims(), l.Block.Dims()
-		r := d.drv.cuLaunchKernel(f, g[0], g[1], g[2], b[0], b[1], b[2], 0, d.stream, unsafe.Add(d.args, 8*maxArgs), nil)
+		r := d.drv.cuLaunchKernel(f, g[0], g[1], g[2], b[0], b[1], b[2], 0, d.stream, unsafe.Add(d.args, 8*graph.MaxLaunchArgs), nil)
 		return d.drv.check("cuLaunchKernel", r)
 	})
 }

@@ -66,7 +66,12 @@ func (d testDevice) Launch(name string, grid, block Dim3, args ...any) error {
 	if err != nil {
 		return err
 	}
-	l, err := withArgs(k.Grid(grid, block), args)
+	return d.launch(k.Grid(grid, block), args)
+}
+
+// launch launches l with args.
+func (d testDevice) launch(l graph.Launch, args []any) error {
+	l, err := withArgs(l, args)
 	if err != nil {
 		return err
 	}
@@ -82,8 +87,7 @@ func Elems(d testDevice, name string, n int, args ...any) error {
 	if err != nil {
 		return err
 	}
-	l := k.Elems(n)
-	return d.Launch(name, l.Grid, l.Block, args...)
+	return d.launch(k.Elems(n), args)
 }
 
 // Rows launches the row kernel name over rows of cols.
@@ -92,8 +96,7 @@ func Rows(d testDevice, name string, rows, cols int, args ...any) error {
 	if err != nil {
 		return err
 	}
-	l := k.Rows(rows, cols)
-	return d.Launch(name, l.Grid, l.Block, args...)
+	return d.launch(k.Rows(rows, cols), args)
 }
 
 // kernelNamed is the kernel name of the registered modules (graph's and

@@ -30,3 +30,18 @@ func TestLaunchShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelSharedMemory checks that graph finds which kernels declare
+// __shared__ memory, which the simulated device runs as threads with
+// barriers: a row kernel does, an elementwise one does not.
+func TestKernelSharedMemory(t *testing.T) {
+	for name, want := range map[string]bool{"logsoftmax_fwd_f32": true, "scale_f32": false} {
+		k, err := kernelNamed(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.SharedMemory() != want {
+			t.Errorf("%s: SharedMemory() = %t, want %t", k, k.SharedMemory(), want)
+		}
+	}
+}

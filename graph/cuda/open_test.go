@@ -129,19 +129,12 @@ func TestPTXIsCurrent(t *testing.T) {
 // writeSource writes the module's .cu and .cuh files into dir.
 func writeSource(t *testing.T, m *graph.DeviceModule, dir string) {
 	t.Helper()
-	entries, err := fs.ReadDir(m.FS(), ".")
+	files, err := moduleSources(m.FS())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if ext := filepath.Ext(e.Name()); ext != ".cu" && ext != ".cuh" {
-			continue
-		}
-		b, err := fs.ReadFile(m.FS(), e.Name())
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
-		}
-		if err != nil {
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -30,20 +30,16 @@ type counts struct {
 }
 
 // Counts are the calls a Recorder has seen. Launches and GEMMs exclude the
-// work recorded for replays (Captured), which Replays counts as one call
+// work recorded for replays (Record), whose runs Replays counts as one call
 // each.
 type Counts struct {
 	// Launches are kernel launches, GEMMs calls of Gemm (a batched product
-	// is one), of which Products are batched over two levels.
-	Launches, GEMMs, Products int
-	// HostToDevice and DeviceToHost are copies each way, and their bytes.
-	HostToDevice, DeviceToHost           int
-	HostToDeviceBytes, DeviceToHostBytes int
-	// Recordings are calls of Record, Captured the launches and products
-	// they recorded, Replays the runs of recordings.
-	Recordings, Captured, Replays int
-	// Allocs are the allocations live.
-	Allocs int
+	// is one).
+	Launches, GEMMs int
+	// HostToDevice and DeviceToHost are copies each way.
+	HostToDevice, DeviceToHost int
+	// Replays are the runs of recordings.
+	Replays int
 	// ByKernel are the launches by kernel ("module.kernel").
 	ByKernel map[string]int
 }
@@ -61,7 +57,6 @@ func (r *Recorder) Counts() Counts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.counts.Counts
-	c.Allocs = len(r.allocs.size)
 	c.ByKernel = map[string]int{}
 	for k, n := range r.counts.byKernel {
 		c.ByKernel[k.String()] = n
@@ -107,7 +102,6 @@ func (r *Recorder) ToDevice(dst graph.DevicePtr, src []byte) error {
 		return err
 	}
 	r.counts.HostToDevice++
-	r.counts.HostToDeviceBytes += len(src)
 	return nil
 }
 
@@ -123,7 +117,6 @@ func (r *Recorder) ToHost(dst []byte, src graph.DevicePtr) error {
 		r.Fill(dst)
 	}
 	r.counts.DeviceToHost++
-	r.counts.DeviceToHostBytes += len(dst)
 	return nil
 }
 
@@ -134,12 +127,10 @@ func (r *Recorder) Launch(l *graph.Launch) error {
 	if err := r.checkLaunch(l); err != nil {
 		return errors.Wrap(err, "recorder")
 	}
-	if r.recording {
-		r.counts.Captured++
-		return nil
+	if !r.recording {
+		r.counts.Launches++
+		r.counts.byKernel[l.Kernel]++
 	}
-	r.counts.Launches++
-	r.counts.byKernel[l.Kernel]++
 	return nil
 }
 
@@ -150,13 +141,7 @@ func (r *Recorder) Gemm(g *graph.DeviceGEMM) error {
 	if err := r.checkGemm(g); err != nil {
 		return errors.Wrap(err, "recorder")
 	}
-	switch {
-	case r.recording:
-		r.counts.Captured++
-	case g.Outer > 1:
-		r.counts.GEMMs++
-		r.counts.Products++
-	default:
+	if !r.recording {
 		r.counts.GEMMs++
 	}
 	return nil
@@ -166,11 +151,10 @@ func (r *Recorder) Gemm(g *graph.DeviceGEMM) error {
 func (r *Recorder) Sync() error { return nil }
 
 // Record implements graph.Backend: it makes the work's calls once, checked
-// and counted as Captured.
+// but not counted.
 func (r *Recorder) Record(work func() error) (graph.Replay, error) {
 	r.mu.Lock()
 	r.recording = true
-	r.counts.Recordings++
 	r.mu.Unlock()
 	err := work()
 	r.mu.Lock()

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unsafe"
@@ -35,7 +34,11 @@ var shim embed.FS
 // graph.Backend, and checks kernels and programs without a GPU.
 type Sim struct {
 	*core
-	dir    string
+	dir string
+	// gxx is what g++ --version says, read once at open (not per library,
+	// nor per process: it is the g++ on PATH when the device opened), which
+	// names the libraries in the cache; nil where g++ cannot say it.
+	gxx    []byte
 	base   *library
 	alloc  func(n uintptr) graph.DevicePtr
 	free   func(p graph.DevicePtr)
@@ -73,7 +76,10 @@ func OpenSim(dir string) (*Sim, error) {
 
 // open builds and loads the base library and the registered modules.
 func (s *Sim) open() error {
-	so, err := build(filepath.Join(s.dir, "base"), nil, "#include \"sim.h\"\n")
+	if v, err := exec.Command("g++", "--version").Output(); err == nil {
+		s.gxx = v // without it, nothing is cached
+	}
+	so, err := build(s.gxx, filepath.Join(s.dir, "base"), nil, "#include \"sim.h\"\n")
 	if err != nil {
 		return err
 	}
@@ -88,11 +94,11 @@ func (s *Sim) open() error {
 	if err != nil {
 		return err
 	}
-	if s.args = s.allocHost(2 * 8 * maxArgs); s.args == nil {
+	if s.args = s.allocHost(2 * 8 * graph.MaxLaunchArgs); s.args == nil {
 		return errors.New("out of memory")
 	}
-	for i := range maxArgs {
-		*(*uintptr)(unsafe.Add(s.args, 8*(maxArgs+i))) = uintptr(unsafe.Add(s.args, 8*i))
+	for i := range graph.MaxLaunchArgs {
+		*(*uintptr)(unsafe.Add(s.args, 8*(graph.MaxLaunchArgs+i))) = uintptr(unsafe.Add(s.args, 8*i))
 	}
 	for _, m := range graph.DeviceModules() {
 		if err := s.loadModule(m); err != nil {
@@ -109,23 +115,15 @@ func (s *Sim) loadModule(m *graph.DeviceModule) error {
 	}
 	var main strings.Builder
 	main.WriteString("#include \"sim.h\"\n")
-	shared := map[string]bool{}
 	for _, f := range m.Files() {
-		src, err := fs.ReadFile(m.FS(), f)
-		if err != nil {
-			return err
-		}
 		fmt.Fprintf(&main, "#include %q\n", f)
-		for k, v := range sharedKernels(string(src)) {
-			shared[k] = v
-		}
 	}
 	main.WriteString("static const sim::Kernel sim_kernels[] = {\n")
 	for _, k := range m.Kernels() {
-		fmt.Fprintf(&main, "SIM_KERNEL(%s, %t)\n", k.Name(), shared[k.Name()])
+		fmt.Fprintf(&main, "SIM_KERNEL(%s, %t)\n", k.Name(), k.SharedMemory())
 	}
 	main.WriteString("};\nSIM_LAUNCH\n")
-	so, err := build(filepath.Join(s.dir, fmt.Sprintf("module%d", m.Index())), m.FS(), main.String())
+	so, err := build(s.gxx, filepath.Join(s.dir, fmt.Sprintf("module%d", m.Index())), m.FS(), main.String())
 	if err != nil {
 		return errors.Wrapf(err, "device module %s", m.Name())
 	}
@@ -147,9 +145,11 @@ var gxxFlags = []string{"-std=c++20", "-O2", "-shared", "-fPIC", "-pthread", "-W
 
 // build writes the shim, the files of src (nil: none) and main.cpp into dir,
 // and compiles main.cpp into dir/sim.so: or copies there the library the
-// same sources and compiler made before, kept in the user's cache folder
-// (transformer-go/sim, by the sources' hash), as go build keeps its work.
-func build(dir string, src fs.FS, main string) (string, error) {
+// same sources and compiler (gxx, its --version; nil: unknown, no cache)
+// made before, kept in the user's cache folder (transformer-go/sim, by the
+// sources' hash), as go build keeps its work. dir is scratch: its files
+// are written without syncs, the cache's durably.
+func build(gxx []byte, dir string, src fs.FS, main string) (string, error) {
 	files, err := sources(src, main)
 	if err != nil {
 		return "", err
@@ -158,14 +158,14 @@ func build(dir string, src fs.FS, main string) (string, error) {
 		return "", err
 	}
 	for name, b := range files {
-		if err := atomicfile.WriteBytes(filepath.Join(dir, name), b); err != nil {
+		if err := atomicfile.WriteScratch(filepath.Join(dir, name), b); err != nil {
 			return "", err
 		}
 	}
 	so := filepath.Join(dir, "sim.so")
-	cached := cachePath(files)
+	cached := cachePath(gxx, files)
 	if b, err := os.ReadFile(cached); err == nil && cached != "" {
-		return so, atomicfile.WriteBytes(so, b)
+		return so, atomicfile.WriteScratch(so, b)
 	}
 	cmd := exec.Command("g++", append(slices.Clone(gxxFlags), "-o", so, filepath.Join(dir, "main.cpp"))...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -192,10 +192,22 @@ func sources(src fs.FS, main string) (map[string][]byte, error) {
 	if src == nil {
 		return files, nil
 	}
+	mod, err := moduleSources(src)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, mod)
+	return files, nil
+}
+
+// moduleSources are a module's CUDA C files in src, its .cu and .cuh, by
+// name.
+func moduleSources(src fs.FS) (map[string][]byte, error) {
 	entries, err := fs.ReadDir(src, ".")
 	if err != nil {
 		return nil, err
 	}
+	files := map[string][]byte{}
 	for _, e := range entries {
 		if ext := filepath.Ext(e.Name()); ext == ".cu" || ext == ".cuh" {
 			if files[e.Name()], err = fs.ReadFile(src, e.Name()); err != nil {
@@ -208,14 +220,10 @@ func sources(src fs.FS, main string) (map[string][]byte, error) {
 
 // cachePath is where the library of files is kept, named by the hash of
 // the files, the flags and g++'s version; "" if there is no cache folder
-// or g++ cannot say its version.
-func cachePath(files map[string][]byte) string {
+// or g++ cannot say its version (version is nil).
+func cachePath(version []byte, files map[string][]byte) string {
 	root, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	version, err := exec.Command("g++", "--version").Output()
-	if err != nil {
+	if err != nil || version == nil {
 		return ""
 	}
 	h := sha256.New()
@@ -226,31 +234,6 @@ func cachePath(files map[string][]byte) string {
 		fmt.Fprintf(h, "%d:%s%d:%s", len(name), name, len(files[name]), files[name])
 	}
 	return filepath.Join(root, "transformer-go", "sim", hex.EncodeToString(h.Sum(nil))+".so")
-}
-
-// kernelDecl matches a kernel's declaration up to its parameter list.
-var kernelDecl = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
-
-// sharedKernels returns the kernels of src whose body declares __shared__
-// memory: those the simulated device runs with a thread per CUDA thread
-// and a barrier for __syncthreads (the others, as plain loops).
-func sharedKernels(src string) map[string]bool {
-	out := map[string]bool{}
-	for _, m := range kernelDecl.FindAllStringSubmatchIndex(src, -1) {
-		body, depth := src[m[1]:], 0
-		for i, c := range body {
-			if c == '{' {
-				depth++
-			} else if c == '}' {
-				if depth--; depth == 0 {
-					body = body[:i]
-					break
-				}
-			}
-		}
-		out[src[m[2]:m[3]]] = strings.Contains(body, "__shared__")
-	}
-	return out
 }
 
 // Name implements graph.Backend.
@@ -320,7 +303,7 @@ func (s *Sim) Launch(l *graph.Launch) error {
 		*(*uint64)(unsafe.Add(s.args, 8*i)) = a
 	}
 	g, b := l.Grid.Dims(), l.Block.Dims()
-	switch s.mods[m.Index()].launch(int32(l.Kernel.Index()), g[0], g[1], g[2], b[0], b[1], b[2], unsafe.Add(s.args, 8*maxArgs)) {
+	switch s.mods[m.Index()].launch(int32(l.Kernel.Index()), g[0], g[1], g[2], b[0], b[1], b[2], unsafe.Add(s.args, 8*graph.MaxLaunchArgs)) {
 	case 0:
 		return nil
 	case 1:

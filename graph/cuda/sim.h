@@ -180,7 +180,6 @@ static void launch(void (*f)(A...), bool shared, dim3 grid, dim3 block, void** a
 }
 
 struct Kernel {
-    const char* name;
     void (*launch)(dim3, dim3, void**);
 };
 
@@ -190,7 +189,7 @@ struct Kernel {
 // includes the module's source after this header, in the order of the
 // module's kernels (the Go side launches by that index); shared says that
 // f declares __shared__ memory.
-#define SIM_KERNEL(f, shared) {#f, [](dim3 g, dim3 b, void** a) { sim::launch(f, shared, g, b, a); }},
+#define SIM_KERNEL(f, shared) {[](dim3 g, dim3 b, void** a) { sim::launch(f, shared, g, b, a); }},
 
 // SIM_LAUNCH defines the launch of a kernel by its index in the module's
 // table sim_kernels.

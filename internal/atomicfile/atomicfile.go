@@ -3,11 +3,12 @@
 // file whole, never a torn one.
 //
 // Write creates a temporary file beside the destination (named
-// ".NAME.tmp-RANDOM"), writes it through a buffer, sets permission 0644,
+// ".NAME.tmp-RANDOM"), writes it (through a buffer), sets permission 0644,
 // syncs it to disk, renames it over the destination and syncs the
 // directory, so that the rename itself survives a power cut. On error the
 // temporary file is removed. Clean removes the temporaries that a killed
-// process left behind.
+// process left behind. WriteScratch does the same without the syncs, for
+// scratch files whose loss on a crash is harmless.
 package atomicfile
 
 import (
@@ -28,17 +29,54 @@ const tmpMarker = ".tmp-"
 
 // Write writes path atomically with what fill writes to w.
 func Write(path string, fill func(w *bufio.Writer) error) error {
-	return errors.Wrapf(write(path, fill), "write %s", path)
+	return errors.Wrapf(write(path, buffered(fill), true), "write %s", path)
 }
 
-// write does Write's steps; its errors say which step failed.
-func write(path string, fill func(w *bufio.Writer) error) error {
+// WriteBytes writes data to path atomically.
+func WriteBytes(path string, data []byte) error {
+	return errors.Wrapf(write(path, whole(data), true), "write %s", path)
+}
+
+// WriteScratch writes data to path as WriteBytes does, so that a reader
+// sees the old file or the new one whole, but syncs neither the file nor
+// its directory: a crash may lose it, or leave it empty. It is for scratch
+// files whose loss on a crash is harmless (a build's temporary folder,
+// made again by the next run), where the syncs would cost more than the
+// write.
+func WriteScratch(path string, data []byte) error {
+	return errors.Wrapf(write(path, whole(data), false), "write %s", path)
+}
+
+// buffered is a fill of the temporary file that writes what fill writes
+// through a buffer.
+func buffered(fill func(w *bufio.Writer) error) func(f *os.File) error {
+	return func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if err := fill(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+}
+
+// whole is a fill of the temporary file that writes data, which is in
+// memory already, without a buffer.
+func whole(data []byte) func(f *os.File) error {
+	return func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	}
+}
+
+// write does Write's steps with fill writing the temporary file, syncing
+// the file and its directory if durable; its errors say which step failed.
+func write(path string, fill func(f *os.File) error, durable bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+tmpMarker+"*")
 	if err != nil {
 		return errors.Wrap(err, "create temporary file")
 	}
-	if err := writeSynced(tmp, fill); err != nil {
+	if err := writeTemp(tmp, fill, durable); err != nil {
 		_ = os.Remove(tmp.Name()) // the write error matters more
 		return err
 	}
@@ -46,28 +84,19 @@ func write(path string, fill func(w *bufio.Writer) error) error {
 		_ = os.Remove(tmp.Name()) // the rename error matters more
 		return errors.Wrap(err, "replace destination")
 	}
+	if !durable {
+		return nil
+	}
 	return SyncDir(dir)
 }
 
-// WriteBytes writes data to path atomically.
-func WriteBytes(path string, data []byte) error {
-	return Write(path, func(w *bufio.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeSynced fills f through a buffer, makes it 0644, syncs and closes it.
-func writeSynced(f *os.File, fill func(w *bufio.Writer) error) error {
-	w := bufio.NewWriterSize(f, 1<<20)
-	err := fill(w)
-	if err == nil {
-		err = w.Flush()
-	}
+// writeTemp fills f, makes it 0644, syncs it if durable and closes it.
+func writeTemp(f *os.File, fill func(f *os.File) error, durable bool) error {
+	err := fill(f)
 	if err == nil {
 		err = f.Chmod(Mode)
 	}
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

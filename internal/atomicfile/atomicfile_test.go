@@ -11,10 +11,16 @@ import (
 )
 
 func TestWriteReplacesWholeWith0644(t *testing.T) {
+	for name, write := range map[string]func(string, []byte) error{"WriteBytes": WriteBytes, "WriteScratch": WriteScratch} {
+		t.Run(name, func(t *testing.T) { testReplacesWholeWith0644(t, write) })
+	}
+}
+
+func testReplacesWholeWith0644(t *testing.T, write func(string, []byte) error) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.txt")
 	for _, content := range []string{"first", "second, longer"} {
-		if err := WriteBytes(path, []byte(content)); err != nil {
+		if err := write(path, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(path)
@@ -55,9 +61,11 @@ func TestFailedWriteKeepsOldAndLeavesNoTemp(t *testing.T) {
 
 func TestWriteIntoMissingDirectoryNamesThePath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "no", "f.txt")
-	err := WriteBytes(path, nil)
-	if err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("err %v, want one naming %s", err, path)
+	for _, write := range []func(string, []byte) error{WriteBytes, WriteScratch} {
+		err := write(path, nil)
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Fatalf("err %v, want one naming %s", err, path)
+		}
 	}
 }
 

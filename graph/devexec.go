@@ -66,7 +66,7 @@ type deviceExec struct {
 	commands            []command
 	replay              Replay
 	// call makes the program's own launches (the sums); all are the
-	// gradients of every parameter.
+	// gradients of every parameter, once grads has made them.
 	call DeviceCall
 	all  gradSet
 }
@@ -610,25 +610,21 @@ func (x *deviceExec) read(dst []byte, n *G.Node) error {
 	return x.b.ToHost(dst, x.loc[n])
 }
 
-// grads are the device addresses of the gradients of names, which stay
-// where they are: those of every parameter are made once.
-func (x *deviceExec) grads(names []string) (gradSet, error) {
-	all := len(names) == len(x.p.params) && (len(names) == 0 || &names[0] == &x.p.params[0])
-	if all && x.all.names != nil {
+// grads are the device addresses of the gradients of every parameter,
+// which stay where they are: made on the first call (dev non-nil then, even
+// for no parameters) and kept.
+func (x *deviceExec) grads() (gradSet, error) {
+	if x.all.dev != nil {
 		return x.all, nil
 	}
+	names := x.p.params
 	g := gradSet{names: names, dev: make([]DevicePtr, len(names)), sizes: make([]int, len(names))}
-	for i, name := range names {
-		n := x.p.gradNode(name)
-		if n == nil {
-			return g, errors.Errorf("the program has no gradient of %s", name)
-		}
+	for i := range names {
+		n := x.p.grads[i]
 		g.dev[i], g.sizes[i] = x.loc[n], n.Shape().TotalSize()
 	}
-	if all {
-		x.all = g
-	}
-	return g, nil
+	x.all = g
+	return x.all, nil
 }
 
 // close frees the program's device memory (not the runtime's parameters).

@@ -88,14 +88,14 @@ func (t *deviceTarget) launchTable(k *DeviceKernel, table DevicePtr, n, most int
 	return t.b.Launch(&t.launch)
 }
 
-func (t *deviceTarget) adam(params, m, v *Params, names []string, g gradSet, s AdamStep) error {
-	if len(names) == 0 {
+func (t *deviceTarget) adam(params, m, v *Params, g gradSet, s AdamStep) error {
+	if len(g.names) == 0 {
 		return nil
 	}
 	if g.dev == nil {
 		return errors.New("the gradients lie on the host, the runtime runs on a device")
 	}
-	plan, err := t.adamPlan(params, m, v, names, g)
+	plan, err := t.adamPlan(params, m, v, g)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (t *deviceTarget) adam(params, m, v *Params, names []string, g gradSet, s A
 	if err := t.adamConsts(s); err != nil {
 		return err
 	}
-	if err := t.launchTable(adamMultiF32, plan.table, len(names), plan.most, func(l Launch) Launch { return l.Ptr(t.k) }); err != nil {
+	if err := t.launchTable(adamMultiF32, plan.table, len(g.names), plan.most, func(l Launch) Launch { return l.Ptr(t.k) }); err != nil {
 		return err
 	}
 	for i := range plan.bufs {
@@ -126,7 +126,7 @@ func (t *deviceTarget) adam(params, m, v *Params, names []string, g gradSet, s A
 }
 
 // adamPlan is what Adam's step updates, of the stores params, m and v for
-// the gradients g of names: each parameter's three device copies, their
+// the gradients g of g.names: each parameter's three device copies, their
 // versions and host values, and the table of adam_multi_f32. A target keeps
 // the plan of its last step with each gradients' first address, so that
 // the steps after the first look nothing up.
@@ -153,13 +153,14 @@ func (p *adamPlan) sameBF16() bool {
 }
 
 // adamPlan is the plan of a step, kept or made.
-func (t *deviceTarget) adamPlan(params, m, v *Params, names []string, g gradSet) (*adamPlan, error) {
+func (t *deviceTarget) adamPlan(params, m, v *Params, g gradSet) (*adamPlan, error) {
+	names := g.names
 	key := g.dev[0]
 	if p, ok := t.plans[key]; ok && p.params == params && p.m == m && p.v == v && slices.Equal(p.names, names) &&
 		slices.Equal(p.grads, g.dev) && p.sameBF16() {
 		return p, nil
 	}
-	if err := checkAdam(params, m, v, names, g); err != nil {
+	if err := checkAdam(params, m, v, g); err != nil {
 		return nil, err
 	}
 	p := &adamPlan{params: params, m: m, v: v, names: slices.Clone(names), grads: slices.Clone(g.dev)}

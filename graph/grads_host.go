@@ -13,11 +13,12 @@ import (
 // adamChunk is the number of elements a worker updates at a time.
 const adamChunk = 1 << 15
 
-func (t *hostTarget) adam(params, m, v *Params, names []string, g gradSet, s AdamStep) error {
+func (t *hostTarget) adam(params, m, v *Params, g gradSet, s AdamStep) error {
+	names := g.names
 	if g.host == nil && len(names) > 0 {
 		return errors.New("the gradients lie on a device, the runtime runs on the CPU")
 	}
-	if err := checkAdam(params, m, v, names, g); err != nil {
+	if err := checkAdam(params, m, v, g); err != nil {
 		return err
 	}
 	c := s.consts()

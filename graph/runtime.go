@@ -96,7 +96,7 @@ func NewBackendRuntime(d Device, b Backend, p Precision) (*Runtime, error) {
 	if b == nil || d == DeviceCPU || d == DeviceAuto {
 		return nil, errors.Errorf("a runtime on a backend needs a backend and its device's name, have %v and %q", b, d)
 	}
-	return &Runtime{device: d, precision: p, limit: sysmem.Process{}, at: newDeviceTarget(b, p)}, nil
+	return &Runtime{device: d, precision: p, limit: sysmem.Process{}, at: newDeviceTarget(b)}, nil
 }
 
 // Sibling returns a runtime on rt's device (rt nil: CPU's), in its

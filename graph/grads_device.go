@@ -76,11 +76,20 @@ func (t *deviceTarget) entries(n int) []uint64 {
 	return t.words
 }
 
+// checkTensors checks that one launch over a table can take n tensors, one
+// a row of blocks.
+func checkTensors(n int) error {
+	if n > maxTensors {
+		return errors.Errorf("%d tensors in one launch, at most %d", n, maxTensors)
+	}
+	return nil
+}
+
 // launchTable launches k over the tensors of table (n of them, the largest
 // of most elements), with args after the table.
 func (t *deviceTarget) launchTable(k *DeviceKernel, table DevicePtr, n, most int, args func(Launch) Launch) error {
-	if n > maxTensors {
-		return errors.Errorf("%d tensors in one launch, at most %d", n, maxTensors)
+	if err := checkTensors(n); err != nil {
+		return err
 	}
 	blocks := min(max((most+elemBlock-1)/elemBlock, 1), multiBlocks)
 	l := k.Grid(Dim3{X: blocks, Y: n}, Dim3{X: elemBlock}).Ptr(table)
@@ -220,6 +229,9 @@ func (t *deviceTarget) sumSquares(g gradSet) (float64, error) {
 	if len(g.dev) == 0 {
 		return 0, nil
 	}
+	if err := checkTensors(len(g.dev)); err != nil {
+		return 0, err
+	}
 	words := t.entries(len(g.dev))
 	for i, p := range g.dev {
 		words[i*entryWords+entryG], words[i*entryWords+entryN] = uint64(p), uint64(g.sizes[i])
@@ -232,9 +244,6 @@ func (t *deviceTarget) sumSquares(g gradSet) (float64, error) {
 	scratch, err := t.grow(&t.scratch, 0, 4*(parts+1))
 	if err != nil {
 		return 0, err
-	}
-	if len(g.dev) > maxTensors {
-		return 0, errors.Errorf("%d tensors in one launch, at most %d", len(g.dev), maxTensors)
 	}
 	t.launch = sumSquaresMulti.Grid(Dim3{X: sqBlocks, Y: len(g.dev)}, Dim3{X: sqBlock}).Ptr(scratch).Ptr(table)
 	if err := t.b.Launch(&t.launch); err != nil {

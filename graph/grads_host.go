@@ -96,14 +96,16 @@ func (t *hostTarget) sumSquares(g gradSet) (float64, error) {
 	return sq, nil
 }
 
-// hostSums are GradSums on the host.
+// hostSums are GradSums on the host; at is each sum's place in g.
 type hostSums struct {
-	g gradSet
+	g  gradSet
+	at map[string]int
 }
 
 func (t *hostTarget) newSums(params *Params, names []string) (sums, error) {
-	s := &hostSums{g: gradSet{names: names}}
-	for _, name := range names {
+	s := &hostSums{g: gradSet{names: names}, at: make(map[string]int, len(names))}
+	for i, name := range names {
+		s.at[name] = i
 		s.g.host = append(s.g.host, tensor.New(tensor.Of(params.Dtype()), tensor.WithShape(params.Shape(name).Clone()...)))
 	}
 	return s, nil
@@ -117,16 +119,12 @@ func (s *hostSums) zero() error {
 }
 
 func (s *hostSums) add(g gradSet, scale float64) error {
-	at := map[string]*tensor.Dense{}
-	for i, name := range s.g.names {
-		at[name] = s.g.host[i]
-	}
 	for i, name := range g.names {
-		acc, ok := at[name]
+		j, ok := s.at[name]
 		if !ok {
 			return errors.Errorf("no sum of %s", name)
 		}
-		if err := addScaled(acc, g.host[i], scale); err != nil {
+		if err := addScaled(s.g.host[j], g.host[i], scale); err != nil {
 			return errors.Wrap(err, name)
 		}
 	}

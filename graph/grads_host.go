@@ -135,21 +135,22 @@ func (s *hostSums) add(g gradSet, scale float64) error {
 func addScaled(acc, g *tensor.Dense, n float64) error {
 	switch a := acc.Data().(type) {
 	case []float32:
-		x, ok := g.Data().([]float32)
-		if !ok || len(x) != len(a) {
-			return errors.Errorf("a gradient of %v %v added to a sum of %v %v", g.Dtype(), g.Shape(), acc.Dtype(), acc.Shape())
-		}
-		for i, v := range x {
-			a[i] += float32(n) * v
-		}
+		return typedAddScaled(acc, g, a, float32(n))
 	case []float64:
-		x, ok := g.Data().([]float64)
-		if !ok || len(x) != len(a) {
-			return errors.Errorf("a gradient of %v %v added to a sum of %v %v", g.Dtype(), g.Shape(), acc.Dtype(), acc.Shape())
-		}
-		for i, v := range x {
-			a[i] += n * v
-		}
+		return typedAddScaled(acc, g, a, n)
+	}
+	return nil
+}
+
+// typedAddScaled is addScaled for a sum acc of T, whose data is a: n·g in
+// T, added element by element.
+func typedAddScaled[T float32 | float64](acc, g *tensor.Dense, a []T, n T) error {
+	x, ok := g.Data().([]T)
+	if !ok || len(x) != len(a) {
+		return errors.Errorf("a gradient of %v %v added to a sum of %v %v", g.Dtype(), g.Shape(), acc.Dtype(), acc.Shape())
+	}
+	for i, v := range x {
+		a[i] += n * v
 	}
 	return nil
 }

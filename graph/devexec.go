@@ -408,7 +408,7 @@ func (x *deviceExec) upload(in *devInput) error {
 	var b []byte
 	switch data := in.t.Data().(type) {
 	case []float32:
-		b = f32Bytes(data)
+		b = asBytes(data)
 	case []int:
 		if len(in.staged) != len(data) {
 			in.staged = make([]int32, len(data))
@@ -416,7 +416,7 @@ func (x *deviceExec) upload(in *devInput) error {
 		for i, id := range data {
 			in.staged[i] = int32(id)
 		}
-		b = i32Bytes(in.staged)
+		b = asBytes(in.staged)
 	default:
 		return errors.Errorf("input %v holds %v: the device takes float32 and int inputs", in.n, in.t.Dtype())
 	}
@@ -428,10 +428,10 @@ func (x *deviceExec) toDevice(n *G.Node, v G.Value) error {
 	var b []byte
 	switch c := v.(type) {
 	case *G.F32:
-		b = f32Bytes([]float32{float32(*c)})
+		b = asBytes([]float32{float32(*c)})
 	case *tensor.Dense:
 		if data, ok := c.Data().([]float32); ok {
-			b = f32Bytes(data)
+			b = asBytes(data)
 		}
 	}
 	if b == nil {
@@ -463,7 +463,7 @@ func (x *deviceExec) addPerRun(next func() uint64) (DevicePtr, error) {
 	w.words = append(w.words, next())
 	x.next = append(x.next, next)
 	p := w.p.Add(8 * (k % wordsPerBlock))
-	return p, errors.Wrap(x.b.ToDevice(p, u64Bytes(w.words[k%wordsPerBlock:])), "a per-run word to the device")
+	return p, errors.Wrap(x.b.ToDevice(p, asBytes(w.words[k%wordsPerBlock:])), "a per-run word to the device")
 }
 
 // uploadWords computes the run's per-run words, in order, and copies them
@@ -473,7 +473,7 @@ func (x *deviceExec) uploadWords() error {
 		x.words[k/wordsPerBlock].words[k%wordsPerBlock] = next()
 	}
 	for _, w := range x.words {
-		if err := x.b.ToDevice(w.p, u64Bytes(w.words)); err != nil {
+		if err := x.b.ToDevice(w.p, asBytes(w.words)); err != nil {
 			return errors.Wrap(err, "the per-run words to the device")
 		}
 	}
@@ -571,13 +571,13 @@ func (x *deviceExec) toHost(n *G.Node, h G.Value) error {
 	switch v := h.(type) {
 	case *G.F32:
 		one := []float32{0}
-		err := x.read(f32Bytes(one), n)
+		err := x.read(asBytes(one), n)
 		*v = G.F32(one[0])
 		return err
 	case *tensor.Dense:
 		switch data := v.Data().(type) {
 		case []float32:
-			return x.read(f32Bytes(data), n)
+			return x.read(asBytes(data), n)
 		case []int:
 			return x.readInts(data, n)
 		}
@@ -590,14 +590,14 @@ func (x *deviceExec) toHost(n *G.Node, h G.Value) error {
 func (x *deviceExec) readInts(data []int, n *G.Node) error {
 	if _, ours := n.Op().(*kernelOp); ours {
 		words := make([]uint64, len(data))
-		err := x.read(u64Bytes(words), n)
+		err := x.read(asBytes(words), n)
 		for i, w := range words {
 			data[i] = int(w)
 		}
 		return err
 	}
 	ids := make([]int32, len(data))
-	err := x.read(i32Bytes(ids), n)
+	err := x.read(asBytes(ids), n)
 	for i, id := range ids {
 		data[i] = int(id)
 	}

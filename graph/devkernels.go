@@ -233,7 +233,7 @@ func (d *DeviceCall) table(g DeviceGEMM) (DevicePtr, error) {
 			words[2*count+i] = uint64(g.C) + 4*uint64(o*g.OuterC+e*g.StrideC)
 		}
 	}
-	if err := d.x.b.ToDevice(p, u64Bytes(words)); err != nil {
+	if err := d.x.b.ToDevice(p, asBytes(words)); err != nil {
 		return 0, errors.Wrap(err, "a product's address table to the device")
 	}
 	d.mem.tabled[k] = key
@@ -264,7 +264,7 @@ func (d *DeviceCall) Layout(i int, v []int32) (DevicePtr, error) {
 		return p, nil
 	}
 	d.mem.held[i] = nil
-	if err := d.x.b.ToDevice(p, i32Bytes(v)); err != nil {
+	if err := d.x.b.ToDevice(p, asBytes(v)); err != nil {
 		return 0, errors.Wrap(err, "a layout to the device")
 	}
 	d.mem.held[i] = slices.Clone(v)
@@ -301,28 +301,12 @@ func (d *DeviceCall) CheckInts(x DeviceOperand, check func([]int) error) error {
 	return d.x.checkInts(d.name, x.Ints, check)
 }
 
-// u64Bytes is x's memory as bytes.
-func u64Bytes(x []uint64) []byte {
+// asBytes is x's memory as bytes.
+func asBytes[T uint64 | int32 | float32](x []T) []byte {
 	if len(x) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 8*len(x))
-}
-
-// i32Bytes is x's memory as bytes.
-func i32Bytes(x []int32) []byte {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
-}
-
-// f32Bytes is x's memory as bytes.
-func f32Bytes(x []float32) []byte {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), int(unsafe.Sizeof(x[0]))*len(x))
 }
 
 // Check says what is wrong with g, if anything: sizes and batch counts in

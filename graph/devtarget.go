@@ -93,7 +93,7 @@ func (t *deviceTarget) upload(b *deviceParam, data []float32, ver *version) erro
 	if b.loaded && b.ver == ver.n {
 		return nil
 	}
-	if err := t.b.ToDevice(b.p, f32Bytes(data)); err != nil {
+	if err := t.b.ToDevice(b.p, asBytes(data)); err != nil {
 		return errors.Wrapf(err, "copying %s to the device", b.name)
 	}
 	b.loaded, b.ver, b.ahead = true, ver.n, false
@@ -111,7 +111,7 @@ func (t *deviceTarget) download(stores ...*Params) error {
 				continue
 			}
 			data, _ := v.Data().([]float32)
-			if err := t.b.ToHost(f32Bytes(data), b.p); err != nil {
+			if err := t.b.ToHost(asBytes(data), b.p); err != nil {
 				return errors.Wrapf(err, "copying %s to the host", name)
 			}
 			b.ahead = false

@@ -55,7 +55,7 @@ func (t *deviceTarget) table(words []uint64) (DevicePtr, error) {
 	if err != nil {
 		return 0, errors.Wrap(err, "a table of tensors on the device")
 	}
-	if err := t.b.ToDevice(p, u64Bytes(words)); err != nil {
+	if err := t.b.ToDevice(p, asBytes(words)); err != nil {
 		_ = t.b.Free(p) // the copy's error is what matters
 		return 0, errors.Wrap(err, "a table of tensors to the device")
 	}
@@ -219,7 +219,7 @@ func (t *deviceTarget) adamConsts(s AdamStep) error {
 	}
 	c := s.consts()
 	k := []float32{float32(s.Beta1), float32(s.Beta2), float32(s.Eps), float32(c.step), float32(c.rc2), float32(s.Scale), float32(c.keep)}
-	return errors.Wrap(t.b.ToDevice(t.k, f32Bytes(k)), "Adam's constants to the device")
+	return errors.Wrap(t.b.ToDevice(t.k, asBytes(k)), "Adam's constants to the device")
 }
 
 // sumSquares sums the squares of each gradient into sqThreads partials
@@ -255,7 +255,7 @@ func (t *deviceTarget) sumSquares(g gradSet) (float64, error) {
 		return 0, err
 	}
 	one := []float32{0}
-	err = t.b.ToHost(f32Bytes(one), sum)
+	err = t.b.ToHost(asBytes(one), sum)
 	return float64(one[0]), errors.Wrap(err, "copying the sum of squares to the host")
 }
 
@@ -363,7 +363,7 @@ func (s *deviceSums) appendHost(buf any) (any, error) {
 	}
 	k := len(b)
 	b = append(b, make([]float32, s.n)...)
-	return b, s.t.b.ToHost(f32Bytes(b[k:]), s.buf)
+	return b, s.t.b.ToHost(asBytes(b[k:]), s.buf)
 }
 
 func (s *deviceSums) setHost(buf any) error {
@@ -371,7 +371,7 @@ func (s *deviceSums) setHost(buf any) error {
 	if !ok || len(b) < s.n {
 		return errors.Errorf("%T of %d values for %d sums of float32", buf, lenOf(buf), s.n)
 	}
-	return s.t.b.ToDevice(s.buf, f32Bytes(b[:s.n]))
+	return s.t.b.ToDevice(s.buf, asBytes(b[:s.n]))
 }
 
 func (s *deviceSums) close() error {

@@ -284,11 +284,6 @@ func (x *deviceExec) alloc(bytes int) (DevicePtr, error) {
 	return p, nil
 }
 
-// grow is buffer i of *bufs of the program's nodes, at least bytes large.
-func (x *deviceExec) grow(bufs *[]deviceBuf, i, bytes int) (DevicePtr, error) {
-	return x.t.grow(bufs, i, bytes)
-}
-
 func (x *deviceExec) activate() {}
 func (x *deviceExec) release()  {}
 

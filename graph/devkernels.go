@@ -194,7 +194,7 @@ func (d *DeviceCall) bf16Of(i int, x DevicePtr, n int) (DevicePtr, error) {
 	if p, ok, err := d.x.paramBF16(x, n); ok || err != nil {
 		return p, err
 	}
-	p, err := d.x.grow(&d.mem.bf16, i, 2*n)
+	p, err := d.x.t.grow(&d.mem.bf16, i, 2*n)
 	if err != nil {
 		return 0, err
 	}
@@ -208,7 +208,7 @@ func (d *DeviceCall) table(g DeviceGEMM) (DevicePtr, error) {
 	k := d.gemms
 	d.gemms++
 	count := g.Batch * g.Outer
-	p, err := d.x.grow(&d.mem.tables, k, 3*8*count)
+	p, err := d.x.t.grow(&d.mem.tables, k, 3*8*count)
 	if err != nil {
 		return 0, err
 	}
@@ -244,7 +244,7 @@ func (d *DeviceCall) table(g DeviceGEMM) (DevicePtr, error) {
 // same memory at every run of the node's program, not shared with any other
 // node, and not initialized.
 func (d *DeviceCall) Scratch(i, bytes int) (DevicePtr, error) {
-	return d.x.grow(&d.mem.scratch, i, bytes)
+	return d.x.t.grow(&d.mem.scratch, i, bytes)
 }
 
 // Layout is the node's layout buffer i (apart from its Scratch) holding v:
@@ -253,7 +253,7 @@ func (d *DeviceCall) Scratch(i, bytes int) (DevicePtr, error) {
 // differs from what the buffer holds, so a node's launches after its first
 // copy nothing.
 func (d *DeviceCall) Layout(i int, v []int32) (DevicePtr, error) {
-	p, err := d.x.grow(&d.mem.layouts, i, 4*max(len(v), 1))
+	p, err := d.x.t.grow(&d.mem.layouts, i, 4*max(len(v), 1))
 	if err != nil {
 		return 0, err
 	}

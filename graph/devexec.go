@@ -154,12 +154,8 @@ func (x *deviceExec) place(s *Scope, order G.Nodes, regs map[*G.Node]any) error 
 			}
 		}
 	}
-	params := map[*G.Node]string{}
-	for name, n := range s.b.nodes {
-		params[n] = name
-	}
 	for _, n := range order {
-		if err := x.placeNode(n, s, params, regs, byReg); err != nil {
+		if err := x.placeNode(n, s, regs, byReg); err != nil {
 			return err
 		}
 	}
@@ -167,7 +163,7 @@ func (x *deviceExec) place(s *Scope, order G.Nodes, regs map[*G.Node]any) error 
 }
 
 // placeNode gives n its place on the device, unless it has one.
-func (x *deviceExec) placeNode(n *G.Node, s *Scope, params map[*G.Node]string, regs map[*G.Node]any, byReg map[any]DevicePtr) error {
+func (x *deviceExec) placeNode(n *G.Node, s *Scope, regs map[*G.Node]any, byReg map[any]DevicePtr) error {
 	op, ours := n.Op().(*kernelOp)
 	switch {
 	case ours && op.def.Device.Forward == nil:
@@ -183,8 +179,8 @@ func (x *deviceExec) placeNode(n *G.Node, s *Scope, params map[*G.Node]string, r
 		x.loc[n] = p
 		return nil
 	}
-	if name, ok := params[n]; ok && n.Op() == nil {
-		return x.param(n, s, name)
+	if n.Op() == nil && s.leafKind(n) == leafParam {
+		return x.param(n, s, n.Name())
 	}
 	p, err := x.alloc(4 * max(n.Shape().TotalSize(), 1))
 	if err != nil {
@@ -197,7 +193,7 @@ func (x *deviceExec) placeNode(n *G.Node, s *Scope, params map[*G.Node]string, r
 	switch c, ok := n.Op().(interface{ Value() G.Value }); {
 	case ok:
 		return x.toDevice(n, c.Value())
-	case n.Op() == nil && s.b.inputs[n.Name()] == n:
+	case n.Op() == nil && s.leafKind(n) == leafInput:
 		t, _ := n.Value().(*tensor.Dense)
 		x.inputs = append(x.inputs, &devInput{n: n, t: t, p: p, set: true})
 	case n.Op() == nil:

@@ -47,18 +47,17 @@ func (rt *Runtime) Adam(params, m, v *Params, g Gradients, s AdamStep) error {
 	if s.Step < 1 {
 		return errors.Errorf("adam: step %d, want 1 or more", s.Step)
 	}
-	names := g.ParamNames()
-	grads, err := g.gradSet(names)
+	grads, err := g.gradSet()
 	if err != nil {
 		return errors.Wrap(err, "adam")
 	}
-	return errors.Wrap(rt.at.adam(params, m, v, names, grads, s), "adam")
+	return errors.Wrap(rt.at.adam(params, m, v, grads, s), "adam")
 }
 
-// checkAdam checks that params, m and v have every parameter of names of
+// checkAdam checks that params, m and v have every parameter of g.names of
 // one shape, and that gradient i of g has as many elements as parameter i.
-func checkAdam(params, m, v *Params, names []string, g gradSet) error {
-	for i, name := range names {
+func checkAdam(params, m, v *Params, g gradSet) error {
+	for i, name := range g.names {
 		for _, store := range []*Params{params, m, v} {
 			if sh := store.Shape(name); sh == nil || !sh.Eq(params.Shape(name)) {
 				return errors.Errorf("%s: no parameter of shape %v in every store", name, params.Shape(name))

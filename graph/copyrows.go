@@ -150,5 +150,5 @@ func (x *deviceExec) rowIndices(rows []int) error {
 	for i, r := range rows {
 		idx[i] = int32(r)
 	}
-	return x.b.ToDevice(x.rows, i32Bytes(idx))
+	return x.b.ToDevice(x.rows, asBytes(idx))
 }

@@ -66,7 +66,7 @@ type deviceExec struct {
 	commands            []command
 	replay              Replay
 	// call makes the program's own launches (the sums); all are the
-	// gradients of every parameter.
+	// gradients of every parameter, once grads has made them.
 	call DeviceCall
 	all  gradSet
 }
@@ -154,12 +154,8 @@ func (x *deviceExec) place(s *Scope, order G.Nodes, regs map[*G.Node]any) error 
 			}
 		}
 	}
-	params := map[*G.Node]string{}
-	for name, n := range s.b.nodes {
-		params[n] = name
-	}
 	for _, n := range order {
-		if err := x.placeNode(n, s, params, regs, byReg); err != nil {
+		if err := x.placeNode(n, s, regs, byReg); err != nil {
 			return err
 		}
 	}
@@ -167,7 +163,7 @@ func (x *deviceExec) place(s *Scope, order G.Nodes, regs map[*G.Node]any) error 
 }
 
 // placeNode gives n its place on the device, unless it has one.
-func (x *deviceExec) placeNode(n *G.Node, s *Scope, params map[*G.Node]string, regs map[*G.Node]any, byReg map[any]DevicePtr) error {
+func (x *deviceExec) placeNode(n *G.Node, s *Scope, regs map[*G.Node]any, byReg map[any]DevicePtr) error {
 	op, ours := n.Op().(*kernelOp)
 	switch {
 	case ours && op.def.Device.Forward == nil:
@@ -183,8 +179,8 @@ func (x *deviceExec) placeNode(n *G.Node, s *Scope, params map[*G.Node]string, r
 		x.loc[n] = p
 		return nil
 	}
-	if name, ok := params[n]; ok && n.Op() == nil {
-		return x.param(n, s, name)
+	if n.Op() == nil && s.leafKind(n) == leafParam {
+		return x.param(n, s, n.Name())
 	}
 	p, err := x.alloc(4 * max(n.Shape().TotalSize(), 1))
 	if err != nil {
@@ -197,7 +193,7 @@ func (x *deviceExec) placeNode(n *G.Node, s *Scope, params map[*G.Node]string, r
 	switch c, ok := n.Op().(interface{ Value() G.Value }); {
 	case ok:
 		return x.toDevice(n, c.Value())
-	case n.Op() == nil && s.b.inputs[n.Name()] == n:
+	case n.Op() == nil && s.leafKind(n) == leafInput:
 		t, _ := n.Value().(*tensor.Dense)
 		x.inputs = append(x.inputs, &devInput{n: n, t: t, p: p, set: true})
 	case n.Op() == nil:
@@ -282,11 +278,6 @@ func (x *deviceExec) alloc(bytes int) (DevicePtr, error) {
 	}
 	x.bufs = append(x.bufs, p)
 	return p, nil
-}
-
-// grow is buffer i of *bufs of the program's nodes, at least bytes large.
-func (x *deviceExec) grow(bufs *[]deviceBuf, i, bytes int) (DevicePtr, error) {
-	return x.t.grow(bufs, i, bytes)
 }
 
 func (x *deviceExec) activate() {}
@@ -408,7 +399,7 @@ func (x *deviceExec) upload(in *devInput) error {
 	var b []byte
 	switch data := in.t.Data().(type) {
 	case []float32:
-		b = f32Bytes(data)
+		b = asBytes(data)
 	case []int:
 		if len(in.staged) != len(data) {
 			in.staged = make([]int32, len(data))
@@ -416,7 +407,7 @@ func (x *deviceExec) upload(in *devInput) error {
 		for i, id := range data {
 			in.staged[i] = int32(id)
 		}
-		b = i32Bytes(in.staged)
+		b = asBytes(in.staged)
 	default:
 		return errors.Errorf("input %v holds %v: the device takes float32 and int inputs", in.n, in.t.Dtype())
 	}
@@ -428,10 +419,10 @@ func (x *deviceExec) toDevice(n *G.Node, v G.Value) error {
 	var b []byte
 	switch c := v.(type) {
 	case *G.F32:
-		b = f32Bytes([]float32{float32(*c)})
+		b = asBytes([]float32{float32(*c)})
 	case *tensor.Dense:
 		if data, ok := c.Data().([]float32); ok {
-			b = f32Bytes(data)
+			b = asBytes(data)
 		}
 	}
 	if b == nil {
@@ -463,7 +454,7 @@ func (x *deviceExec) addPerRun(next func() uint64) (DevicePtr, error) {
 	w.words = append(w.words, next())
 	x.next = append(x.next, next)
 	p := w.p.Add(8 * (k % wordsPerBlock))
-	return p, errors.Wrap(x.b.ToDevice(p, u64Bytes(w.words[k%wordsPerBlock:])), "a per-run word to the device")
+	return p, errors.Wrap(x.b.ToDevice(p, asBytes(w.words[k%wordsPerBlock:])), "a per-run word to the device")
 }
 
 // uploadWords computes the run's per-run words, in order, and copies them
@@ -473,7 +464,7 @@ func (x *deviceExec) uploadWords() error {
 		x.words[k/wordsPerBlock].words[k%wordsPerBlock] = next()
 	}
 	for _, w := range x.words {
-		if err := x.b.ToDevice(w.p, u64Bytes(w.words)); err != nil {
+		if err := x.b.ToDevice(w.p, asBytes(w.words)); err != nil {
 			return errors.Wrap(err, "the per-run words to the device")
 		}
 	}
@@ -571,13 +562,13 @@ func (x *deviceExec) toHost(n *G.Node, h G.Value) error {
 	switch v := h.(type) {
 	case *G.F32:
 		one := []float32{0}
-		err := x.read(f32Bytes(one), n)
+		err := x.read(asBytes(one), n)
 		*v = G.F32(one[0])
 		return err
 	case *tensor.Dense:
 		switch data := v.Data().(type) {
 		case []float32:
-			return x.read(f32Bytes(data), n)
+			return x.read(asBytes(data), n)
 		case []int:
 			return x.readInts(data, n)
 		}
@@ -590,14 +581,14 @@ func (x *deviceExec) toHost(n *G.Node, h G.Value) error {
 func (x *deviceExec) readInts(data []int, n *G.Node) error {
 	if _, ours := n.Op().(*kernelOp); ours {
 		words := make([]uint64, len(data))
-		err := x.read(u64Bytes(words), n)
+		err := x.read(asBytes(words), n)
 		for i, w := range words {
 			data[i] = int(w)
 		}
 		return err
 	}
 	ids := make([]int32, len(data))
-	err := x.read(i32Bytes(ids), n)
+	err := x.read(asBytes(ids), n)
 	for i, id := range ids {
 		data[i] = int(id)
 	}
@@ -610,25 +601,21 @@ func (x *deviceExec) read(dst []byte, n *G.Node) error {
 	return x.b.ToHost(dst, x.loc[n])
 }
 
-// grads are the device addresses of the gradients of names, which stay
-// where they are: those of every parameter are made once.
-func (x *deviceExec) grads(names []string) (gradSet, error) {
-	all := len(names) == len(x.p.params) && (len(names) == 0 || &names[0] == &x.p.params[0])
-	if all && x.all.names != nil {
+// grads are the device addresses of the gradients of every parameter,
+// which stay where they are: made on the first call (dev non-nil then, even
+// for no parameters) and kept.
+func (x *deviceExec) grads() (gradSet, error) {
+	if x.all.dev != nil {
 		return x.all, nil
 	}
+	names := x.p.params
 	g := gradSet{names: names, dev: make([]DevicePtr, len(names)), sizes: make([]int, len(names))}
-	for i, name := range names {
-		n := x.p.gradNode(name)
-		if n == nil {
-			return g, errors.Errorf("the program has no gradient of %s", name)
-		}
+	for i := range names {
+		n := x.p.grads[i]
 		g.dev[i], g.sizes[i] = x.loc[n], n.Shape().TotalSize()
 	}
-	if all {
-		x.all = g
-	}
-	return g, nil
+	x.all = g
+	return x.all, nil
 }
 
 // close frees the program's device memory (not the runtime's parameters).

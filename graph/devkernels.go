@@ -194,7 +194,7 @@ func (d *DeviceCall) bf16Of(i int, x DevicePtr, n int) (DevicePtr, error) {
 	if p, ok, err := d.x.paramBF16(x, n); ok || err != nil {
 		return p, err
 	}
-	p, err := d.x.grow(&d.mem.bf16, i, 2*n)
+	p, err := d.x.t.grow(&d.mem.bf16, i, 2*n)
 	if err != nil {
 		return 0, err
 	}
@@ -208,7 +208,7 @@ func (d *DeviceCall) table(g DeviceGEMM) (DevicePtr, error) {
 	k := d.gemms
 	d.gemms++
 	count := g.Batch * g.Outer
-	p, err := d.x.grow(&d.mem.tables, k, 3*8*count)
+	p, err := d.x.t.grow(&d.mem.tables, k, 3*8*count)
 	if err != nil {
 		return 0, err
 	}
@@ -233,7 +233,7 @@ func (d *DeviceCall) table(g DeviceGEMM) (DevicePtr, error) {
 			words[2*count+i] = uint64(g.C) + 4*uint64(o*g.OuterC+e*g.StrideC)
 		}
 	}
-	if err := d.x.b.ToDevice(p, u64Bytes(words)); err != nil {
+	if err := d.x.b.ToDevice(p, asBytes(words)); err != nil {
 		return 0, errors.Wrap(err, "a product's address table to the device")
 	}
 	d.mem.tabled[k] = key
@@ -244,7 +244,7 @@ func (d *DeviceCall) table(g DeviceGEMM) (DevicePtr, error) {
 // same memory at every run of the node's program, not shared with any other
 // node, and not initialized.
 func (d *DeviceCall) Scratch(i, bytes int) (DevicePtr, error) {
-	return d.x.grow(&d.mem.scratch, i, bytes)
+	return d.x.t.grow(&d.mem.scratch, i, bytes)
 }
 
 // Layout is the node's layout buffer i (apart from its Scratch) holding v:
@@ -253,7 +253,7 @@ func (d *DeviceCall) Scratch(i, bytes int) (DevicePtr, error) {
 // differs from what the buffer holds, so a node's launches after its first
 // copy nothing.
 func (d *DeviceCall) Layout(i int, v []int32) (DevicePtr, error) {
-	p, err := d.x.grow(&d.mem.layouts, i, 4*max(len(v), 1))
+	p, err := d.x.t.grow(&d.mem.layouts, i, 4*max(len(v), 1))
 	if err != nil {
 		return 0, err
 	}
@@ -264,7 +264,7 @@ func (d *DeviceCall) Layout(i int, v []int32) (DevicePtr, error) {
 		return p, nil
 	}
 	d.mem.held[i] = nil
-	if err := d.x.b.ToDevice(p, i32Bytes(v)); err != nil {
+	if err := d.x.b.ToDevice(p, asBytes(v)); err != nil {
 		return 0, errors.Wrap(err, "a layout to the device")
 	}
 	d.mem.held[i] = slices.Clone(v)
@@ -301,28 +301,12 @@ func (d *DeviceCall) CheckInts(x DeviceOperand, check func([]int) error) error {
 	return d.x.checkInts(d.name, x.Ints, check)
 }
 
-// u64Bytes is x's memory as bytes.
-func u64Bytes(x []uint64) []byte {
+// asBytes is x's memory as bytes.
+func asBytes[T uint64 | int32 | float32](x []T) []byte {
 	if len(x) == 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 8*len(x))
-}
-
-// i32Bytes is x's memory as bytes.
-func i32Bytes(x []int32) []byte {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
-}
-
-// f32Bytes is x's memory as bytes.
-func f32Bytes(x []float32) []byte {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), int(unsafe.Sizeof(x[0]))*len(x))
 }
 
 // Check says what is wrong with g, if anything: sizes and batch counts in

@@ -12,7 +12,7 @@ func BroadcastLayout(a, b []int) (layout []int32, n int, err error) {
 	n = 1
 	sa, sb := 1, 1
 	for k := rank - 1; k >= 0; k-- {
-		da, db := dimAt(a, rank-1-k), dimAt(b, rank-1-k)
+		da, db := dimFromEnd(a, rank-1-k), dimFromEnd(b, rank-1-k)
 		if da != db && da != 1 && db != 1 || da < 1 || db < 1 {
 			return nil, 0, errors.Errorf("shapes %v and %v do not broadcast (axis %d: %d against %d)", a, b, k-rank, da, db)
 		}
@@ -32,14 +32,6 @@ func BroadcastLayout(a, b []int) (layout []int32, n int, err error) {
 	return layout, n, nil
 }
 
-// dimAt is the size of s's axis k places before the last (1 if none).
-func dimAt(s []int, k int) int {
-	if k >= len(s) {
-		return 1
-	}
-	return s[len(s)-1-k]
-}
-
 // PermuteLayout is permute_f32's layout for x of shape moved so that y's
 // axis k is x's axis perm[k] (graph's transpose): y's sizes, then x's
 // strides in y's order; and the element count.
@@ -48,7 +40,7 @@ func PermuteLayout(shape, perm []int) (layout []int32, n int, err error) {
 	if len(perm) != rank {
 		return nil, 0, errors.Errorf("permutation %v of shape %v: want %d axes", perm, shape, rank)
 	}
-	strides, seen := make([]int, rank), make([]bool, rank)
+	strides := make([]int, rank)
 	n = 1
 	for k := rank - 1; k >= 0; k-- {
 		if shape[k] < 1 {
@@ -59,12 +51,11 @@ func PermuteLayout(shape, perm []int) (layout []int32, n int, err error) {
 			return nil, 0, errors.Errorf("shape %v has more than 2^31 elements", shape)
 		}
 	}
+	if !isPermutation(perm) {
+		return nil, 0, errors.Errorf("%v is not a permutation of %d axes", perm, rank)
+	}
 	layout = make([]int32, 2*rank)
 	for k, p := range perm {
-		if p < 0 || p >= rank || seen[p] {
-			return nil, 0, errors.Errorf("%v is not a permutation of %d axes", perm, rank)
-		}
-		seen[p] = true
 		layout[k], layout[rank+k] = int32(shape[p]), int32(strides[p])
 	}
 	return layout, n, nil

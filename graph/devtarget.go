@@ -10,8 +10,7 @@ import (
 // runtime's programs (and its siblings') share, made when a version is
 // first read there and kept until the host changes the parameter.
 type deviceTarget struct {
-	b    Backend
-	bf16 bool
+	b Backend
 	// shared is what the runtime shares with its siblings.
 	shared *deviceShared
 	// borrowed: the backend and the shared state are another target's.
@@ -51,9 +50,9 @@ type deviceParam struct {
 	bf16Loaded    bool
 }
 
-// newDeviceTarget is a target on b with products in precision p.
-func newDeviceTarget(b Backend, p Precision) *deviceTarget {
-	return &deviceTarget{b: b, bf16: p == BF16, shared: &deviceShared{
+// newDeviceTarget is a target on b.
+func newDeviceTarget(b Backend) *deviceTarget {
+	return &deviceTarget{b: b, shared: &deviceShared{
 		params: map[*tensor.Dense]*deviceParam{}, replays: replayCache{limit: DefaultReplays}}}
 }
 
@@ -62,7 +61,7 @@ func (t *deviceTarget) arenaBytes() int       { return 0 }
 func (t *deviceTarget) copiedToHost() int     { return t.copied }
 
 func (t *deviceTarget) sibling() target {
-	return &deviceTarget{b: t.b, bf16: t.bf16, shared: t.shared, borrowed: true}
+	return &deviceTarget{b: t.b, shared: t.shared, borrowed: true}
 }
 
 // param is the target's copy of the named parameter of store, made (and
@@ -94,7 +93,7 @@ func (t *deviceTarget) upload(b *deviceParam, data []float32, ver *version) erro
 	if b.loaded && b.ver == ver.n {
 		return nil
 	}
-	if err := t.b.ToDevice(b.p, f32Bytes(data)); err != nil {
+	if err := t.b.ToDevice(b.p, asBytes(data)); err != nil {
 		return errors.Wrapf(err, "copying %s to the device", b.name)
 	}
 	b.loaded, b.ver, b.ahead = true, ver.n, false
@@ -112,7 +111,7 @@ func (t *deviceTarget) download(stores ...*Params) error {
 				continue
 			}
 			data, _ := v.Data().([]float32)
-			if err := t.b.ToHost(f32Bytes(data), b.p); err != nil {
+			if err := t.b.ToHost(asBytes(data), b.p); err != nil {
 				return errors.Wrapf(err, "copying %s to the host", name)
 			}
 			b.ahead = false

@@ -90,7 +90,7 @@ func TestDeviceLayoutCopiedWhenItChanges(t *testing.T) {
 			t.Errorf("layout %d, %v: %d copies to the device, want %d", i, tc.v, n, tc.copies)
 		}
 		got := make([]int32, len(tc.v))
-		if err := b.ToHost(i32Bytes(got), p); err != nil {
+		if err := b.ToHost(asBytes(got), p); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(got, tc.v) {

@@ -22,8 +22,8 @@ type Gradients interface {
 	// where they lie in a fixed order: the same bits for the same
 	// gradients.
 	SumSquares() (float64, error)
-	// gradSet are the gradients of names (all of them: nil).
-	gradSet(names []string) (gradSet, error)
+	// gradSet are the gradients of ParamNames, in order.
+	gradSet() (gradSet, error)
 }
 
 // gradSet are gradients of names: host tensors on the CPU, device
@@ -35,22 +35,19 @@ type gradSet struct {
 	sizes []int
 }
 
-// gradSet are the gradients of names (nil: every parameter's) after the
-// program's last run.
-func (p *Program) gradSet(names []string) (gradSet, error) {
+// gradSet are the gradients of every parameter after the program's last
+// run.
+func (p *Program) gradSet() (gradSet, error) {
 	if !p.ran {
 		return gradSet{}, errors.New("the program has not run since it or another program of its runtime last did")
 	}
-	if names == nil {
-		names = p.params
-	}
-	return p.exec.grads(names)
+	return p.exec.grads()
 }
 
 // SumSquares is Σ g² over the gradients of the program's last run,
 // computed where they lie.
 func (p *Program) SumSquares() (float64, error) {
-	g, err := p.gradSet(nil)
+	g, err := p.gradSet()
 	if err != nil {
 		return 0, errors.Wrap(err, "sum of squares")
 	}
@@ -111,7 +108,7 @@ func (g *GradSums) Add(p *Program, scale float64) error {
 	if p.rt != g.rt {
 		return errors.New("adding gradients: the program runs on another runtime than the sums")
 	}
-	grads, err := p.gradSet(nil)
+	grads, err := p.gradSet()
 	if err != nil {
 		return errors.Wrap(err, "adding gradients")
 	}
@@ -124,14 +121,8 @@ func (g *GradSums) SumSquares() (float64, error) {
 	return sq, errors.Wrap(err, "sum of squares")
 }
 
-// gradSet are the sums of names.
-func (g *GradSums) gradSet(names []string) (gradSet, error) {
-	all := g.s.gradSet()
-	if names == nil {
-		return all, nil
-	}
-	return all.subset(names)
-}
+// gradSet are the sums, in the order of their names.
+func (g *GradSums) gradSet() (gradSet, error) { return g.s.gradSet(), nil }
 
 // AppendHost appends the sums to buf ([]float32 or []float64, the
 // parameters' type; nil to start one), in the order of their names, copied
@@ -149,27 +140,6 @@ func (g *GradSums) SetHost(buf any) error {
 
 // Close frees the sums' memory.
 func (g *GradSums) Close() error { return errors.Wrap(g.s.close(), "freeing the gradient sums") }
-
-// subset are the gradients of names among s's.
-func (s gradSet) subset(names []string) (gradSet, error) {
-	at := make(map[string]int, len(s.names))
-	for i, n := range s.names {
-		at[n] = i
-	}
-	out := gradSet{names: names}
-	for _, name := range names {
-		i, ok := at[name]
-		if !ok {
-			return out, errors.Errorf("no gradient of %s", name)
-		}
-		if s.host != nil {
-			out.host = append(out.host, s.host[i])
-		} else {
-			out.dev, out.sizes = append(out.dev, s.dev[i]), append(out.sizes, s.sizes[i])
-		}
-	}
-	return out, nil
-}
 
 // size is the number of elements of gradient i.
 func (s gradSet) size(i int) int {
@@ -206,9 +176,4 @@ func (h hostGradients) ParamNames() []string { return h.g.names }
 
 func (h hostGradients) SumSquares() (float64, error) { return (&hostTarget{}).sumSquares(h.g) }
 
-func (h hostGradients) gradSet(names []string) (gradSet, error) {
-	if names == nil {
-		return h.g, nil
-	}
-	return h.g.subset(names)
-}
+func (h hostGradients) gradSet() (gradSet, error) { return h.g, nil }

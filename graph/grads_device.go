@@ -55,7 +55,7 @@ func (t *deviceTarget) table(words []uint64) (DevicePtr, error) {
 	if err != nil {
 		return 0, errors.Wrap(err, "a table of tensors on the device")
 	}
-	if err := t.b.ToDevice(p, u64Bytes(words)); err != nil {
+	if err := t.b.ToDevice(p, asBytes(words)); err != nil {
 		_ = t.b.Free(p) // the copy's error is what matters
 		return 0, errors.Wrap(err, "a table of tensors to the device")
 	}
@@ -76,11 +76,20 @@ func (t *deviceTarget) entries(n int) []uint64 {
 	return t.words
 }
 
+// checkTensors checks that one launch over a table can take n tensors, one
+// a row of blocks.
+func checkTensors(n int) error {
+	if n > maxTensors {
+		return errors.Errorf("%d tensors in one launch, at most %d", n, maxTensors)
+	}
+	return nil
+}
+
 // launchTable launches k over the tensors of table (n of them, the largest
 // of most elements), with args after the table.
 func (t *deviceTarget) launchTable(k *DeviceKernel, table DevicePtr, n, most int, args func(Launch) Launch) error {
-	if n > maxTensors {
-		return errors.Errorf("%d tensors in one launch, at most %d", n, maxTensors)
+	if err := checkTensors(n); err != nil {
+		return err
 	}
 	blocks := min(max((most+elemBlock-1)/elemBlock, 1), multiBlocks)
 	l := k.Grid(Dim3{X: blocks, Y: n}, Dim3{X: elemBlock}).Ptr(table)
@@ -88,14 +97,14 @@ func (t *deviceTarget) launchTable(k *DeviceKernel, table DevicePtr, n, most int
 	return t.b.Launch(&t.launch)
 }
 
-func (t *deviceTarget) adam(params, m, v *Params, names []string, g gradSet, s AdamStep) error {
-	if len(names) == 0 {
+func (t *deviceTarget) adam(params, m, v *Params, g gradSet, s AdamStep) error {
+	if len(g.names) == 0 {
 		return nil
 	}
 	if g.dev == nil {
 		return errors.New("the gradients lie on the host, the runtime runs on a device")
 	}
-	plan, err := t.adamPlan(params, m, v, names, g)
+	plan, err := t.adamPlan(params, m, v, g)
 	if err != nil {
 		return err
 	}
@@ -109,7 +118,7 @@ func (t *deviceTarget) adam(params, m, v *Params, names []string, g gradSet, s A
 	if err := t.adamConsts(s); err != nil {
 		return err
 	}
-	if err := t.launchTable(adamMultiF32, plan.table, len(names), plan.most, func(l Launch) Launch { return l.Ptr(t.k) }); err != nil {
+	if err := t.launchTable(adamMultiF32, plan.table, len(g.names), plan.most, func(l Launch) Launch { return l.Ptr(t.k) }); err != nil {
 		return err
 	}
 	for i := range plan.bufs {
@@ -126,7 +135,7 @@ func (t *deviceTarget) adam(params, m, v *Params, names []string, g gradSet, s A
 }
 
 // adamPlan is what Adam's step updates, of the stores params, m and v for
-// the gradients g of names: each parameter's three device copies, their
+// the gradients g of g.names: each parameter's three device copies, their
 // versions and host values, and the table of adam_multi_f32. A target keeps
 // the plan of its last step with each gradients' first address, so that
 // the steps after the first look nothing up.
@@ -153,13 +162,14 @@ func (p *adamPlan) sameBF16() bool {
 }
 
 // adamPlan is the plan of a step, kept or made.
-func (t *deviceTarget) adamPlan(params, m, v *Params, names []string, g gradSet) (*adamPlan, error) {
+func (t *deviceTarget) adamPlan(params, m, v *Params, g gradSet) (*adamPlan, error) {
+	names := g.names
 	key := g.dev[0]
 	if p, ok := t.plans[key]; ok && p.params == params && p.m == m && p.v == v && slices.Equal(p.names, names) &&
 		slices.Equal(p.grads, g.dev) && p.sameBF16() {
 		return p, nil
 	}
-	if err := checkAdam(params, m, v, names, g); err != nil {
+	if err := checkAdam(params, m, v, g); err != nil {
 		return nil, err
 	}
 	p := &adamPlan{params: params, m: m, v: v, names: slices.Clone(names), grads: slices.Clone(g.dev)}
@@ -209,7 +219,7 @@ func (t *deviceTarget) adamConsts(s AdamStep) error {
 	}
 	c := s.consts()
 	k := []float32{float32(s.Beta1), float32(s.Beta2), float32(s.Eps), float32(c.step), float32(c.rc2), float32(s.Scale), float32(c.keep)}
-	return errors.Wrap(t.b.ToDevice(t.k, f32Bytes(k)), "Adam's constants to the device")
+	return errors.Wrap(t.b.ToDevice(t.k, asBytes(k)), "Adam's constants to the device")
 }
 
 // sumSquares sums the squares of each gradient into sqThreads partials
@@ -218,6 +228,9 @@ func (t *deviceTarget) adamConsts(s AdamStep) error {
 func (t *deviceTarget) sumSquares(g gradSet) (float64, error) {
 	if len(g.dev) == 0 {
 		return 0, nil
+	}
+	if err := checkTensors(len(g.dev)); err != nil {
+		return 0, err
 	}
 	words := t.entries(len(g.dev))
 	for i, p := range g.dev {
@@ -232,9 +245,6 @@ func (t *deviceTarget) sumSquares(g gradSet) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(g.dev) > maxTensors {
-		return 0, errors.Errorf("%d tensors in one launch, at most %d", len(g.dev), maxTensors)
-	}
 	t.launch = sumSquaresMulti.Grid(Dim3{X: sqBlocks, Y: len(g.dev)}, Dim3{X: sqBlock}).Ptr(scratch).Ptr(table)
 	if err := t.b.Launch(&t.launch); err != nil {
 		return 0, err
@@ -245,7 +255,7 @@ func (t *deviceTarget) sumSquares(g gradSet) (float64, error) {
 		return 0, err
 	}
 	one := []float32{0}
-	err = t.b.ToHost(f32Bytes(one), sum)
+	err = t.b.ToHost(asBytes(one), sum)
 	return float64(one[0]), errors.Wrap(err, "copying the sum of squares to the host")
 }
 
@@ -353,7 +363,7 @@ func (s *deviceSums) appendHost(buf any) (any, error) {
 	}
 	k := len(b)
 	b = append(b, make([]float32, s.n)...)
-	return b, s.t.b.ToHost(f32Bytes(b[k:]), s.buf)
+	return b, s.t.b.ToHost(asBytes(b[k:]), s.buf)
 }
 
 func (s *deviceSums) setHost(buf any) error {
@@ -361,7 +371,7 @@ func (s *deviceSums) setHost(buf any) error {
 	if !ok || len(b) < s.n {
 		return errors.Errorf("%T of %d values for %d sums of float32", buf, lenOf(buf), s.n)
 	}
-	return s.t.b.ToDevice(s.buf, f32Bytes(b[:s.n]))
+	return s.t.b.ToDevice(s.buf, asBytes(b[:s.n]))
 }
 
 func (s *deviceSums) close() error {

@@ -13,11 +13,12 @@ import (
 // adamChunk is the number of elements a worker updates at a time.
 const adamChunk = 1 << 15
 
-func (t *hostTarget) adam(params, m, v *Params, names []string, g gradSet, s AdamStep) error {
+func (t *hostTarget) adam(params, m, v *Params, g gradSet, s AdamStep) error {
+	names := g.names
 	if g.host == nil && len(names) > 0 {
 		return errors.New("the gradients lie on a device, the runtime runs on the CPU")
 	}
-	if err := checkAdam(params, m, v, names, g); err != nil {
+	if err := checkAdam(params, m, v, g); err != nil {
 		return err
 	}
 	c := s.consts()
@@ -95,14 +96,16 @@ func (t *hostTarget) sumSquares(g gradSet) (float64, error) {
 	return sq, nil
 }
 
-// hostSums are GradSums on the host.
+// hostSums are GradSums on the host; at is each sum's place in g.
 type hostSums struct {
-	g gradSet
+	g  gradSet
+	at map[string]int
 }
 
 func (t *hostTarget) newSums(params *Params, names []string) (sums, error) {
-	s := &hostSums{g: gradSet{names: names}}
-	for _, name := range names {
+	s := &hostSums{g: gradSet{names: names}, at: make(map[string]int, len(names))}
+	for i, name := range names {
+		s.at[name] = i
 		s.g.host = append(s.g.host, tensor.New(tensor.Of(params.Dtype()), tensor.WithShape(params.Shape(name).Clone()...)))
 	}
 	return s, nil
@@ -116,16 +119,12 @@ func (s *hostSums) zero() error {
 }
 
 func (s *hostSums) add(g gradSet, scale float64) error {
-	at := map[string]*tensor.Dense{}
-	for i, name := range s.g.names {
-		at[name] = s.g.host[i]
-	}
 	for i, name := range g.names {
-		acc, ok := at[name]
+		j, ok := s.at[name]
 		if !ok {
 			return errors.Errorf("no sum of %s", name)
 		}
-		if err := addScaled(acc, g.host[i], scale); err != nil {
+		if err := addScaled(s.g.host[j], g.host[i], scale); err != nil {
 			return errors.Wrap(err, name)
 		}
 	}
@@ -136,21 +135,22 @@ func (s *hostSums) add(g gradSet, scale float64) error {
 func addScaled(acc, g *tensor.Dense, n float64) error {
 	switch a := acc.Data().(type) {
 	case []float32:
-		x, ok := g.Data().([]float32)
-		if !ok || len(x) != len(a) {
-			return errors.Errorf("a gradient of %v %v added to a sum of %v %v", g.Dtype(), g.Shape(), acc.Dtype(), acc.Shape())
-		}
-		for i, v := range x {
-			a[i] += float32(n) * v
-		}
+		return typedAddScaled(acc, g, a, float32(n))
 	case []float64:
-		x, ok := g.Data().([]float64)
-		if !ok || len(x) != len(a) {
-			return errors.Errorf("a gradient of %v %v added to a sum of %v %v", g.Dtype(), g.Shape(), acc.Dtype(), acc.Shape())
-		}
-		for i, v := range x {
-			a[i] += n * v
-		}
+		return typedAddScaled(acc, g, a, n)
+	}
+	return nil
+}
+
+// typedAddScaled is addScaled for a sum acc of T, whose data is a: n·g in
+// T, added element by element.
+func typedAddScaled[T float32 | float64](acc, g *tensor.Dense, a []T, n T) error {
+	x, ok := g.Data().([]T)
+	if !ok || len(x) != len(a) {
+		return errors.Errorf("a gradient of %v %v added to a sum of %v %v", g.Dtype(), g.Shape(), acc.Dtype(), acc.Shape())
+	}
+	for i, v := range x {
+		a[i] += n * v
 	}
 	return nil
 }

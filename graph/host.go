@@ -22,8 +22,9 @@ type executor interface {
 	// itself on the CPU, or a host copy of n's device value (nil if the
 	// copy fails).
 	value(n *G.Node, v G.Value) G.Value
-	// grads are the gradients of names after the last run.
-	grads(names []string) (gradSet, error)
+	// grads are the gradients of every parameter (Program.params) after
+	// the last run.
+	grads() (gradSet, error)
 	// copyRows is CopyRows into the input in, checked, of rows of size
 	// elements.
 	copyRows(in *G.Node, src *Program, output string, rows []int, size int) error
@@ -95,14 +96,11 @@ func (x *hostExec) run() error {
 
 func (x *hostExec) value(_ *G.Node, v G.Value) G.Value { return v }
 
-func (x *hostExec) grads(names []string) (gradSet, error) {
+func (x *hostExec) grads() (gradSet, error) {
+	names := x.p.params
 	g := gradSet{names: names, host: make([]*tensor.Dense, len(names))}
 	for i, name := range names {
-		n := x.p.gradNode(name)
-		if n == nil {
-			return g, errors.Errorf("the program has no gradient of %s", name)
-		}
-		t, ok := n.Value().(*tensor.Dense)
+		t, ok := x.p.grads[i].Value().(*tensor.Dense)
 		if !ok {
 			return g, errors.Errorf("the gradient of %s is not a tensor after the run", name)
 		}

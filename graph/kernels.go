@@ -25,7 +25,6 @@ var (
 	gatherRowsF32    = deviceKernels.Kernel("gather_rows_f32")
 	adamMultiF32     = deviceKernels.Kernel("adam_multi_f32")
 	axpyMultiF32     = deviceKernels.Kernel("axpy_multi_f32")
-	fillMultiF32     = deviceKernels.Kernel("fill_multi_f32")
 	toBF16Multi      = deviceKernels.Kernel("to_bf16_multi")
 	sumSquaresMulti  = deviceKernels.Kernel("sum_squares_multi_f32")
 	sumF32           = deviceKernels.Kernel("sum_f32")

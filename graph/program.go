@@ -312,13 +312,12 @@ func (p *Program) ParamNames() []string { return p.params }
 // last run, nil if the program does not differentiate it. It is overwritten by
 // the next run.
 func (p *Program) Grad(name string) *tensor.Dense {
-	for i, n := range p.params {
-		if n == name {
-			t, _ := p.exec.value(p.grads[i], p.grads[i].Value()).(*tensor.Dense)
-			return t
-		}
+	n := p.gradNode(name)
+	if n == nil {
+		return nil
 	}
-	return nil
+	t, _ := p.exec.value(n, n.Value()).(*tensor.Dense)
+	return t
 }
 
 // Close releases the machine's resources.

@@ -52,8 +52,8 @@ type target interface {
 	download(stores ...*Params) error
 	// newSums are zero sums of the gradients of names.
 	newSums(params *Params, names []string) (sums, error)
-	// adam is Adam's step s of names from the gradients g.
-	adam(params, m, v *Params, names []string, g gradSet, s AdamStep) error
+	// adam is Adam's step s of g.names from the gradients g.
+	adam(params, m, v *Params, g gradSet, s AdamStep) error
 	// sumSquares is Σ g² over the gradients g.
 	sumSquares(g gradSet) (float64, error)
 	// setReplays bounds the programs' recordings kept (Runtime.SetReplays).
@@ -96,7 +96,7 @@ func NewBackendRuntime(d Device, b Backend, p Precision) (*Runtime, error) {
 	if b == nil || d == DeviceCPU || d == DeviceAuto {
 		return nil, errors.Errorf("a runtime on a backend needs a backend and its device's name, have %v and %q", b, d)
 	}
-	return &Runtime{device: d, precision: p, limit: sysmem.Process{}, at: newDeviceTarget(b, p)}, nil
+	return &Runtime{device: d, precision: p, limit: sysmem.Process{}, at: newDeviceTarget(b)}, nil
 }
 
 // Sibling returns a runtime on rt's device (rt nil: CPU's), in its
